@@ -1,0 +1,16 @@
+// Package split splits text into chunks. The recursive and character
+// splitters reproduce LangChain's RecursiveCharacterTextSplitter and
+// CharacterTextSplitter exactly; the Markdown header splitter reproduces
+// MarkdownHeaderTextSplitter; the sentence splitter feeds sentence windows.
+package split
+
+// Chunk is one piece of a split text. Start is the offset of Text in the
+// input, counted in Unicode code points, or -1 when the chunk could not be
+// located (LangChain's start_index semantics).
+type Chunk struct {
+	Text  string
+	Start int
+}
+
+// LengthFunc measures a text in the unit chunk sizes are declared in.
+type LengthFunc func(string) int

@@ -1,0 +1,47 @@
+// Package vectorstore indexes child vectors and searches them. The embedded
+// store runs in process and persists to a directory; the Milvus store lives
+// beside it and satisfies the same interface.
+package vectorstore
+
+import (
+	"context"
+
+	"github.com/parentrag/parentrag/internal/retrieval/vector"
+)
+
+// Record is one indexed child: its id, the parent it points to, the source
+// document, its ordinal within the document and its vector.
+type Record struct {
+	ID       string
+	ParentID string
+	DocID    string
+	Ordinal  int
+	Vector   vector.Vector
+}
+
+// Hit is one search result, best first within a result list.
+type Hit struct {
+	ID       string
+	ParentID string
+	DocID    string
+	Ordinal  int
+	Score    float32
+}
+
+// SearchRequest asks for the TopK records nearest to Vector. A sparse query
+// searches the sparse field by inner product; a dense query the dense field
+// by the store's metric.
+type SearchRequest struct {
+	Vector vector.Vector
+	TopK   int
+}
+
+// VectorStore is where children are indexed. Search returns at most TopK hits
+// ordered by descending score, ties broken by ascending id, so results are
+// deterministic.
+type VectorStore interface {
+	Upsert(ctx context.Context, records []Record) error
+	Delete(ctx context.Context, ids []string) error
+	Search(ctx context.Context, req SearchRequest) ([]Hit, error)
+	Count(ctx context.Context) (int, error)
+}
