@@ -4,6 +4,8 @@
 // MarkdownHeaderTextSplitter; the sentence splitter feeds sentence windows.
 package split
 
+import "unicode/utf8"
+
 // Chunk is one piece of a split text. Start is the offset of Text in the
 // input, counted in Unicode code points, or -1 when the chunk could not be
 // located (LangChain's start_index semantics).
@@ -14,3 +16,9 @@ type Chunk struct {
 
 // LengthFunc measures a text in the unit chunk sizes are declared in.
 type LengthFunc func(string) int
+
+// CodePoints counts Unicode code points, as Python's len() does. It is the
+// length of the Characters unit.
+func CodePoints(s string) int {
+	return utf8.RuneCountInString(s)
+}

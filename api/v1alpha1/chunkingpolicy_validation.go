@@ -1,0 +1,92 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"regexp"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// MaxWindowSentences is the largest sentence window on either side.
+const MaxWindowSentences = 10
+
+// Validate applies the same rules the CRD schema enforces, so a policy read
+// from a file is refused with the messages kubectl apply would print. It
+// returns nil when the spec is valid.
+func (s *ChunkingPolicySpec) Validate() error {
+	root := field.NewPath("spec")
+	var errs field.ErrorList
+	errs = append(errs, s.validateEnums(root)...)
+	errs = append(errs, s.validateSeparators(root.Child("separators"))...)
+	parent, child := s.GetParent(), s.GetChild()
+	errs = append(errs, validateChunkSize(root.Child("parent"), parent)...)
+	errs = append(errs, validateChunkSize(root.Child("child"), child)...)
+	if child.ChunkSize >= parent.ChunkSize {
+		errs = append(errs, field.Invalid(root.Child("child", "chunkSize"), child.ChunkSize,
+			fmt.Sprintf("child.chunkSize must be smaller than parent.chunkSize (%d)", parent.ChunkSize)))
+	}
+	if w := s.GetWindowSentences(); w < 0 || w > MaxWindowSentences {
+		errs = append(errs, field.Invalid(root.Child("window", "sentences"), w,
+			fmt.Sprintf("must be between 0 and %d", MaxWindowSentences)))
+	}
+	return errs.ToAggregate()
+}
+
+// validateEnums refuses values outside the declared enums.
+func (s *ChunkingPolicySpec) validateEnums(root *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if st := s.GetStrategy(); st != StrategyParentChild && st != StrategySentenceWindow {
+		errs = append(errs, field.NotSupported(root.Child("strategy"), st,
+			[]Strategy{StrategyParentChild, StrategySentenceWindow}))
+	}
+	if u := s.GetLengthUnit(); u != LengthCharacters && u != LengthTokens {
+		errs = append(errs, field.NotSupported(root.Child("lengthUnit"), u,
+			[]LengthUnit{LengthCharacters, LengthTokens}))
+	}
+	if t := s.GetTokenizer(); t != TokenizerCL100K && t != TokenizerO200K {
+		errs = append(errs, field.NotSupported(root.Child("tokenizer"), t,
+			[]Tokenizer{TokenizerCL100K, TokenizerO200K}))
+	}
+	return errs
+}
+
+// validateSeparators refuses unknown presets, regex mode without custom
+// separators and custom regular expressions that do not compile.
+func (s *ChunkingPolicySpec) validateSeparators(path *field.Path) field.ErrorList {
+	seps := s.GetSeparators()
+	var errs field.ErrorList
+	if seps.Preset != SeparatorsDefault && seps.Preset != SeparatorsMarkdown {
+		errs = append(errs, field.NotSupported(path.Child("preset"), seps.Preset,
+			[]SeparatorPreset{SeparatorsDefault, SeparatorsMarkdown}))
+	}
+	if seps.Regex && len(seps.Custom) == 0 {
+		errs = append(errs, field.Required(path.Child("custom"), "separators.regex needs a custom separator list"))
+	}
+	if !seps.Regex {
+		return errs
+	}
+	for i, expr := range seps.Custom {
+		if _, err := regexp.Compile(expr); err != nil {
+			errs = append(errs, field.Invalid(path.Child("custom").Index(i), expr,
+				fmt.Sprintf("not a valid regular expression: %v", err)))
+		}
+	}
+	return errs
+}
+
+// validateChunkSize refuses non-positive sizes and overlaps that are
+// negative or not smaller than the size.
+func validateChunkSize(path *field.Path, c ChunkSize) field.ErrorList {
+	var errs field.ErrorList
+	if c.ChunkSize < 1 {
+		errs = append(errs, field.Invalid(path.Child("chunkSize"), c.ChunkSize, "must be at least 1"))
+	}
+	if c.ChunkOverlap < 0 {
+		errs = append(errs, field.Invalid(path.Child("chunkOverlap"), c.ChunkOverlap, "must not be negative"))
+	}
+	if c.ChunkOverlap >= c.ChunkSize && c.ChunkSize >= 1 {
+		errs = append(errs, field.Invalid(path.Child("chunkOverlap"), c.ChunkOverlap,
+			"chunkOverlap must be smaller than chunkSize"))
+	}
+	return errs
+}

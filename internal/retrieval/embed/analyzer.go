@@ -1,0 +1,305 @@
+package embed
+
+import (
+	"hash/maphash"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// AnalyzerName identifies the lexical analysis implemented by Analyze. It is
+// recorded in serialised BM25 statistics, and must change whenever Analyze
+// can produce different terms for the same text, so that statistics built by
+// an older analyzer are refused instead of silently mismatching.
+const AnalyzerName = "english-porter2/v1"
+
+// MaxTokenBytes is the longest token, in bytes of its lowercased UTF-8 form,
+// that Analyze keeps. Longer runs of word characters (base64 blobs, unspaced
+// scripts such as Thai) are dropped whole.
+const MaxTokenBytes = 128
+
+// stopWords is the English stop word set of Lucene's EnglishAnalyzer.
+var stopWords = map[string]struct{}{
+	"a": {}, "an": {}, "and": {}, "are": {}, "as": {}, "at": {}, "be": {},
+	"but": {}, "by": {}, "for": {}, "if": {}, "in": {}, "into": {}, "is": {},
+	"it": {}, "no": {}, "not": {}, "of": {}, "on": {}, "or": {}, "such": {},
+	"that": {}, "the": {}, "their": {}, "then": {}, "there": {}, "these": {},
+	"they": {}, "this": {}, "to": {}, "was": {}, "will": {}, "with": {},
+}
+
+// IsStopWord reports whether word, already lowercased, is one of the English
+// stop words Analyze drops (Lucene's English stop set).
+func IsStopWord(word string) bool {
+	_, ok := stopWords[word]
+	return ok
+}
+
+// Analyze turns text into index terms, in text order, repeats included:
+//
+//   - Words are maximal runs of Unicode letters and numbers; combining marks
+//     stay with the word they follow. Everything else (whitespace,
+//     punctuation, symbols, hyphens, underscores) separates words.
+//   - An apostrophe (' or U+2019) between two letters stays inside the word,
+//     so "don't" is one term; a trailing possessive "'s" is removed, so
+//     "Alice's" yields "alice".
+//   - A full stop between two digits stays inside the word, so "3.5", "v1.2"
+//     and "10.0.0.1" are single terms; a comma always separates.
+//   - Each Han ideograph and Hiragana character is a term of its own (as in
+//     Lucene's StandardTokenizer), since those scripts do not space words.
+//   - Words are lowercased (simple Unicode case mapping, so Greek final sigma
+//     folds to sigma; no Unicode normalisation).
+//   - Words longer than MaxTokenBytes are dropped.
+//   - English stop words (see IsStopWord) are dropped.
+//   - Words without any number are stemmed with the Snowball English (Porter2)
+//     stemmer; words containing a number are kept as they are.
+//
+// Analyze is safe for concurrent use and deterministic.
+func Analyze(text string) []string {
+	return AppendAnalyzed(nil, text)
+}
+
+// AppendAnalyzed appends the terms of text, as Analyze returns them, to dst
+// and returns the extended slice, so a caller can reuse one buffer.
+func AppendAnalyzed(dst []string, text string) []string {
+	var t tokenizer
+	for i := 0; i < len(text); {
+		r, size := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(text[i:])
+		}
+		i += size
+		dst = t.step(dst, r, text[i:])
+	}
+	return t.flush(dst)
+}
+
+// runeKind classifies a rune for tokenisation.
+type runeKind uint8
+
+const (
+	kindSeparator runeKind = iota
+	kindLetter
+	kindNumber
+	kindMark
+	kindIdeograph
+	kindApostrophe
+	kindPoint
+)
+
+// asciiKinds classifies every ASCII byte without a function call.
+var asciiKinds = func() (t [utf8.RuneSelf]runeKind) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = kindLetter, kindLetter
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = kindNumber
+	}
+	t['\''], t['.'] = kindApostrophe, kindPoint
+	return t
+}()
+
+// classify returns the tokenisation kind of r.
+func classify(r rune) runeKind {
+	if r < utf8.RuneSelf {
+		return asciiKinds[r]
+	}
+	switch {
+	case r == '\u2019':
+		return kindApostrophe
+	case r >= 0x3040 && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r)):
+		return kindIdeograph
+	case unicode.IsLetter(r):
+		return kindLetter
+	case unicode.IsNumber(r):
+		return kindNumber
+	case unicode.IsMark(r):
+		return kindMark
+	}
+	return kindSeparator
+}
+
+// peekKind classifies the first rune of rest, or returns kindSeparator.
+func peekKind(rest string) runeKind {
+	if rest == "" {
+		return kindSeparator
+	}
+	if rest[0] < utf8.RuneSelf {
+		return asciiKinds[rest[0]]
+	}
+	r, _ := utf8.DecodeRuneInString(rest)
+	return classify(r)
+}
+
+// tokenizer accumulates the current lowercased word in a fixed buffer, so
+// tokenising allocates nothing but the terms it emits.
+type tokenizer struct {
+	buf       [MaxTokenBytes]byte
+	n         int
+	overflow  bool
+	hasNumber bool
+	last      runeKind
+}
+
+// step consumes rune r, followed in the text by rest, appending to dst any
+// term it completes.
+func (t *tokenizer) step(dst []string, r rune, rest string) []string {
+	switch k := classify(r); k {
+	case kindLetter, kindNumber:
+		t.add(r, k)
+	case kindMark:
+		if t.active() {
+			t.add(r, t.last)
+		} else {
+			dst = t.flush(dst)
+		}
+	case kindIdeograph:
+		dst = t.flush(dst)
+		t.add(r, kindLetter)
+		dst = t.flush(dst)
+	case kindApostrophe:
+		dst = t.joinOrFlush(dst, '\'', kindLetter, rest)
+	case kindPoint:
+		dst = t.joinOrFlush(dst, '.', kindNumber, rest)
+	default:
+		dst = t.flush(dst)
+	}
+	return dst
+}
+
+// joinOrFlush keeps the joiner byte c inside the current word when the word
+// so far and the next rune are both of kind k; otherwise it ends the word.
+func (t *tokenizer) joinOrFlush(dst []string, c byte, k runeKind, rest string) []string {
+	if t.active() && t.last == k && peekKind(rest) == k {
+		t.addByte(c)
+		t.last = kindSeparator
+		return dst
+	}
+	return t.flush(dst)
+}
+
+// active reports whether a word is being accumulated.
+func (t *tokenizer) active() bool {
+	return t.n > 0 || t.overflow
+}
+
+// add appends the lowercase form of r, of kind k, to the current word.
+func (t *tokenizer) add(r rune, k runeKind) {
+	t.last = k
+	if k == kindNumber {
+		t.hasNumber = true
+	}
+	if r < utf8.RuneSelf {
+		if 'A' <= r && r <= 'Z' {
+			r += 'a' - 'A'
+		}
+		t.addByte(byte(r))
+		return
+	}
+	r = unicode.ToLower(unicode.ToUpper(r)) // also folds final sigma
+	if t.n+utf8.RuneLen(r) > len(t.buf) {
+		t.overflow = true
+		return
+	}
+	t.n += utf8.EncodeRune(t.buf[t.n:], r)
+}
+
+// addByte appends one ASCII byte to the current word.
+func (t *tokenizer) addByte(c byte) {
+	if t.n == len(t.buf) {
+		t.overflow = true
+		return
+	}
+	t.buf[t.n] = c
+	t.n++
+}
+
+// flush ends the current word, appending its term to dst unless it is too
+// long or a stop word, and resets the tokenizer.
+func (t *tokenizer) flush(dst []string) []string {
+	if t.n > 0 && !t.overflow {
+		if term := t.term(); term != "" {
+			dst = append(dst, term)
+		}
+	}
+	t.n, t.overflow, t.hasNumber, t.last = 0, false, false, kindSeparator
+	return dst
+}
+
+// term returns the index term of the current word, or "" for a stop word.
+func (t *tokenizer) term() string {
+	word := t.buf[:t.n]
+	if t.hasNumber {
+		return string(word)
+	}
+	if n := len(word); n > 2 && word[n-2] == '\'' && word[n-1] == 's' {
+		word = word[:n-2]
+	}
+	return defaultStems.term(word)
+}
+
+// stemShards and stemShardCap bound the stem cache to 64k words.
+const (
+	stemShards   = 64
+	stemShardCap = 1024
+)
+
+// stemCache memoises word -> term (stem, or "" for stop words). Each shard is
+// cleared when full, a crude but allocation-free eviction that keeps the
+// frequent words of a Zipfian vocabulary cached.
+type stemCache struct {
+	seed   maphash.Seed
+	shards [stemShards]stemShard
+}
+
+// stemShard is one lock-protected part of the stem cache.
+type stemShard struct {
+	mu sync.RWMutex
+	m  map[string]string
+	_  [40]byte // keep neighbouring locks on separate cache lines
+}
+
+// defaultStems is the process-wide stem cache used by Analyze.
+var defaultStems = newStemCache()
+
+// newStemCache returns an empty stem cache.
+func newStemCache() *stemCache {
+	c := &stemCache{seed: maphash.MakeSeed()}
+	for i := range c.shards {
+		c.shards[i].m = make(map[string]string, stemShardCap)
+	}
+	return c
+}
+
+// term returns the cached term of word, computing it on a miss.
+func (c *stemCache) term(word []byte) string {
+	s := &c.shards[maphash.Bytes(c.seed, word)%stemShards]
+	s.mu.RLock()
+	v, ok := s.m[string(word)]
+	s.mu.RUnlock()
+	if ok {
+		return v
+	}
+	key := string(word)
+	v = stemTerm(key)
+	s.mu.Lock()
+	if len(s.m) >= stemShardCap {
+		clear(s.m)
+	}
+	s.m[key] = v
+	s.mu.Unlock()
+	return v
+}
+
+// stemTerm returns "" for a stop word and the Porter2 stem of word otherwise,
+// sharing word's memory when stemming leaves it unchanged.
+func stemTerm(word string) string {
+	if IsStopWord(word) {
+		return ""
+	}
+	if stem := english.Stem(word, true); stem != word {
+		return stem
+	}
+	return word
+}

@@ -1,0 +1,116 @@
+package hierarchy
+
+import (
+	"unicode/utf8"
+
+	"github.com/parentrag/parentrag/internal/retrieval/split"
+)
+
+// Strategy names how a document becomes parents and children.
+type Strategy string
+
+const (
+	// ParentChild splits a document into parents and each parent into
+	// children.
+	ParentChild Strategy = "ParentChild"
+	// SentenceWindow makes every sentence a child whose parent is the
+	// sentence with Window sentences on each side.
+	SentenceWindow Strategy = "SentenceWindow"
+)
+
+// Builder splits documents. It is safe for concurrent use when its
+// splitters are.
+type Builder struct {
+	// Strategy chooses ParentChild or SentenceWindow.
+	Strategy Strategy
+	// Revision is the policy revision; it enters every id.
+	Revision string
+	// Parent splits documents into parents (ParentChild only).
+	Parent Splitter
+	// Child splits parents into children; with SentenceWindow it splits
+	// sentences that are longer than a child.
+	Child Splitter
+	// Window is the number of sentences on each side (SentenceWindow only).
+	Window int
+}
+
+// Build splits one document. Every child's ParentID names a parent of the
+// same Result, every parent lists exactly its children's spans, and the
+// same document and builder always yield the same ids.
+func (b *Builder) Build(doc Document) Result {
+	if b.Strategy == SentenceWindow {
+		return b.buildWindows(doc)
+	}
+	return b.buildParentChild(doc)
+}
+
+// buildParentChild splits the document into parents, then each parent into
+// children, as LangChain's ParentDocumentRetriever does.
+func (b *Builder) buildParentChild(doc Document) Result {
+	var res Result
+	for i, pc := range b.Parent.Split(doc.Text) {
+		parent := b.newParent(doc, i, pc)
+		for _, cc := range b.Child.Split(pc.Text) {
+			child := b.newChild(doc, &parent, len(res.Children), cc.Text, cc.Start)
+			res.Children = append(res.Children, child)
+		}
+		res.Parents = append(res.Parents, parent)
+	}
+	return res
+}
+
+// buildWindows makes each sentence (split further when longer than a
+// child) a child whose parent is the text from the window's first sentence
+// to its last, clipped at the document's edges.
+func (b *Builder) buildWindows(doc Document) Result {
+	sentences := split.Sentences(doc.Text)
+	runes := []rune(doc.Text)
+	var res Result
+	for i, s := range sentences {
+		first, last := max(0, i-b.Window), min(len(sentences)-1, i+b.Window)
+		from := sentences[first].Start
+		to := sentences[last].Start + utf8.RuneCountInString(sentences[last].Text)
+		window := split.Chunk{Text: string(runes[from:to]), Start: from}
+		parent := b.newParent(doc, i, window)
+		for _, cc := range b.Child.Split(s.Text) {
+			rel := offset(s.Start-from, cc.Start)
+			child := b.newChild(doc, &parent, len(res.Children), cc.Text, rel)
+			res.Children = append(res.Children, child)
+		}
+		res.Parents = append(res.Parents, parent)
+	}
+	return res
+}
+
+// newParent makes the ordinal-th parent of doc from a chunk.
+func (b *Builder) newParent(doc Document, ordinal int, c split.Chunk) Parent {
+	return Parent{
+		ID:       makeID("p", doc.ID, b.Revision, ordinal, c.Text),
+		DocID:    doc.ID,
+		Title:    doc.Title,
+		Ordinal:  ordinal,
+		Text:     c.Text,
+		Start:    c.Start,
+		Metadata: doc.Metadata,
+	}
+}
+
+// newChild makes a child of parent at relative offset rel and records its
+// span in the parent.
+func (b *Builder) newChild(doc Document, parent *Parent, ordinal int, text string, rel int) Child {
+	child := Child{
+		ID:          makeID("c", doc.ID, b.Revision, ordinal, text),
+		ParentID:    parent.ID,
+		DocID:       doc.ID,
+		Ordinal:     ordinal,
+		Text:        text,
+		Start:       offset(parent.Start, rel),
+		ParentStart: rel,
+	}
+	end := -1
+	if rel >= 0 {
+		end = rel + utf8.RuneCountInString(text)
+	}
+	parent.Children = append(parent.Children, Span{ID: child.ID, Start: rel, End: end})
+	return child
+}

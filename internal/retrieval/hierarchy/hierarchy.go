@@ -1,0 +1,94 @@
+// Package hierarchy turns one document into parents and children with
+// deterministic ids: the two levels of small-to-big retrieval.
+package hierarchy
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+
+	"github.com/parentrag/parentrag/internal/retrieval/split"
+)
+
+// Document is one source document.
+type Document struct {
+	ID       string            `json:"id"`
+	Title    string            `json:"title,omitempty"`
+	Text     string            `json:"text"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// Parent is a unit returned to the reader: a section of a document, or a
+// sentence window. Start is its code-point offset in the document (-1 when
+// it could not be located). Children lists the spans of its children.
+type Parent struct {
+	ID       string            `json:"id"`
+	DocID    string            `json:"docId"`
+	Title    string            `json:"title,omitempty"`
+	Ordinal  int               `json:"ordinal"`
+	Text     string            `json:"text"`
+	Start    int               `json:"start"`
+	Children []Span            `json:"children,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// Span locates a child inside its parent's text, in code points:
+// [Start, End). Start is -1 when the child could not be located.
+type Span struct {
+	ID    string `json:"id"`
+	Start int    `json:"start"`
+	End   int    `json:"end"`
+}
+
+// Child is a unit that is embedded and searched. Start is its code-point
+// offset in the document and ParentStart its offset in the parent's text
+// (both -1 when unknown). Ordinal counts children across the document.
+type Child struct {
+	ID          string `json:"id"`
+	ParentID    string `json:"parentId"`
+	DocID       string `json:"docId"`
+	Ordinal     int    `json:"ordinal"`
+	Text        string `json:"text"`
+	Start       int    `json:"start"`
+	ParentStart int    `json:"parentStart"`
+}
+
+// Result is the split of one document.
+type Result struct {
+	Parents  []Parent
+	Children []Child
+}
+
+// Splitter splits text into chunks carrying code-point offsets.
+type Splitter interface {
+	Split(text string) []split.Chunk
+}
+
+// idLength is the number of hex digits of an id: 80 bits, so a collision
+// among a billion children is less likely than one in a million.
+const idLength = 20
+
+// makeID returns a stable id for a unit of kind k ("p" or "c") from its
+// document, the policy revision, its ordinal and its text. The same input
+// always yields the same id.
+func makeID(kind, docID, revision string, ordinal int, text string) string {
+	h := sha256.New()
+	var ord [8]byte
+	binary.LittleEndian.PutUint64(ord[:], uint64(ordinal))
+	for _, part := range [][]byte{[]byte(kind), []byte(docID), []byte(revision), ord[:], []byte(text)} {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(part)))
+		h.Write(n[:])
+		h.Write(part)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:idLength]
+}
+
+// offset adds a relative code-point offset to a base offset, keeping -1 for
+// an unknown position on either side.
+func offset(base, rel int) int {
+	if base < 0 || rel < 0 {
+		return -1
+	}
+	return base + rel
+}

@@ -1,0 +1,212 @@
+package parentstore
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+)
+
+// File names of a files store inside its directory.
+const (
+	DataFile  = "parents.jsonl"
+	IndexFile = "parents.idx"
+)
+
+// indexMagic opens every index file; the last byte is the format version.
+var indexMagic = [8]byte{'P', 'R', 'A', 'G', 'P', 'I', 'X', 1}
+
+// location is where one parent's JSON line lies in the data file.
+type location struct {
+	offset int64
+	length uint32
+}
+
+// FileWriter writes parents to a directory once. Nothing is visible under
+// the final names until Close succeeds.
+type FileWriter struct {
+	dir    string
+	data   *os.File
+	buf    *bufio.Writer
+	offset int64
+	index  []indexEntry
+}
+
+type indexEntry struct {
+	id  string
+	loc location
+}
+
+// NewFileWriter starts writing a files store into dir, which must exist.
+func NewFileWriter(dir string) (*FileWriter, error) {
+	f, err := os.CreateTemp(dir, DataFile+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("creating parent data file: %w", err)
+	}
+	return &FileWriter{dir: dir, data: f, buf: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+// Add appends one parent.
+func (w *FileWriter) Add(p hierarchy.Parent) error {
+	line, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("encoding parent %s: %w", p.ID, err)
+	}
+	line = append(line, '\n')
+	if _, err := w.buf.Write(line); err != nil {
+		return fmt.Errorf("writing parent %s: %w", p.ID, err)
+	}
+	w.index = append(w.index, indexEntry{id: p.ID, loc: location{offset: w.offset, length: uint32(len(line) - 1)}})
+	w.offset += int64(len(line))
+	return nil
+}
+
+// Close flushes and syncs the data, writes the index and moves both to
+// their final names. After an error nothing is left under the final names.
+func (w *FileWriter) Close() error {
+	err := errors.Join(w.buf.Flush(), w.data.Sync(), w.data.Close())
+	if err == nil {
+		err = w.writeIndex()
+	}
+	if err == nil {
+		err = os.Rename(w.data.Name(), filepath.Join(w.dir, DataFile))
+	}
+	if err != nil {
+		os.Remove(w.data.Name())
+		return fmt.Errorf("writing parent store: %w", err)
+	}
+	return nil
+}
+
+// writeIndex writes the id -> location table: magic, count, then for each
+// parent its id length, id, offset and length, little-endian.
+func (w *FileWriter) writeIndex() error {
+	f, err := os.CreateTemp(w.dir, IndexFile+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	bw := bufio.NewWriter(f)
+	bw.Write(indexMagic[:])
+	binary.Write(bw, binary.LittleEndian, uint64(len(w.index)))
+	for _, e := range w.index {
+		binary.Write(bw, binary.LittleEndian, uint16(len(e.id)))
+		bw.WriteString(e.id)
+		binary.Write(bw, binary.LittleEndian, e.loc.offset)
+		binary.Write(bw, binary.LittleEndian, e.loc.length)
+	}
+	if err := errors.Join(bw.Flush(), f.Sync(), f.Close()); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), filepath.Join(w.dir, IndexFile))
+}
+
+// Files reads a files store. Only the id -> offset table is held in
+// memory; each Get reads its parents from disk. Safe for concurrent use.
+type Files struct {
+	data  *os.File
+	index map[string]location
+}
+
+// OpenFiles opens the files store in dir.
+func OpenFiles(dir string) (*Files, error) {
+	index, err := readIndex(filepath.Join(dir, IndexFile))
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.Open(filepath.Join(dir, DataFile))
+	if err != nil {
+		return nil, fmt.Errorf("opening parent data: %w", err)
+	}
+	return &Files{data: data, index: index}, nil
+}
+
+// readIndex loads the id -> location table, refusing files that are not an
+// index of this format or are truncated.
+func readIndex(path string) (map[string]location, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening parent index: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReader(f)
+	var magic [8]byte
+	var n uint64
+	if _, err := io.ReadFull(r, magic[:]); err != nil || magic != indexMagic {
+		return nil, fmt.Errorf("%s is not a parent index of this version", path)
+	}
+	if err := binary.Read(r, binary.LittleEndian, &n); err != nil {
+		return nil, fmt.Errorf("reading parent index %s: %w", path, err)
+	}
+	index := make(map[string]location, n)
+	for i := uint64(0); i < n; i++ {
+		id, loc, err := readIndexEntry(r)
+		if err != nil {
+			return nil, fmt.Errorf("reading parent index %s entry %d: %w", path, i, err)
+		}
+		index[id] = loc
+	}
+	return index, nil
+}
+
+// readIndexEntry reads one id and its location.
+func readIndexEntry(r *bufio.Reader) (string, location, error) {
+	var idLen uint16
+	var loc location
+	if err := binary.Read(r, binary.LittleEndian, &idLen); err != nil {
+		return "", loc, err
+	}
+	id := make([]byte, idLen)
+	if _, err := io.ReadFull(r, id); err != nil {
+		return "", loc, err
+	}
+	if err := binary.Read(r, binary.LittleEndian, &loc.offset); err != nil {
+		return "", loc, err
+	}
+	err := binary.Read(r, binary.LittleEndian, &loc.length)
+	return string(id), loc, err
+}
+
+// Len returns the number of parents in the store.
+func (f *Files) Len() int { return len(f.index) }
+
+// IDs returns every parent id, in no particular order.
+func (f *Files) IDs() []string {
+	ids := make([]string, 0, len(f.index))
+	for id := range f.index {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// Get implements Reader.
+func (f *Files) Get(ctx context.Context, ids []string) ([]hierarchy.Parent, error) {
+	out := make([]hierarchy.Parent, len(ids))
+	for i, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		loc, ok := f.index[id]
+		if !ok {
+			return nil, fmt.Errorf("parent %s: %w", id, ErrNotFound)
+		}
+		buf := make([]byte, loc.length)
+		if _, err := f.data.ReadAt(buf, loc.offset); err != nil {
+			return nil, fmt.Errorf("reading parent %s: %w", id, err)
+		}
+		if err := json.Unmarshal(buf, &out[i]); err != nil {
+			return nil, fmt.Errorf("decoding parent %s: %w", id, err)
+		}
+	}
+	return out, nil
+}
+
+// Close releases the data file.
+func (f *Files) Close() error { return f.data.Close() }

@@ -1,0 +1,89 @@
+package parentstore
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+)
+
+func writeParents(t *testing.T, dir string, parents []hierarchy.Parent) {
+	t.Helper()
+	w, err := NewFileWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range parents {
+		if err := w.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFilesRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	parents := []hierarchy.Parent{
+		{ID: "a", DocID: "d1", Text: "first parent\nwith a newline", Start: 0,
+			Children: []hierarchy.Span{{ID: "c1", Start: 0, End: 5}}},
+		{ID: "b", DocID: "d1", Ordinal: 1, Text: "zweiter Elternteil — ünïcödé", Start: 28},
+	}
+	writeParents(t, dir, parents)
+	store, err := OpenFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if store.Len() != 2 {
+		t.Fatalf("Len() = %d, want 2", store.Len())
+	}
+	got, err := store.Get(context.Background(), []string{"b", "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, []hierarchy.Parent{parents[1], parents[0]}) {
+		t.Fatalf("Get returned %+v", got)
+	}
+	if _, err := store.Get(context.Background(), []string{"missing"}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get(missing) error = %v, want ErrNotFound", err)
+	}
+}
+
+func TestFilesRefusesForeignOrTruncatedIndex(t *testing.T) {
+	dir := t.TempDir()
+	writeParents(t, dir, []hierarchy.Parent{{ID: "a", Text: "x"}})
+	idx := filepath.Join(dir, IndexFile)
+	data, _ := os.ReadFile(idx)
+	if err := os.WriteFile(idx, data[:len(data)-3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenFiles(dir); err == nil {
+		t.Fatal("truncated index opened without error")
+	}
+	if err := os.WriteFile(idx, []byte("not an index at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenFiles(dir); err == nil {
+		t.Fatal("foreign index opened without error")
+	}
+}
+
+func TestFileWriterLeavesNothingBeforeClose(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewFileWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add(hierarchy.Parent{ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, DataFile)); !os.IsNotExist(err) {
+		t.Fatalf("data file visible before Close: %v", err)
+	}
+}

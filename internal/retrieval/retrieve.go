@@ -1,0 +1,201 @@
+// Package retrieval is the domain core of parentrag: children are searched,
+// their parents are returned. It imports nothing from Kubernetes.
+package retrieval
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
+	"github.com/parentrag/parentrag/internal/retrieval/split"
+	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
+)
+
+// Aggregation names how the scores of a parent's hit children combine into
+// the parent's score.
+type Aggregation string
+
+const (
+	// AggregateMax scores a parent by its best child (the default).
+	AggregateMax Aggregation = "Max"
+	// AggregateMean scores a parent by the mean of its hit children.
+	AggregateMean Aggregation = "Mean"
+	// AggregateSum scores a parent by the sum of its hit children.
+	AggregateSum Aggregation = "Sum"
+)
+
+// Defaults of Options.
+const (
+	DefaultChildTopK  = 20
+	DefaultMaxParents = 3
+)
+
+// Options tune one retrieval.
+type Options struct {
+	// ChildTopK is how many children are fetched first (default 20). More
+	// are fetched while fewer than MaxParents distinct parents are found.
+	ChildTopK int
+	// MaxParents caps the parents returned (default 3).
+	MaxParents int
+	// Aggregation combines child scores into a parent score (default Max).
+	Aggregation Aggregation
+	// Budget caps the total length of the returned texts, measured by
+	// Length; 0 means no cap. A parent that does not fit is trimmed around
+	// its hit children rather than dropped.
+	Budget int
+	// Length measures texts for Budget; nil counts code points.
+	Length split.LengthFunc
+}
+
+// withDefaults returns o with zero fields set to their defaults.
+func (o Options) withDefaults() Options {
+	if o.ChildTopK <= 0 {
+		o.ChildTopK = DefaultChildTopK
+	}
+	if o.MaxParents <= 0 {
+		o.MaxParents = DefaultMaxParents
+	}
+	if o.Aggregation == "" {
+		o.Aggregation = AggregateMax
+	}
+	if o.Length == nil {
+		o.Length = split.CodePoints
+	}
+	return o
+}
+
+// Match is a hit child inside a returned parent. Start and End are
+// code-point offsets in the parent's full text.
+type Match struct {
+	ChildID string  `json:"childId"`
+	Score   float32 `json:"score"`
+	Start   int     `json:"start"`
+	End     int     `json:"end"`
+}
+
+// Result is one returned parent.
+type Result struct {
+	ParentID string  `json:"parentId"`
+	DocID    string  `json:"docId"`
+	Title    string  `json:"title,omitempty"`
+	Score    float32 `json:"score"`
+	// Text is the parent's text, or the parts of it kept under a budget
+	// joined by Ellipsis.
+	Text string `json:"text"`
+	// Start is the parent's code-point offset in its document.
+	Start int `json:"start"`
+	// Trimmed is true when Text holds only Spans of the parent.
+	Trimmed bool `json:"trimmed,omitempty"`
+	// Spans are the parent-relative code-point ranges Text is made of.
+	Spans []Interval `json:"spans,omitempty"`
+	// Matches are the hit children, best first.
+	Matches []Match `json:"matches"`
+}
+
+// Retriever answers queries from an index: children are searched, hits are
+// grouped by parent, and parents are returned.
+type Retriever struct {
+	Embedder embed.Embedder
+	Children vectorstore.VectorStore
+	Parents  parentstore.Reader
+}
+
+// Retrieve returns at most MaxParents parents for the query, best first.
+// Several children of one parent count once; children are over-fetched
+// until MaxParents distinct parents are found or the index is exhausted,
+// so a query never silently returns fewer parents than it could. Every
+// returned parent exists in the parent store.
+func (r *Retriever) Retrieve(ctx context.Context, query string, opts Options) ([]Result, error) {
+	opts = opts.withDefaults()
+	qv, err := r.Embedder.EmbedQuery(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("embedding query: %w", err)
+	}
+	groups, err := r.searchGroups(ctx, qv, opts)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(groups))
+	for i, g := range groups {
+		ids[i] = g.parentID
+	}
+	parents, err := r.Parents.Get(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("resolving parents: %w", err)
+	}
+	return assemble(groups, parents, opts), nil
+}
+
+// group is a parent with the hits of its children, best first.
+type group struct {
+	parentID string
+	docID    string
+	score    float32
+	hits     []vectorstore.Hit
+}
+
+// groupHits groups hits by parent, scores each parent by agg and orders
+// the groups by score, ties by the rank of their best child.
+func groupHits(hits []vectorstore.Hit, agg Aggregation) []group {
+	index := map[string]int{}
+	var groups []group
+	for _, h := range hits {
+		i, ok := index[h.ParentID]
+		if !ok {
+			i = len(groups)
+			index[h.ParentID] = i
+			groups = append(groups, group{parentID: h.ParentID, docID: h.DocID})
+		}
+		groups[i].hits = append(groups[i].hits, h)
+	}
+	for i := range groups {
+		groups[i].score = aggregate(groups[i].hits, agg)
+	}
+	sort.SliceStable(groups, func(a, b int) bool { return groups[a].score > groups[b].score })
+	return groups
+}
+
+// aggregate combines the scores of one parent's hits.
+func aggregate(hits []vectorstore.Hit, agg Aggregation) float32 {
+	var sum, best float32
+	for i, h := range hits {
+		sum += h.Score
+		if i == 0 || h.Score > best {
+			best = h.Score
+		}
+	}
+	switch agg {
+	case AggregateSum:
+		return sum
+	case AggregateMean:
+		return sum / float32(len(hits))
+	default:
+		return best
+	}
+}
+
+// searchGroups searches children, doubling the number fetched until
+// MaxParents distinct parents are found or the index has no more hits, and
+// returns the best MaxParents groups.
+func (r *Retriever) searchGroups(ctx context.Context, qv vector.Vector, opts Options) ([]group, error) {
+	total, err := r.Children.Count(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("counting children: %w", err)
+	}
+	k := min(opts.ChildTopK, max(total, 1))
+	for {
+		hits, err := r.Children.Search(ctx, vectorstore.SearchRequest{Vector: qv, TopK: k})
+		if err != nil {
+			return nil, fmt.Errorf("searching children: %w", err)
+		}
+		groups := groupHits(hits, opts.Aggregation)
+		exhausted := len(hits) < k || k >= total
+		if len(groups) >= opts.MaxParents || exhausted {
+			return groups[:min(len(groups), opts.MaxParents)], nil
+		}
+		k = min(k*2, total)
+	}
+}
