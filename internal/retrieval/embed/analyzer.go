@@ -2,7 +2,7 @@ package embed
 
 import (
 	"hash/maphash"
-	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -65,6 +65,13 @@ func Analyze(text string) []string {
 func AppendAnalyzed(dst []string, text string) []string {
 	var t tokenizer
 	for i := 0; i < len(text); {
+		if c := text[i]; c < utf8.RuneSelf {
+			if k := asciiKinds[c]; k == kindLetter || k == kindNumber {
+				t.addASCII(c, k) // fast path: ASCII word character
+				i++
+				continue
+			}
+		}
 		r, size := rune(text[i]), 1
 		if r >= utf8.RuneSelf {
 			r, size = utf8.DecodeRuneInString(text[i:])
@@ -186,16 +193,13 @@ func (t *tokenizer) active() bool {
 
 // add appends the lowercase form of r, of kind k, to the current word.
 func (t *tokenizer) add(r rune, k runeKind) {
+	if r < utf8.RuneSelf {
+		t.addASCII(byte(r), k)
+		return
+	}
 	t.last = k
 	if k == kindNumber {
 		t.hasNumber = true
-	}
-	if r < utf8.RuneSelf {
-		if 'A' <= r && r <= 'Z' {
-			r += 'a' - 'A'
-		}
-		t.addByte(byte(r))
-		return
 	}
 	r = unicode.ToLower(unicode.ToUpper(r)) // also folds final sigma
 	if t.n+utf8.RuneLen(r) > len(t.buf) {
@@ -203,6 +207,18 @@ func (t *tokenizer) add(r rune, k runeKind) {
 		return
 	}
 	t.n += utf8.EncodeRune(t.buf[t.n:], r)
+}
+
+// addASCII appends the lowercase form of the ASCII letter or digit c, of
+// kind k, to the current word.
+func (t *tokenizer) addASCII(c byte, k runeKind) {
+	t.last = k
+	if k == kindNumber {
+		t.hasNumber = true
+	} else {
+		c |= 0x20 // ASCII letters only: 'A'..'Z' -> 'a'..'z'
+	}
+	t.addByte(c)
 }
 
 // addByte appends one ASCII byte to the current word.
@@ -218,7 +234,10 @@ func (t *tokenizer) addByte(c byte) {
 // flush ends the current word, appending its term to dst unless it is too
 // long or a stop word, and resets the tokenizer.
 func (t *tokenizer) flush(dst []string) []string {
-	if t.n > 0 && !t.overflow {
+	if !t.active() {
+		return dst
+	}
+	if !t.overflow {
 		if term := t.term(); term != "" {
 			dst = append(dst, term)
 		}
@@ -239,25 +258,22 @@ func (t *tokenizer) term() string {
 	return defaultStems.term(word)
 }
 
-// stemShards and stemShardCap bound the stem cache to 64k words.
-const (
-	stemShards   = 64
-	stemShardCap = 1024
-)
+// stemCacheSlots is the size of the stem cache; a power of two.
+const stemCacheSlots = 1 << 16
 
-// stemCache memoises word -> term (stem, or "" for stop words). Each shard is
-// cleared when full, a crude but allocation-free eviction that keeps the
-// frequent words of a Zipfian vocabulary cached.
+// stemCache memoises word -> term (stem, or "" for stop words) in a
+// two-way set-associative, lock-free table: a word lives in one of the two
+// slots of the set its hash selects; a miss moves the set's first entry to
+// its second slot and stores the new word first. Frequent words of a Zipfian
+// vocabulary stay cached, and an eviction only costs a recomputation.
 type stemCache struct {
-	seed   maphash.Seed
-	shards [stemShards]stemShard
+	seed  maphash.Seed
+	slots []atomic.Pointer[stemEntry]
 }
 
-// stemShard is one lock-protected part of the stem cache.
-type stemShard struct {
-	mu sync.RWMutex
-	m  map[string]string
-	_  [40]byte // keep neighbouring locks on separate cache lines
+// stemEntry is one immutable cached word and its term.
+type stemEntry struct {
+	word, term string
 }
 
 // defaultStems is the process-wide stem cache used by Analyze.
@@ -265,31 +281,22 @@ var defaultStems = newStemCache()
 
 // newStemCache returns an empty stem cache.
 func newStemCache() *stemCache {
-	c := &stemCache{seed: maphash.MakeSeed()}
-	for i := range c.shards {
-		c.shards[i].m = make(map[string]string, stemShardCap)
-	}
-	return c
+	return &stemCache{seed: maphash.MakeSeed(), slots: make([]atomic.Pointer[stemEntry], stemCacheSlots)}
 }
 
 // term returns the cached term of word, computing it on a miss.
 func (c *stemCache) term(word []byte) string {
-	s := &c.shards[maphash.Bytes(c.seed, word)%stemShards]
-	s.mu.RLock()
-	v, ok := s.m[string(word)]
-	s.mu.RUnlock()
-	if ok {
-		return v
+	set := c.slots[maphash.Bytes(c.seed, word)&(stemCacheSlots-2):][:2]
+	for i := range set {
+		if e := set[i].Load(); e != nil && e.word == string(word) {
+			return e.term
+		}
 	}
-	key := string(word)
-	v = stemTerm(key)
-	s.mu.Lock()
-	if len(s.m) >= stemShardCap {
-		clear(s.m)
-	}
-	s.m[key] = v
-	s.mu.Unlock()
-	return v
+	e := &stemEntry{word: string(word)}
+	e.term = stemTerm(e.word)
+	set[1].Store(set[0].Load())
+	set[0].Store(e)
+	return e.term
 }
 
 // stemTerm returns "" for a stop word and the Porter2 stem of word otherwise,

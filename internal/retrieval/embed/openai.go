@@ -1,12 +1,9 @@
 package embed
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -223,11 +220,14 @@ func checkSameLength(vecs []vector.Vector) error {
 }
 
 // runBatches calls fn for batch indexes [0, n) on up to workers goroutines,
-// stopping at the first error, which it returns.
+// stopping at the first error, which it returns (or ctx's error when ctx ended
+// before every batch was run).
 func runBatches(ctx context.Context, n, workers int, fn func(context.Context, int) error) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var next atomic.Int64
+	var once sync.Once
+	var first error
 	work := func() {
 		for ctx.Err() == nil {
 			i := int(next.Add(1)) - 1
@@ -235,7 +235,8 @@ func runBatches(ctx context.Context, n, workers int, fn func(context.Context, in
 				return
 			}
 			if err := fn(ctx, i); err != nil {
-				cancel(err)
+				once.Do(func() { first = err })
+				cancel()
 			}
 		}
 	}
@@ -245,8 +246,11 @@ func runBatches(ctx context.Context, n, workers int, fn func(context.Context, in
 	}
 	work()
 	wg.Wait()
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
+	if first != nil {
+		return first
+	}
+	if next.Load() < int64(n) {
+		return fmt.Errorf("openai embeddings: %w", ctx.Err())
 	}
 	return nil
 }

@@ -44,3 +44,64 @@ func DotDense(a, b []float32) float32 {
 	}
 	return sum
 }
+
+// AddScaled returns s + w·o as a new sparse vector with strictly increasing
+// indices. Neither input is modified.
+func (s Sparse) AddScaled(o Sparse, w float32) Sparse {
+	out := Sparse{
+		Indices: make([]uint32, 0, len(s.Indices)+len(o.Indices)),
+		Values:  make([]float32, 0, len(s.Indices)+len(o.Indices)),
+	}
+	i, j := 0, 0
+	for i < len(s.Indices) || j < len(o.Indices) {
+		switch {
+		case j == len(o.Indices) || (i < len(s.Indices) && s.Indices[i] < o.Indices[j]):
+			out.Indices, out.Values = append(out.Indices, s.Indices[i]), append(out.Values, s.Values[i])
+			i++
+		case i == len(s.Indices) || o.Indices[j] < s.Indices[i]:
+			out.Indices, out.Values = append(out.Indices, o.Indices[j]), append(out.Values, w*o.Values[j])
+			j++
+		default:
+			out.Indices, out.Values = append(out.Indices, s.Indices[i]), append(out.Values, s.Values[i]+w*o.Values[j])
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+// AddScaledDense returns a + w·b as a new dense vector; both must have the
+// same length.
+func AddScaledDense(a, b []float32, w float32) []float32 {
+	out := make([]float32, len(a))
+	for i := range a {
+		out[i] = a[i] + w*b[i]
+	}
+	return out
+}
+
+// AddScaled returns v + w·o, field by field: sparse parts merge, dense parts
+// add. A field missing on either side is taken from the side that has it
+// (scaled by w when it comes from o).
+func (v Vector) AddScaled(o Vector, w float32) Vector {
+	var out Vector
+	switch {
+	case v.Sparse != nil && o.Sparse != nil:
+		s := v.Sparse.AddScaled(*o.Sparse, w)
+		out.Sparse = &s
+	case v.Sparse != nil:
+		out.Sparse = v.Sparse
+	case o.Sparse != nil:
+		s := Sparse{}.AddScaled(*o.Sparse, w)
+		out.Sparse = &s
+	}
+	switch {
+	case v.Dense != nil && o.Dense != nil:
+		out.Dense = AddScaledDense(v.Dense, o.Dense, w)
+	case v.Dense != nil:
+		out.Dense = v.Dense
+	case o.Dense != nil:
+		out.Dense = AddScaledDense(make([]float32, len(o.Dense)), o.Dense, w)
+	}
+	return out
+}

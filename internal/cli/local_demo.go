@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parentrag/parentrag/docs"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/source"
+)
+
+// defaultDemoQuestion is asked when the demo is given none.
+const defaultDemoQuestion = "How does parentrag roll out a new chunk size safely?"
+
+// newLocalDemoCommand indexes parentrag's own documentation, which ships
+// inside the binary, and asks it a question.
+func newLocalDemoCommand() *cobra.Command {
+	var (
+		dir   string
+		quiet bool
+		qf    queryFlags
+	)
+	cmd := &cobra.Command{
+		Use:   `demo ["question"]`,
+		Short: "Index parentrag's own documentation with the default policy and ask it a question",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			question := defaultDemoQuestion
+			if len(args) > 0 {
+				question = strings.Join(args, " ")
+			}
+			docs, err := embeddedDocs()
+			if err != nil {
+				return err
+			}
+			if dir == "" {
+				dir = filepath.Join(os.TempDir(), "parentrag-demo")
+			}
+			compiled, err := loadPolicy("")
+			if err != nil {
+				return err
+			}
+			m, err := indexDocuments(cmd.Context(), docs, compiled, &embeddingFlags{contextWeight: -1}, dir, true, newProgressReporter(quiet))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "indexed %d pages of parentrag's docs: %d parents, %d children, revision %s, in %s\n\nQ: %s\n\n",
+				m.Documents, m.Parents, m.Children, m.Revision, dir, question)
+			b, err := bundle.Open(dir)
+			if err != nil {
+				return err
+			}
+			defer b.Close()
+			return runQuery(cmd, b, question, qf)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "out", "", "where to write the demo index (default: a folder in the system's temp dir, replaced on each run)")
+	cmd.Flags().BoolVar(&quiet, "quiet", false, "do not report progress")
+	qf.register(cmd)
+	return cmd
+}
+
+// embeddedDocs returns the Markdown pages compiled into the binary.
+func embeddedDocs() ([]hierarchy.Document, error) {
+	var out []hierarchy.Document
+	err := fs.WalkDir(docs.Files, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(docs.Files, path)
+		if err != nil {
+			return err
+		}
+		if err := source.CheckText(data); err != nil {
+			return fmt.Errorf("docs/%s: %w", path, err)
+		}
+		out = append(out, hierarchy.Document{ID: "docs/" + path, Title: source.MarkdownTitle(string(data)), Text: string(data)})
+		return nil
+	})
+	return out, err
+}

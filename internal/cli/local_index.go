@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parentrag/parentrag/internal/policy"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/source"
+)
+
+// embeddingFlags choose the embedder of a new index.
+type embeddingFlags struct {
+	endpoint   string
+	model      string
+	dimensions int
+	apiKeyEnv  string
+	// contextWeight < 0 means the embedder's default.
+	contextWeight float64
+}
+
+// register adds the embedding flags to cmd.
+func (f *embeddingFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.endpoint, "embedding-endpoint", "", "OpenAI-compatible embeddings endpoint (default: the offline lexical BM25 embedder)")
+	cmd.Flags().StringVar(&f.model, "embedding-model", "", "embedding model name, with --embedding-endpoint")
+	cmd.Flags().IntVar(&f.dimensions, "embedding-dimensions", 0, "embedding dimensions to request (0: the model's own)")
+	cmd.Flags().StringVar(&f.apiKeyEnv, "embedding-api-key-env", "OPENAI_API_KEY", "environment variable holding the API key")
+	cmd.Flags().Float64Var(&f.contextWeight, "context-weight", -1, fmt.Sprintf("weight of each child's context (title and parent text) in its vector (default %g for the lexical embedder, 0 for an endpoint)", indexer.DefaultContextWeight))
+}
+
+// weight returns the context weight to index with.
+func (f *embeddingFlags) weight() float64 {
+	switch {
+	case f.contextWeight >= 0:
+		return f.contextWeight
+	case f.endpoint == "":
+		return indexer.DefaultContextWeight
+	default:
+		return 0
+	}
+}
+
+// build returns the embedder and the configuration recorded in the manifest.
+func (f *embeddingFlags) build() (embed.Embedder, bundle.Embedder, error) {
+	if f.endpoint == "" {
+		lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+		if err != nil {
+			return nil, bundle.Embedder{}, err
+		}
+		k1, b := lex.Params()
+		return lex, bundle.Embedder{Kind: bundle.EmbedderLexical, K1: k1, B: b, ContextWeight: f.weight()}, nil
+	}
+	cfg := bundle.Embedder{Kind: bundle.EmbedderOpenAI, Endpoint: f.endpoint, Model: f.model, Dimensions: f.dimensions, APIKeyEnv: f.apiKeyEnv, ContextWeight: f.weight()}
+	e, err := embed.NewOpenAI(embed.OpenAIOptions{Endpoint: f.endpoint, Model: f.model, Dimensions: f.dimensions, APIKeyEnv: f.apiKeyEnv})
+	return e, cfg, err
+}
+
+// newLocalIndexCommand builds a revision bundle from files and folders.
+func newLocalIndexCommand() *cobra.Command {
+	var (
+		policyPath, out string
+		replace, quiet  bool
+		emb             embeddingFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "index --policy POLICY.yaml --out DIR PATH...",
+		Short: "Index files and folders (.md, .txt, .jsonl) into a local index directory",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return fmt.Errorf("--out is required: the directory to write the index to")
+			}
+			compiled, err := loadPolicy(policyPath)
+			if err != nil {
+				return err
+			}
+			docs, err := source.LoadPaths(args)
+			if err != nil {
+				return err
+			}
+			m, err := indexDocuments(cmd.Context(), docs, compiled, &emb, out, replace, newProgressReporter(quiet))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "indexed %d documents into %d parents and %d children (revision %s, %s) in %s\n",
+				m.Documents, m.Parents, m.Children, m.Revision, humanBytes(m.Bytes), out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&policyPath, "policy", "", "ChunkingPolicy YAML file (default: the built-in default policy)")
+	cmd.Flags().StringVar(&out, "out", "", "directory to write the index to")
+	cmd.Flags().BoolVar(&replace, "replace", false, "replace an existing index in --out")
+	cmd.Flags().BoolVar(&quiet, "quiet", false, "do not report progress")
+	emb.register(cmd)
+	return cmd
+}
+
+// indexDocuments builds and saves a bundle for docs.
+func indexDocuments(ctx context.Context, docs []hierarchy.Document, compiled *policy.Compiled, emb *embeddingFlags, out string, replace bool, progress *progressReporter) (bundle.Manifest, error) {
+	e, ecfg, err := emb.build()
+	if err != nil {
+		return bundle.Manifest{}, err
+	}
+	opts := indexer.Options{OnProgress: progress.report, ContextWeight: float32(ecfg.ContextWeight)}
+	ix, err := indexer.Build(ctx, docs, compiled.Builder, e, opts)
+	progress.finishStage()
+	if err != nil {
+		return bundle.Manifest{}, err
+	}
+	spec, _ := json.Marshal(compiled.Spec)
+	m := bundle.Manifest{
+		PolicyRevision: compiled.Revision,
+		Policy:         spec,
+		LengthUnit:     string(compiled.Spec.LengthUnit),
+		Tokenizer:      string(compiled.Spec.Tokenizer),
+		SourceDigest:   bundle.SourceDigest(docs),
+		Embedder:       ecfg,
+		CreatedAt:      time.Now().UTC().Truncate(time.Second),
+	}
+	m.Revision = bundle.Revision(m.PolicyRevision, m.SourceDigest, ecfg)
+	return bundle.Save(out, ix, m, replace)
+}
+
+// humanBytes formats a size with a binary unit.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

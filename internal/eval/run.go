@@ -1,0 +1,316 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+)
+
+// Strategies that can be evaluated.
+const (
+	ParentChild    = "parent-child"
+	FlatChild      = "flat-child"
+	FlatParent     = "flat-parent"
+	SentenceWindow = "sentence-window"
+)
+
+// AllStrategies lists every strategy, baselines first.
+var AllStrategies = []string{FlatChild, FlatParent, ParentChild, SentenceWindow}
+
+// rankDepth is how many units are ranked for recall@100.
+const rankDepth = 100
+
+// Config tunes an evaluation.
+type Config struct {
+	// Builder is the compiled policy's builder; its Strategy is overridden
+	// per evaluated strategy.
+	Builder *hierarchy.Builder
+	// NewEmbedder makes a fresh embedder for each strategy's index.
+	NewEmbedder func() (embed.Embedder, error)
+	// ContextWeight is passed to the indexer for every strategy.
+	ContextWeight float32
+	// Budgets are the context budgets in words for answer-in-context.
+	Budgets []int
+	// MaxParents, ChildTopK and Aggregation tune the grouped strategies.
+	// BudgetMaxParents caps the parents of a budgeted retrieval, where the
+	// budget, not a count, should decide how much context is returned.
+	MaxParents       int
+	BudgetMaxParents int
+	ChildTopK        int
+	Aggregation      retrieval.Aggregation
+	// Log, when set, receives one line per finished step.
+	Log func(format string, args ...any)
+}
+
+// Report is the evaluation of one strategy; its JSON keys are fixed.
+type Report struct {
+	Strategy        string             `json:"strategy"`
+	Queries         int                `json:"queries"`
+	NDCG10          *float64           `json:"ndcg@10"`
+	Recall100       *float64           `json:"recall@100"`
+	Hit1            *float64           `json:"hit@1"`
+	Hit5            *float64           `json:"hit@5"`
+	MRR10           *float64           `json:"mrr@10"`
+	AnswerInContext map[string]float64 `json:"answerInContext"`
+	IndexSeconds    float64            `json:"indexSeconds"`
+	QueryP50Ms      float64            `json:"queryP50Ms"`
+	QueryP99Ms      float64            `json:"queryP99Ms"`
+}
+
+// Run evaluates each strategy on the corpus. When qrels is not nil only the
+// queries it judges are scored, and ranking metrics are reported; otherwise
+// they are left out (null).
+func Run(ctx context.Context, corpus *Corpus, queries []Query, qrels Qrels, strategies []string, cfg Config) ([]Report, error) {
+	if qrels != nil {
+		queries = judged(queries, qrels)
+	}
+	if len(queries) == 0 {
+		return nil, fmt.Errorf("no query to evaluate: the qrels judge none of the queries")
+	}
+	var reports []Report
+	for _, s := range strategies {
+		r, err := runStrategy(ctx, corpus, queries, qrels, s, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s, err)
+		}
+		reports = append(reports, r)
+	}
+	return reports, nil
+}
+
+// judged keeps the queries that qrels has judgements for.
+func judged(queries []Query, qrels Qrels) []Query {
+	var out []Query
+	for _, q := range queries {
+		if len(qrels[q.ID]) > 0 {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// splitterFor returns the document splitter of a strategy.
+func splitterFor(strategy string, b *hierarchy.Builder) (hierarchy.DocumentSplitter, error) {
+	pc, sw := *b, *b
+	pc.Strategy, sw.Strategy = hierarchy.ParentChild, hierarchy.SentenceWindow
+	switch strategy {
+	case ParentChild:
+		return &pc, nil
+	case SentenceWindow:
+		return &sw, nil
+	case FlatChild:
+		return hierarchy.FlatChildren{Builder: &pc}, nil
+	case FlatParent:
+		return hierarchy.FlatParents{Builder: &pc}, nil
+	}
+	return nil, fmt.Errorf("unknown strategy %q (want %s, %s, %s or %s)", strategy, ParentChild, FlatChild, FlatParent, SentenceWindow)
+}
+
+// queryOutcome is what one query contributed.
+type queryOutcome struct {
+	ranking  rankingScores
+	answered map[int]bool // budget -> answer in context
+	latency  time.Duration
+}
+
+// runStrategy indexes the corpus for one strategy and scores every query.
+func runStrategy(ctx context.Context, corpus *Corpus, queries []Query, qrels Qrels, strategy string, cfg Config) (Report, error) {
+	splitter, err := splitterFor(strategy, cfg.Builder)
+	if err != nil {
+		return Report{}, err
+	}
+	e, err := cfg.NewEmbedder()
+	if err != nil {
+		return Report{}, err
+	}
+	start := time.Now()
+	ix, err := indexer.Build(ctx, corpus.Docs, splitter, e, indexer.Options{ContextWeight: cfg.ContextWeight})
+	if err != nil {
+		return Report{}, err
+	}
+	indexSeconds := time.Since(start).Seconds()
+	cfg.logf("%s: indexed %d documents into %d parents and %d children in %.2fs", strategy, ix.Documents, len(ix.Parents), len(ix.Children), indexSeconds)
+	ev := &evaluator{corpus: corpus, retriever: ix.Retriever(), qrels: qrels, cfg: cfg, grouped: strategy == ParentChild || strategy == SentenceWindow}
+	outcomes, err := ev.all(ctx, queries)
+	if err != nil {
+		return Report{}, err
+	}
+	r := summarize(strategy, queries, outcomes, qrels != nil, cfg.Budgets)
+	r.IndexSeconds = indexSeconds
+	return r, nil
+}
+
+// evaluator scores queries against one strategy's index.
+type evaluator struct {
+	corpus    *Corpus
+	retriever *retrieval.Retriever
+	qrels     Qrels
+	cfg       Config
+	grouped   bool
+}
+
+// all scores every query on GOMAXPROCS workers; outcomes are in query order.
+func (ev *evaluator) all(ctx context.Context, queries []Query) ([]queryOutcome, error) {
+	out := make([]queryOutcome, len(queries))
+	errs := make([]error, len(queries))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i], errs[i] = ev.one(ctx, queries[i])
+			}
+		}()
+	}
+	for i := range queries {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// one scores one query: latency of a default retrieval, the ranking of the
+// top units, and answer-in-context at each budget.
+func (ev *evaluator) one(ctx context.Context, q Query) (queryOutcome, error) {
+	var o queryOutcome
+	base := retrieval.Options{ChildTopK: ev.cfg.ChildTopK, MaxParents: ev.cfg.MaxParents, Aggregation: ev.cfg.Aggregation}
+	start := time.Now()
+	if _, err := ev.retriever.Retrieve(ctx, q.Text, base); err != nil {
+		return o, err
+	}
+	o.latency = time.Since(start)
+	deep := base
+	deep.MaxParents = rankDepth
+	ranked, err := ev.retriever.Retrieve(ctx, q.Text, deep)
+	if err != nil {
+		return o, err
+	}
+	if ev.qrels != nil {
+		o.ranking = scoreRanking(ev.rankedIDs(ranked), ev.qrels[q.ID])
+	}
+	if len(q.Answers) > 0 {
+		o.answered, err = ev.answers(ctx, q, base, ranked)
+	}
+	return o, err
+}
+
+// answers reports for each budget whether an accepted answer is in the
+// context. Flat strategies fill the budget with their ranked units in
+// order; grouped ones retrieve with the budget, trimming parents around
+// their hit children.
+func (ev *evaluator) answers(ctx context.Context, q Query, base retrieval.Options, ranked []retrieval.Result) (map[int]bool, error) {
+	out := make(map[int]bool, len(ev.cfg.Budgets))
+	for _, budget := range ev.cfg.Budgets {
+		results := ranked
+		if ev.grouped {
+			opts := base
+			opts.Budget, opts.Length = budget, wordCount
+			opts.MaxParents = max(ev.cfg.BudgetMaxParents, base.MaxParents)
+			var err error
+			if results, err = ev.retriever.Retrieve(ctx, q.Text, opts); err != nil {
+				return nil, err
+			}
+		}
+		texts := make([]string, len(results))
+		for i, r := range results {
+			texts[i] = r.Text
+		}
+		out[budget] = containsAnswer(contextWords(texts, budget), q.Answers)
+	}
+	return out, nil
+}
+
+// rankedIDs maps ranked results to judged ids, first occurrence wins. A
+// result in a document made of paragraphs names the paragraphs its hit
+// children lie in first, then the other paragraphs it overlaps; otherwise
+// it names its document.
+func (ev *evaluator) rankedIDs(results []retrieval.Result) []string {
+	var ids []string
+	for _, r := range results {
+		paras, ok := ev.corpus.paragraphs[r.DocID]
+		if !ok || r.Start < 0 {
+			ids = append(ids, r.DocID)
+			continue
+		}
+		for _, m := range r.Matches {
+			if m.Start >= 0 {
+				ids = append(ids, overlapping(paras, r.Start+m.Start, r.Start+m.End)...)
+			}
+		}
+		ids = append(ids, overlapping(paras, r.Start, r.Start+utf8.RuneCountInString(r.Text))...)
+	}
+	return firstOccurrences(ids)
+}
+
+// overlapping returns the ids of the paragraphs that [from, to) overlaps.
+func overlapping(paras []paragraph, from, to int) []string {
+	var out []string
+	for _, p := range paras {
+		if p.start < to && from < p.end {
+			out = append(out, p.id)
+		}
+	}
+	return out
+}
+
+// summarize averages the outcomes into a report.
+func summarize(strategy string, queries []Query, outcomes []queryOutcome, ranked bool, budgets []int) Report {
+	r := Report{Strategy: strategy, Queries: len(queries), AnswerInContext: map[string]float64{}}
+	var sum rankingScores
+	var latencies []time.Duration
+	answered := map[int]int{}
+	withAnswers := 0
+	for i, o := range outcomes {
+		sum.ndcg10 += o.ranking.ndcg10
+		sum.recall100 += o.ranking.recall100
+		sum.hit1 += o.ranking.hit1
+		sum.hit5 += o.ranking.hit5
+		sum.mrr10 += o.ranking.mrr10
+		latencies = append(latencies, o.latency)
+		if len(queries[i].Answers) > 0 {
+			withAnswers++
+		}
+		for b, ok := range o.answered {
+			if ok {
+				answered[b]++
+			}
+		}
+	}
+	if ranked {
+		n := float64(len(outcomes))
+		r.NDCG10, r.Recall100, r.Hit1, r.Hit5, r.MRR10 = ptr(sum.ndcg10/n), ptr(sum.recall100/n), ptr(sum.hit1/n), ptr(sum.hit5/n), ptr(sum.mrr10/n)
+	}
+	if withAnswers > 0 {
+		for _, b := range budgets {
+			r.AnswerInContext[strconv.Itoa(b)] = float64(answered[b]) / float64(withAnswers)
+		}
+	}
+	r.QueryP50Ms, r.QueryP99Ms = percentile(latencies, 50), percentile(latencies, 99)
+	return r
+}
+
+func ptr(f float64) *float64 { return &f }
+
+// logf logs through cfg.Log when set.
+func (cfg Config) logf(format string, args ...any) {
+	if cfg.Log != nil {
+		cfg.Log(format, args...)
+	}
+}

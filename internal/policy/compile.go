@@ -1,0 +1,96 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/split"
+)
+
+// Compiled is a validated policy turned into the core's splitters.
+type Compiled struct {
+	// Spec is the normalised spec: every default explicit.
+	Spec v1alpha1.ChunkingPolicySpec
+	// Revision is the spec's revision; it enters every parent and child id.
+	Revision string
+	// Builder splits documents into parents and children.
+	Builder *hierarchy.Builder
+	// Length measures texts in the policy's length unit.
+	Length split.LengthFunc
+}
+
+// Compile validates spec and builds its splitters. The parent and child
+// splitters are LangChain RecursiveCharacterTextSplitters with
+// keep_separator=start, strip_whitespace and start indexes, as
+// ParentDocumentRetriever uses them.
+func Compile(spec *v1alpha1.ChunkingPolicySpec) (*Compiled, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	norm := spec.Normalized()
+	length, err := LengthFunc(string(norm.LengthUnit), string(norm.Tokenizer))
+	if err != nil {
+		return nil, err
+	}
+	seps, regex, err := separators(*norm.Separators)
+	if err != nil {
+		return nil, err
+	}
+	parent, err := newSplitter(*norm.Parent, seps, regex, length)
+	if err != nil {
+		return nil, fmt.Errorf("parent splitter: %w", err)
+	}
+	child, err := newSplitter(*norm.Child, seps, regex, length)
+	if err != nil {
+		return nil, fmt.Errorf("child splitter: %w", err)
+	}
+	rev := spec.Revision()
+	b := &hierarchy.Builder{
+		Strategy: hierarchy.Strategy(norm.Strategy),
+		Revision: rev,
+		Parent:   parent,
+		Child:    child,
+		Window:   norm.GetWindowSentences(),
+	}
+	return &Compiled{Spec: norm, Revision: rev, Builder: b, Length: length}, nil
+}
+
+// LengthFunc returns the measure of a length unit: code points for
+// Characters (or an empty unit), tokens of the named tokenizer for Tokens.
+func LengthFunc(unit, tokenizer string) (split.LengthFunc, error) {
+	switch v1alpha1.LengthUnit(unit) {
+	case "", v1alpha1.LengthCharacters:
+		return split.CodePoints, nil
+	case v1alpha1.LengthTokens:
+		if tokenizer == "" {
+			tokenizer = string(v1alpha1.TokenizerCL100K)
+		}
+		return split.TokenLength(tokenizer)
+	default:
+		return nil, fmt.Errorf("unknown length unit %q", unit)
+	}
+}
+
+// separators resolves the separator list and whether it holds regular
+// expressions: custom entries when given, the preset otherwise.
+func separators(s v1alpha1.Separators) ([]string, bool, error) {
+	if len(s.Custom) > 0 {
+		return append([]string(nil), s.Custom...), s.Regex, nil
+	}
+	return split.Separators(strings.ToLower(string(s.Preset)))
+}
+
+// newSplitter builds one recursive splitter.
+func newSplitter(c v1alpha1.ChunkSize, seps []string, regex bool, length split.LengthFunc) (*split.Recursive, error) {
+	return split.NewRecursive(split.Options{
+		ChunkSize:        c.ChunkSize,
+		ChunkOverlap:     c.ChunkOverlap,
+		Separators:       seps,
+		IsSeparatorRegex: regex,
+		KeepSeparator:    split.KeepStart,
+		StripWhitespace:  true,
+		Length:           length,
+	})
+}

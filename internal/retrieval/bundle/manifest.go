@@ -1,0 +1,104 @@
+// Package bundle persists a built index as a revision bundle: a directory
+// holding the manifest, the parent store, the child index and the embedder
+// state. The manifest is written last, so a directory without one is never
+// mistaken for a complete index.
+package bundle
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// FormatVersion is the bundle layout this code writes and reads.
+const FormatVersion = 1
+
+// File and folder names inside a bundle.
+const (
+	ManifestFile = "manifest.json"
+	ChildrenDir  = "children"
+	LexicalFile  = "lexical.stats"
+)
+
+// Manifest describes a bundle: what built it and what it holds.
+type Manifest struct {
+	FormatVersion int `json:"formatVersion"`
+	// Revision names the bundle: a hash of everything that shapes the index.
+	Revision string `json:"revision"`
+	// PolicyRevision is the chunking policy's own revision.
+	PolicyRevision string `json:"policyRevision"`
+	// Policy is the normalised chunking policy spec, as JSON.
+	Policy json.RawMessage `json:"policy,omitempty"`
+	// LengthUnit and Tokenizer say how budgets are measured at query time.
+	LengthUnit string `json:"lengthUnit"`
+	Tokenizer  string `json:"tokenizer,omitempty"`
+	// SourceDigest is a hash of every document's id and text.
+	SourceDigest string   `json:"sourceDigest"`
+	Embedder     Embedder `json:"embedder"`
+	Documents    int      `json:"documents"`
+	Parents      int      `json:"parents"`
+	Children     int      `json:"children"`
+	// Bytes is the bundle's size on disk, manifest excluded.
+	Bytes     int64     `json:"bytes"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Embedder records how children were embedded, so queries are embedded the
+// same way.
+type Embedder struct {
+	// Kind is "lexical" (BM25 sparse vectors) or "openai" (dense vectors).
+	Kind string  `json:"kind"`
+	K1   float64 `json:"k1,omitempty"`
+	B    float64 `json:"b,omitempty"`
+	// ContextWeight is the weight of each child's context (document title
+	// and parent text) in its vector; 0 embeds the child alone.
+	ContextWeight float64 `json:"contextWeight,omitempty"`
+	// Endpoint, Model, Dimensions and APIKeyEnv configure an OpenAI-
+	// compatible endpoint; the key itself is never stored.
+	Endpoint   string `json:"endpoint,omitempty"`
+	Model      string `json:"model,omitempty"`
+	Dimensions int    `json:"dimensions,omitempty"`
+	APIKeyEnv  string `json:"apiKeyEnv,omitempty"`
+}
+
+// Embedder kinds.
+const (
+	EmbedderLexical = "lexical"
+	EmbedderOpenAI  = "openai"
+)
+
+// ReadManifest reads the manifest of the bundle in dir, refusing a
+// directory that holds no complete bundle of this format.
+func ReadManifest(dir string) (Manifest, error) {
+	var m Manifest
+	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return m, fmt.Errorf("%s is not a complete parentrag index (no %s)", dir, ManifestFile)
+	}
+	if err != nil {
+		return m, fmt.Errorf("reading manifest: %w", err)
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return m, fmt.Errorf("%s: corrupt manifest: %w", dir, err)
+	}
+	if m.FormatVersion != FormatVersion {
+		return m, fmt.Errorf("%s: index format %d, this parentrag reads %d: rebuild the index", dir, m.FormatVersion, FormatVersion)
+	}
+	return m, nil
+}
+
+// writeManifest writes the manifest atomically.
+func writeManifest(dir string, m Manifest) error {
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, ManifestFile+".tmp")
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, ManifestFile))
+}

@@ -1,0 +1,50 @@
+package split
+
+import "fmt"
+
+// Separator preset names accepted by Separators.
+const (
+	// PresetDefault names LangChain's default separators for
+	// RecursiveCharacterTextSplitter: paragraphs, lines, words, characters.
+	PresetDefault = "default"
+	// PresetMarkdown names LangChain's Language.MARKDOWN separators
+	// (RecursiveCharacterTextSplitter.from_language / MarkdownTextSplitter):
+	// headings, code-fence ends, horizontal rules, then the default ones.
+	PresetMarkdown = "markdown"
+)
+
+// DefaultSeparators returns a new copy of LangChain's default separators,
+// ["\n\n", "\n", " ", ""], matched literally (is_separator_regex=False).
+func DefaultSeparators() []string {
+	return []string{"\n\n", "\n", " ", ""}
+}
+
+// MarkdownSeparators returns a new copy of LangChain's Language.MARKDOWN
+// separators. They are regular expressions (is_separator_regex=True), as
+// from_language uses them.
+func MarkdownSeparators() []string {
+	return []string{
+		"\n#{1,6} ",
+		"```\n",
+		"\n\\*\\*\\*+\n",
+		"\n---+\n",
+		"\n___+\n",
+		"\n\n",
+		"\n",
+		" ",
+		"",
+	}
+}
+
+// Separators returns the separators of a preset (PresetDefault or
+// PresetMarkdown) and whether they are regular expressions. The slice is a
+// new copy the caller may modify.
+func Separators(preset string) (separators []string, isRegex bool, err error) {
+	switch preset {
+	case PresetDefault, "":
+		return DefaultSeparators(), false, nil
+	case PresetMarkdown:
+		return MarkdownSeparators(), true, nil
+	}
+	return nil, false, fmt.Errorf("split: unknown separator preset %q (want %q or %q)", preset, PresetDefault, PresetMarkdown)
+}

@@ -1,0 +1,32 @@
+package vector
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestSparseAddScaled(t *testing.T) {
+	a := Sparse{Indices: []uint32{1, 3, 7}, Values: []float32{1, 2, 3}}
+	b := Sparse{Indices: []uint32{0, 3, 9}, Values: []float32{10, 10, 10}}
+	got := a.AddScaled(b, 0.5)
+	want := Sparse{Indices: []uint32{0, 1, 3, 7, 9}, Values: []float32{5, 1, 7, 3, 5}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("AddScaled = %+v, want %+v", got, want)
+	}
+	if a.Values[1] != 2 || b.Values[1] != 10 {
+		t.Fatal("AddScaled modified an input")
+	}
+	q := Sparse{Indices: []uint32{3}, Values: []float32{2}}
+	if d := q.Dot(got); d != 14 {
+		t.Fatalf("Dot = %v, want 14", d)
+	}
+}
+
+func TestVectorAddScaled(t *testing.T) {
+	v := Vector{Dense: []float32{1, 2}}
+	o := Vector{Dense: []float32{2, 2}, Sparse: &Sparse{Indices: []uint32{4}, Values: []float32{2}}}
+	got := v.AddScaled(o, 0.5)
+	if !reflect.DeepEqual(got.Dense, []float32{2, 3}) || got.Sparse == nil || got.Sparse.Values[0] != 1 {
+		t.Fatalf("AddScaled = %+v", got)
+	}
+}

@@ -1,0 +1,335 @@
+package vectorstore
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/parentrag/parentrag/internal/retrieval/vector"
+)
+
+// The synthetic corpus: term ids follow a Zipf law over a 50k vocabulary,
+// P(k) ∝ (zipfV+k)^-zipfS. The offset flattens the head the way stopword
+// removal does (the most frequent term lands in ~38% of children, the 100th
+// in ~4%). Each child draws tokens until it has 30 distinct terms; its
+// weights are BM25's saturated term frequency (k1 1.2, b 0.75), the query
+// side carries idf × count, as the lexical embedder does. Queries draw 3-8
+// distinct terms from the same law.
+const (
+	benchVocab    = 50000
+	zipfS, zipfV  = 1.07, 10
+	termsPerChild = 30
+	benchQueries  = 2000
+)
+
+type zipfGen struct {
+	r    *rand.Rand
+	z    *rand.Zipf
+	seen []uint32
+	tf   []int
+}
+
+func newZipfGen(seed uint64) *zipfGen {
+	r := rand.New(rand.NewPCG(seed, 0xc0ffee))
+	return &zipfGen{r: r, z: rand.NewZipf(r, zipfS, zipfV, benchVocab-1)}
+}
+
+// draw collects distinct Zipf terms with their counts until it has n.
+func (g *zipfGen) draw(n int) (terms []uint32, tf []int, tokens int) {
+	g.seen, g.tf = g.seen[:0], g.tf[:0]
+	for len(g.seen) < n {
+		t := uint32(g.z.Uint64())
+		tokens++
+		if i := slices.Index(g.seen, t); i >= 0 {
+			g.tf[i]++
+			continue
+		}
+		g.seen = append(g.seen, t)
+		g.tf = append(g.tf, 1)
+	}
+	return g.seen, g.tf, tokens
+}
+
+func (g *zipfGen) child() *vector.Sparse {
+	const k1, b, avgdl = 1.2, 0.75, 31.0
+	terms, tf, dl := g.draw(termsPerChild)
+	return sortedSparse(terms, func(i int) float32 {
+		f := float64(tf[i])
+		return float32(f * (k1 + 1) / (f + k1*(1-b+b*float64(dl)/avgdl)))
+	})
+}
+
+func (g *zipfGen) query(idf []float64) *vector.Sparse {
+	terms, tf, _ := g.draw(3 + g.r.IntN(6))
+	return sortedSparse(terms, func(i int) float32 { return float32(idf[terms[i]] * float64(tf[i])) })
+}
+
+func sortedSparse(terms []uint32, weight func(i int) float32) *vector.Sparse {
+	order := make([]int, len(terms))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return int(terms[a]) - int(terms[b]) })
+	s := &vector.Sparse{Indices: make([]uint32, len(terms)), Values: make([]float32, len(terms))}
+	for j, i := range order {
+		s.Indices[j], s.Values[j] = terms[i], weight(i)
+	}
+	return s
+}
+
+// zipfIDF approximates Lucene's idf from the expected document frequency of
+// each term under the corpus law.
+func zipfIDF(n int) []float64 {
+	p := make([]float64, benchVocab)
+	sum := 0.0
+	for k := range p {
+		p[k] = math.Pow(zipfV+float64(k), -zipfS)
+		sum += p[k]
+	}
+	idf := make([]float64, benchVocab)
+	for k := range p {
+		df := float64(n) * (1 - math.Pow(1-p[k]/sum, 31))
+		idf[k] = math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
+	}
+	return idf
+}
+
+// childRecord names children doc-D/p-P/c-C, five children per parent and
+// twenty parents per document.
+func childRecord(i int, v vector.Vector) Record {
+	doc, parent := fmt.Sprintf("doc-%d", i/100), fmt.Sprintf("doc-%d/p-%d", i/100, i/5%20)
+	return Record{ID: fmt.Sprintf("%s/c-%d", parent, i%5), ParentID: parent, DocID: doc, Ordinal: i % 5, Vector: v}
+}
+
+type benchCorpus struct {
+	n            int
+	store        *Embedded
+	queries      []SearchRequest
+	bytesPerRec  float64
+	buildSeconds float64
+}
+
+var lastCorpus *benchCorpus // the most recent corpus, reused across benchmarks
+
+// heapInUse returns the live heap after a full collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+func sparseCorpus(b *testing.B, n int) *benchCorpus {
+	if lastCorpus != nil && lastCorpus.n == n {
+		return lastCorpus
+	}
+	lastCorpus = nil
+	before := heapInUse()
+	start := time.Now()
+	e := mustStore(b, EmbeddedOptions{})
+	g := newZipfGen(uint64(n))
+	const batch = 10000
+	for i := 0; i < n; i += batch {
+		recs := make([]Record, min(batch, n-i))
+		for j := range recs {
+			recs[j] = childRecord(i+j, vector.Vector{Sparse: g.child()})
+		}
+		mustUpsert(b, e, recs...)
+	}
+	c := &benchCorpus{n: n, store: e, buildSeconds: time.Since(start).Seconds()}
+	c.bytesPerRec = float64(heapInUse()-before) / float64(n)
+	idf := zipfIDF(n)
+	for range benchQueries {
+		c.queries = append(c.queries, SearchRequest{Vector: vector.Vector{Sparse: g.query(idf)}, TopK: 10})
+	}
+	lastCorpus = c
+	return c
+}
+
+func sizeLabel(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n >= 1000 && n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprint(n)
+}
+
+// BenchmarkSparseSearch measures top-10 BM25-style search; run with -cpu 1.
+func BenchmarkSparseSearch(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		b.Run("children="+sizeLabel(n), func(b *testing.B) {
+			c := sparseCorpus(b, n)
+			b.Logf("built %d children in %.1fs, %.0f bytes/child (Stats estimate %.0f)",
+				n, c.buildSeconds, c.bytesPerRec, c.store.Stats().BytesPerRecord())
+			searchLoop(b, c.store, c.queries, c.bytesPerRec)
+		})
+	}
+}
+
+// searchLoop runs the queries round robin, timing each, and reports latency
+// percentiles, throughput and memory per child.
+func searchLoop(b *testing.B, e *Embedded, queries []SearchRequest, bytesPerRec float64) {
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, 1<<16)
+	i := 0
+	for b.Loop() {
+		start := time.Now()
+		if _, err := e.Search(ctx, queries[i%len(queries)]); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+		i++
+	}
+	slices.Sort(lat)
+	var total time.Duration
+	for _, d := range lat {
+		total += d
+	}
+	ms := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))]) / 1e6 }
+	b.ReportMetric(ms(0.50), "p50-ms")
+	b.ReportMetric(ms(0.99), "p99-ms")
+	b.ReportMetric(float64(len(lat))/total.Seconds(), "queries/s")
+	b.ReportMetric(bytesPerRec, "bytes/child")
+}
+
+// BenchmarkUpsert streams batches of 1000 sparse children into one store.
+// Ids cycle through 200k, so once the store is full every upsert replaces a
+// record and compaction runs periodically.
+func BenchmarkUpsert(b *testing.B) {
+	const pool, batch = 200_000, 1000
+	g := newZipfGen(1)
+	vecs := make([]*vector.Sparse, 20_000)
+	for i := range vecs {
+		vecs[i] = g.child()
+	}
+	recs := make([]Record, pool)
+	for i := range recs {
+		recs[i] = childRecord(i, vector.Vector{Sparse: vecs[i%len(vecs)]})
+	}
+	e := mustStore(b, EmbeddedOptions{})
+	ctx := context.Background()
+	off := 0
+	for b.Loop() {
+		if err := e.Upsert(ctx, recs[off:off+batch]); err != nil {
+			b.Fatal(err)
+		}
+		off = (off + batch) % pool
+	}
+	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "children/s")
+}
+
+// BenchmarkDenseFlatSearch measures exact top-10 cosine search over 384-dim
+// vectors.
+func BenchmarkDenseFlatSearch(b *testing.B) {
+	const dims = 384
+	for _, n := range []int{10_000, 100_000} {
+		b.Run("children="+sizeLabel(n), func(b *testing.B) {
+			lastCorpus = nil
+			r := rand.New(rand.NewPCG(uint64(n), 384))
+			before := heapInUse()
+			e := mustStore(b, EmbeddedOptions{Metric: Cosine})
+			for i := 0; i < n; i += 10000 {
+				recs := make([]Record, min(10000, n-i))
+				for j := range recs {
+					recs[j] = childRecord(i+j, vector.Vector{Dense: randDense(r, dims, false)})
+				}
+				mustUpsert(b, e, recs...)
+			}
+			perRec := float64(heapInUse()-before) / float64(n)
+			queries := make([]SearchRequest, 200)
+			for i := range queries {
+				queries[i] = SearchRequest{Vector: vector.Vector{Dense: randDense(r, dims, false)}, TopK: 10}
+			}
+			searchLoop(b, e, queries, perRec)
+		})
+	}
+}
+
+// BenchmarkLoad measures LoadEmbedded on the 1M-children sparse corpus and
+// reports the loaded store's memory, whose postings are packed exactly.
+func BenchmarkLoad(b *testing.B) {
+	c := sparseCorpus(b, 1_000_000)
+	dir := b.TempDir()
+	start := time.Now()
+	if err := c.store.Save(dir); err != nil {
+		b.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(dir, EmbeddedFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("saved %d children (%d MB) in %.2fs", c.n, st.Size()>>20, time.Since(start).Seconds())
+	before := heapInUse()
+	loaded, err := LoadEmbedded(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	perRec := float64(heapInUse()-before) / float64(c.n)
+	runtime.KeepAlive(loaded)
+	for b.Loop() {
+		if _, err := LoadEmbedded(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(perRec, "bytes/child")
+	b.ReportMetric(float64(st.Size())/float64(c.n), "file-bytes/child")
+}
+
+// BenchmarkDenseHNSWSearch measures the approximate index on 30k 384-dim
+// clustered vectors (above the default threshold) and reports recall@10
+// against exact flat search. Building the graph dominates its run time.
+func BenchmarkDenseHNSWSearch(b *testing.B) {
+	const n, dims = 30_000, 384
+	lastCorpus = nil
+	r := rand.New(rand.NewPCG(30, 384))
+	centers := make([][]float32, 100)
+	for i := range centers {
+		centers[i] = randDense(r, dims, false)
+	}
+	point := func() []float32 {
+		v := randDense(r, dims, false)
+		c := centers[r.IntN(len(centers))]
+		for i := range v {
+			v[i] = c[i] + 0.5*v[i]
+		}
+		return v
+	}
+	recs := make([]Record, n)
+	for i := range recs {
+		recs[i] = childRecord(i, vector.Vector{Dense: point()})
+	}
+	exact := mustStore(b, EmbeddedOptions{Metric: Cosine})
+	mustUpsert(b, exact, recs...)
+	before := heapInUse()
+	start := time.Now()
+	approx := mustStore(b, EmbeddedOptions{Metric: Cosine, HNSW: true})
+	mustUpsert(b, approx, recs...)
+	b.Logf("built HNSW over %d vectors in %.1fs", n, time.Since(start).Seconds())
+	perRec := float64(heapInUse()-before) / n
+	runtime.KeepAlive(recs) // the records were live at both measurements
+	queries := make([]SearchRequest, 200)
+	found := 0
+	for i := range queries {
+		queries[i] = SearchRequest{Vector: vector.Vector{Dense: point()}, TopK: 10}
+		got := map[string]bool{}
+		for _, h := range mustSearch(b, approx, queries[i]) {
+			got[h.ID] = true
+		}
+		for _, h := range mustSearch(b, exact, queries[i]) {
+			if got[h.ID] {
+				found++
+			}
+		}
+	}
+	searchLoop(b, approx, queries, perRec)
+	b.ReportMetric(float64(found)/float64(10*len(queries)), "recall@10")
+}

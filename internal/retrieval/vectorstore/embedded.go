@@ -1,0 +1,401 @@
+package vectorstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+
+	"github.com/parentrag/parentrag/internal/retrieval/vector"
+)
+
+// Errors returned by the embedded store. Each is wrapped with context, so
+// match them with errors.Is.
+var (
+	// ErrDimensionMismatch reports a dense vector whose length differs from
+	// the dimension fixed by the first dense vector the store accepted.
+	ErrDimensionMismatch = errors.New("dense dimension mismatch")
+	// ErrInvalidInput reports a malformed record or search request: an empty
+	// id, unsorted or mismatched sparse indices, a non-finite value, a
+	// non-positive TopK, or a query that sets both sparse and dense parts.
+	ErrInvalidInput = errors.New("invalid input")
+	// ErrCorruptFile reports a persisted store that is truncated, fails its
+	// checksum, or is otherwise not a file LoadEmbedded can trust.
+	ErrCorruptFile = errors.New("corrupt vector store file")
+)
+
+// Metric selects how dense vectors are compared. Every metric yields a score
+// where higher is better, so Search always orders by descending score.
+type Metric uint8
+
+const (
+	// IP scores a dense match by the inner product of query and record.
+	IP Metric = iota
+	// Cosine scores a dense match by cosine similarity. Records are stored
+	// normalized to unit length (a zero vector stays zero and scores 0) and
+	// the query is normalized before scoring; a zero query matches nothing.
+	Cosine
+	// L2 scores a dense match by the negated Euclidean distance, so the
+	// nearest record has the highest score (0 for an identical vector).
+	L2
+)
+
+// String returns the Milvus spelling of the metric: "IP", "COSINE" or "L2".
+func (m Metric) String() string {
+	switch m {
+	case IP:
+		return "IP"
+	case Cosine:
+		return "COSINE"
+	case L2:
+		return "L2"
+	}
+	return fmt.Sprintf("Metric(%d)", uint8(m))
+}
+
+// ParseMetric parses a metric name case-insensitively ("ip", "cosine",
+// "l2"); the empty string means IP. Any other name is ErrInvalidInput.
+func ParseMetric(s string) (Metric, error) {
+	switch strings.ToUpper(strings.TrimSpace(s)) {
+	case "", "IP":
+		return IP, nil
+	case "COSINE":
+		return Cosine, nil
+	case "L2":
+		return L2, nil
+	}
+	return 0, fmt.Errorf("unknown metric %q: %w", s, ErrInvalidInput)
+}
+
+func (m Metric) valid() bool { return m <= L2 }
+
+// Defaults applied by NewEmbedded to zero HNSW fields.
+const (
+	// DefaultHNSWThreshold is the live dense vector count above which an
+	// enabled HNSW index replaces flat search.
+	DefaultHNSWThreshold = 20000
+	// DefaultHNSWM is the HNSW out-degree per layer (twice that on layer 0).
+	DefaultHNSWM = 16
+	// DefaultHNSWEfConstruction is the HNSW beam width while inserting.
+	DefaultHNSWEfConstruction = 100
+	// DefaultHNSWEfSearch is the HNSW beam width while searching; a search
+	// always uses at least TopK.
+	DefaultHNSWEfSearch = 64
+)
+
+// EmbeddedOptions configures NewEmbedded. The zero value is an exact store
+// (flat dense search, inner product metric).
+type EmbeddedOptions struct {
+	// Metric scores dense vectors. Sparse vectors are always scored by
+	// inner product.
+	Metric Metric
+	// HNSW enables the approximate dense index. Once the store holds more
+	// than HNSWThreshold dense rows (tombstoned rows awaiting compaction
+	// included), dense search walks the HNSW graph instead of scanning every
+	// vector; below that, search stays exact. The graph is built in full by
+	// the write that crosses the threshold, rebuilt by every compaction and
+	// by LoadEmbedded (it is not persisted), and extended by later upserts;
+	// all of this runs under the write lock. Recall is high but not
+	// guaranteed, and a result can hold fewer than TopK hits when many
+	// near neighbours are tombstones.
+	HNSW bool
+	// HNSWThreshold, HNSWM, HNSWEfConstruction and HNSWEfSearch tune the
+	// HNSW index; zero picks the Default constants.
+	HNSWThreshold      int
+	HNSWM              int
+	HNSWEfConstruction int
+	HNSWEfSearch       int
+}
+
+func (o EmbeddedOptions) withDefaults() EmbeddedOptions {
+	if o.HNSWThreshold <= 0 {
+		o.HNSWThreshold = DefaultHNSWThreshold
+	}
+	if o.HNSWM <= 1 {
+		o.HNSWM = DefaultHNSWM
+	}
+	if o.HNSWEfConstruction <= 0 {
+		o.HNSWEfConstruction = DefaultHNSWEfConstruction
+	}
+	if o.HNSWEfSearch <= 0 {
+		o.HNSWEfSearch = DefaultHNSWEfSearch
+	}
+	return o
+}
+
+// Embedded is the in-process VectorStore. Sparse search is an exact inverted
+// index scored by inner product; dense search is an exact flat scan under
+// the configured Metric, or HNSW when enabled and large enough. Any number of
+// Search, Count, Stats and Save calls may run concurrently with each other
+// and with one writer (Upsert, Delete); writers serialize.
+type Embedded struct {
+	mu     sync.RWMutex
+	opts   EmbeddedOptions
+	recs   recordTable
+	sparse invertedIndex
+	dense  flatIndex
+	graph  *hnswGraph
+	accs   sync.Pool // *accumulator
+}
+
+var _ VectorStore = (*Embedded)(nil)
+
+// NewEmbedded returns an empty store. It fails only when opts.Metric is not
+// one of IP, Cosine or L2.
+func NewEmbedded(opts EmbeddedOptions) (*Embedded, error) {
+	if !opts.Metric.valid() {
+		return nil, fmt.Errorf("new embedded store: %v: %w", opts.Metric, ErrInvalidInput)
+	}
+	e := &Embedded{opts: opts.withDefaults()}
+	e.recs = newRecordTable()
+	e.sparse = newInvertedIndex()
+	return e, nil
+}
+
+// Metric returns the dense metric fixed at construction.
+func (e *Embedded) Metric() Metric { return e.opts.Metric }
+
+// Upsert inserts records, replacing any live record with the same ID (the
+// last one wins within a batch). The batch is validated first and applied
+// only if every record is valid, so an error leaves the store unchanged.
+// The first dense vector ever accepted fixes the dense dimension; a later
+// mismatch fails with ErrDimensionMismatch.
+func (e *Embedded) Upsert(ctx context.Context, records []Record) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("upsert: %w", err)
+	}
+	dims, err := checkRecords(records)
+	if err != nil {
+		return fmt.Errorf("upsert: %w", err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if dims != 0 && e.dense.dims != 0 && dims != e.dense.dims {
+		return fmt.Errorf("upsert: dense vectors have %d dims, store has %d: %w",
+			dims, e.dense.dims, ErrDimensionMismatch)
+	}
+	if err := e.recs.checkCapacity(records); err != nil {
+		return fmt.Errorf("upsert: %w", err)
+	}
+	if dims != 0 && e.dense.dims == 0 {
+		e.dense.dims = dims
+	}
+	for i := range records {
+		e.insert(&records[i])
+	}
+	e.afterWrite()
+	return nil
+}
+
+// insert appends r as a new slot and tombstones the slot it replaces.
+func (e *Embedded) insert(r *Record) {
+	slot, old, replaced := e.recs.add(r)
+	if replaced {
+		e.recs.kill(old)
+	}
+	if r.Vector.Sparse != nil {
+		e.sparse.add(slot, r.Vector.Sparse)
+	}
+	if len(r.Vector.Dense) > 0 {
+		row := e.dense.add(slot, r.Vector.Dense, e.opts.Metric)
+		if e.graph != nil {
+			e.graph.insert(row)
+		}
+	}
+}
+
+// Delete removes the records with the given ids; unknown ids are ignored,
+// so Delete is idempotent. A deleted record is never returned by Search.
+func (e *Embedded) Delete(ctx context.Context, ids []string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("delete: %w", err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, id := range ids {
+		e.recs.remove(id)
+	}
+	e.afterWrite()
+	return nil
+}
+
+// afterWrite compacts once tombstones exceed a quarter of all slots, which
+// bounds postings and dense rows to 4/3 of the live data, and builds the HNSW
+// graph once the store crosses the threshold.
+func (e *Embedded) afterWrite() {
+	if e.recs.dead*4 > e.recs.slots() {
+		e.compact()
+	}
+	if e.graph == nil && e.wantGraph() {
+		e.buildGraph()
+	}
+}
+
+// Count returns the number of live records.
+func (e *Embedded) Count(ctx context.Context) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("count: %w", err)
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.recs.live(), nil
+}
+
+// Search returns at most req.TopK live records by descending score, ties
+// broken by ascending ID. A sparse query scores every record by the exact
+// sparse inner product (vector.Sparse.Dot) and returns only records scoring
+// above zero. A dense query scores records that have a dense vector by the
+// store's Metric, exactly unless the HNSW index is active. A query with
+// neither part (or an empty sparse part) returns no hits; one with both
+// parts, a non-positive TopK or malformed values fails with
+// ErrInvalidInput; a dense query of the wrong length fails with
+// ErrDimensionMismatch. Records whose score is NaN are never returned.
+func (e *Embedded) Search(ctx context.Context, req SearchRequest) ([]Hit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	sparse, dense, err := checkQuery(req)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	h := newTopK(req.TopK, &e.recs)
+	switch {
+	case sparse != nil:
+		e.searchSparse(sparse, h)
+	case dense != nil:
+		if err := e.searchDense(dense, h); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+	}
+	return e.hits(h.sorted()), nil
+}
+
+func (e *Embedded) searchSparse(q *vector.Sparse, h *topK) {
+	acc := e.getAccumulator(e.recs.slots())
+	e.sparse.accumulate(q, acc)
+	acc.collect(h)
+	e.accs.Put(acc)
+}
+
+func (e *Embedded) searchDense(q []float32, h *topK) error {
+	if e.dense.dims == 0 {
+		return nil
+	}
+	if len(q) != e.dense.dims {
+		return fmt.Errorf("dense query has %d dims, store has %d: %w",
+			len(q), e.dense.dims, ErrDimensionMismatch)
+	}
+	if e.opts.Metric == Cosine {
+		q = normalized(q)
+		if q == nil {
+			return nil
+		}
+	}
+	if e.graph != nil {
+		e.graph.search(q, h, e.opts.HNSWEfSearch)
+		return nil
+	}
+	e.dense.scan(q, e.opts.Metric, h)
+	return nil
+}
+
+func (e *Embedded) getAccumulator(slots int) *accumulator {
+	acc, _ := e.accs.Get().(*accumulator)
+	if acc == nil {
+		acc = &accumulator{}
+	}
+	if len(acc.scores) < slots {
+		// Grow with headroom so a store that keeps growing does not
+		// reallocate on every search.
+		acc.scores = make([]float32, slots+slots/8)
+	}
+	return acc
+}
+
+func (e *Embedded) hits(cands []candidate) []Hit {
+	out := make([]Hit, len(cands))
+	for i, c := range cands {
+		out[i] = e.recs.hit(c.slot, c.score)
+	}
+	return out
+}
+
+// EmbeddedStats describes the store's size. Counts are exact; MemoryBytes
+// is an estimate of the heap the index structures hold (capacity included,
+// Go map overhead approximated). It excludes per-search scratch: each
+// concurrent sparse search pools 4 bytes per slot plus its touched list.
+type EmbeddedStats struct {
+	// Records is the number of live records, as Count returns.
+	Records int
+	// Tombstones is the number of deleted or replaced slots awaiting
+	// compaction; they never appear in results.
+	Tombstones int
+	// Terms is the number of distinct sparse term ids indexed.
+	Terms int
+	// Postings is the number of sparse postings held, tombstoned ones
+	// included.
+	Postings int
+	// DenseDims is the dense dimension, 0 until a dense vector is stored.
+	DenseDims int
+	// DenseVectors is the number of dense rows held, tombstoned ones
+	// included.
+	DenseVectors int
+	// HNSW reports whether dense search currently uses the HNSW graph.
+	HNSW bool
+	// MemoryBytes estimates the heap held by the store.
+	MemoryBytes int64
+}
+
+// BytesPerRecord is MemoryBytes divided by Records (0 when empty).
+func (s EmbeddedStats) BytesPerRecord() float64 {
+	if s.Records == 0 {
+		return 0
+	}
+	return float64(s.MemoryBytes) / float64(s.Records)
+}
+
+// Stats returns a consistent snapshot of the store's counts and an estimate
+// of its memory.
+func (e *Embedded) Stats() EmbeddedStats {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	mem := e.recs.memory() + e.sparse.memory() + e.dense.memory()
+	if e.graph != nil {
+		mem += e.graph.memory()
+	}
+	return EmbeddedStats{
+		Records:      e.recs.live(),
+		Tombstones:   e.recs.dead,
+		Terms:        len(e.sparse.lists),
+		Postings:     e.sparse.total,
+		DenseDims:    e.dense.dims,
+		DenseVectors: e.dense.rows(),
+		HNSW:         e.graph != nil,
+		MemoryBytes:  mem,
+	}
+}
+
+// normalized returns v scaled to unit length, or nil when v is zero.
+func normalized(v []float32) []float32 {
+	n := norm(v)
+	if n == 0 {
+		return nil
+	}
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(float64(x) / n)
+	}
+	return out
+}
+
+func norm(v []float32) float64 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	return math.Sqrt(s)
+}

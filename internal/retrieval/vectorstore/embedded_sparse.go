@@ -1,0 +1,166 @@
+package vectorstore
+
+import (
+	"slices"
+
+	"github.com/parentrag/parentrag/internal/retrieval/vector"
+)
+
+// posting is one sparse entry: a record slot and its weight for the term.
+type posting struct {
+	slot   uint32
+	weight float32
+}
+
+// invertedIndex maps each sparse term id to its postings, kept in ascending
+// slot order (slots are appended in order and compaction preserves it).
+// Postings of tombstoned slots stay until compaction; search skips them.
+type invertedIndex struct {
+	terms map[uint32]uint32 // term id -> position in lists and keys
+	keys  []uint32          // term id of each list
+	lists [][]posting
+	total int // postings held, tombstoned ones included
+}
+
+func newInvertedIndex() invertedIndex {
+	return invertedIndex{terms: make(map[uint32]uint32)}
+}
+
+// add indexes the non-zero weights of s for slot. Zero weights contribute
+// nothing to an inner product, so dropping them keeps search exact.
+func (x *invertedIndex) add(slot uint32, s *vector.Sparse) {
+	for i, t := range s.Indices {
+		w := s.Values[i]
+		if w == 0 {
+			continue
+		}
+		li, ok := x.terms[t]
+		if !ok {
+			li = uint32(len(x.lists))
+			x.terms[t] = li
+			x.keys = append(x.keys, t)
+			x.lists = append(x.lists, nil)
+		}
+		x.lists[li] = append(x.lists[li], posting{slot: slot, weight: w})
+		x.total++
+	}
+}
+
+// accumulator is per-search scratch: a score per slot, all zero between
+// searches, and the slots a search touched.
+type accumulator struct {
+	scores  []float32
+	touched []uint32
+}
+
+// accumulate adds q's contribution to every posting, term at a time. Query
+// terms are visited in increasing id order, so each record's score is summed
+// in exactly the order vector.Sparse.Dot sums it and the result is bitwise
+// equal to Dot. A slot is recorded as touched whenever its score is zero
+// before an addition; a slot whose score returns to zero may be recorded
+// twice, which collect tolerates.
+func (x *invertedIndex) accumulate(q *vector.Sparse, acc *accumulator) {
+	scores, touched := acc.scores, acc.touched[:cap(acc.touched)]
+	n := 0
+	for _, l := range x.queryLists(q) {
+		if len(touched)-n < len(l.postings) {
+			touched = slices.Grow(touched[:n], len(l.postings))
+			touched = touched[:cap(touched)]
+		}
+		qw := l.weight
+		for _, p := range l.postings {
+			s := scores[p.slot]
+			// Branch-free: always store, advance only for a new slot.
+			touched[n] = p.slot
+			if s == 0 {
+				n++
+			}
+			scores[p.slot] = s + qw*p.weight
+		}
+	}
+	acc.touched = touched[:n]
+}
+
+// queryList is one query term's weight and postings.
+type queryList struct {
+	weight   float32
+	postings []posting
+}
+
+// queryLists returns the postings of q's non-zero terms in increasing term
+// order.
+func (x *invertedIndex) queryLists(q *vector.Sparse) []queryList {
+	out := make([]queryList, 0, len(q.Indices))
+	for i, t := range q.Indices {
+		if q.Values[i] == 0 {
+			continue
+		}
+		if li, ok := x.terms[t]; ok {
+			out = append(out, queryList{weight: q.Values[i], postings: x.lists[li]})
+		}
+	}
+	return out
+}
+
+// collect offers every positive score to h and zeroes the touched scores, so
+// the accumulator is clean for the next search. A duplicate touched entry
+// reads the zero its first occurrence left and is skipped.
+func (acc *accumulator) collect(h *topK) {
+	scores := acc.scores
+	floor := h.floor()
+	for _, slot := range acc.touched {
+		s := scores[slot]
+		if s == 0 {
+			continue
+		}
+		scores[slot] = 0
+		if s > 0 && s >= floor {
+			h.offer(s, slot)
+			floor = h.floor()
+		}
+	}
+	acc.touched = acc.touched[:0]
+}
+
+// compacted returns the index with tombstoned postings dropped and slots
+// renumbered through remap, packed into one allocation; terms left without
+// postings disappear.
+func (x *invertedIndex) compacted(remap []uint32) invertedIndex {
+	counts := make([]int, len(x.lists))
+	total := 0
+	for li, list := range x.lists {
+		for _, p := range list {
+			if remap[p.slot] != noSlot {
+				counts[li]++
+			}
+		}
+		total += counts[li]
+	}
+	n := invertedIndex{terms: make(map[uint32]uint32, len(x.lists)), total: total}
+	all := make([]posting, 0, total)
+	for li, list := range x.lists {
+		if counts[li] == 0 {
+			continue
+		}
+		start := len(all)
+		for _, p := range list {
+			if s := remap[p.slot]; s != noSlot {
+				all = append(all, posting{slot: s, weight: p.weight})
+			}
+		}
+		n.terms[x.keys[li]] = uint32(len(n.lists))
+		n.keys = append(n.keys, x.keys[li])
+		n.lists = append(n.lists, all[start:len(all):len(all)])
+	}
+	return n
+}
+
+func (x *invertedIndex) memory() int64 {
+	mem := 8*int64(x.total) + 28*int64(len(x.lists)) + 4*int64(cap(x.keys))
+	for _, l := range x.lists {
+		mem += 8 * int64(cap(l)-len(l))
+	}
+	// Swiss-table maps hold a control byte plus the 8-byte entry per slot
+	// at up to 7/8 load; 12 bytes per term is a fair estimate.
+	return mem + 12*int64(len(x.terms))
+}

@@ -1,0 +1,239 @@
+// Package source turns where documents come from (files and folders for
+// now) into documents, refusing broken input with an error that names the
+// file and the problem.
+package source
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+)
+
+// Extensions read as documents: Markdown and text files become one document
+// each; JSON Lines files hold one document per line.
+var Extensions = []string{".md", ".markdown", ".txt", ".jsonl", ".jsonl.gz"}
+
+// FileError names the file (and line, for JSON Lines) a problem is in.
+type FileError struct {
+	Path string
+	Line int
+	Err  error
+}
+
+func (e *FileError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Path, e.Err)
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+// LoadPaths reads every document under paths: files are read whatever their
+// extension, folders are walked for files with one of Extensions, in
+// lexical order. A document's id is its path relative to the folder it was
+// found in (the file name for a file given directly). It fails on the first
+// unreadable, binary or non-UTF-8 file, and when nothing was found.
+func LoadPaths(paths []string) ([]hierarchy.Document, error) {
+	var docs []hierarchy.Document
+	for _, p := range paths {
+		found, err := loadPath(p)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, found...)
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("no documents found in %s (looked for %s)", strings.Join(paths, ", "), strings.Join(Extensions, " "))
+	}
+	return docs, nil
+}
+
+// loadPath reads one file or walks one folder.
+func loadPath(root string) ([]hierarchy.Document, error) {
+	info, err := os.Stat(root)
+	if err != nil {
+		return nil, &FileError{Path: root, Err: unwrapPathError(err)}
+	}
+	if !info.IsDir() {
+		return LoadFile(root, filepath.Base(root))
+	}
+	files, err := listFiles(root)
+	if err != nil {
+		return nil, err
+	}
+	var docs []hierarchy.Document
+	for _, rel := range files {
+		found, err := LoadFile(filepath.Join(root, rel), filepath.ToSlash(rel))
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, found...)
+	}
+	return docs, nil
+}
+
+// listFiles returns the document files under root, relative to it, sorted.
+func listFiles(root string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return &FileError{Path: path, Err: unwrapPathError(err)}
+		}
+		if d.IsDir() || !hasDocumentExtension(path) {
+			return nil
+		}
+		rel, err := filepath.Rel(root, path)
+		files = append(files, rel)
+		return err
+	})
+	sort.Strings(files)
+	return files, err
+}
+
+// hasDocumentExtension reports whether path ends in one of Extensions.
+func hasDocumentExtension(path string) bool {
+	for _, ext := range Extensions {
+		if strings.HasSuffix(strings.ToLower(path), ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// LoadFile reads one file as documents with the given id (JSON Lines files
+// carry their own ids).
+func LoadFile(path, id string) ([]hierarchy.Document, error) {
+	data, err := ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if strings.HasSuffix(path, ".jsonl") || strings.HasSuffix(path, ".jsonl.gz") {
+		return parseJSONLines(path, data)
+	}
+	if err := CheckText(data); err != nil {
+		return nil, &FileError{Path: path, Err: err}
+	}
+	text := string(data)
+	return []hierarchy.Document{{ID: id, Title: MarkdownTitle(text), Text: text}}, nil
+}
+
+// ReadFile reads a file, decompressing it when its name ends in .gz. Errors
+// are *FileError naming the file.
+func ReadFile(path string) ([]byte, error) {
+	data, err := readMaybeGzip(path)
+	if err != nil {
+		return nil, &FileError{Path: path, Err: err}
+	}
+	return data, nil
+}
+
+// readMaybeGzip reads a file, decompressing it when its name ends in .gz.
+func readMaybeGzip(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		gz, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("not gzip data: %w", err)
+		}
+		defer gz.Close()
+		r = gz
+	}
+	return io.ReadAll(r)
+}
+
+// CheckText refuses data that is binary (holds a NUL byte) or not valid
+// UTF-8, naming the byte offset of the first bad byte.
+func CheckText(data []byte) error {
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return fmt.Errorf("binary file (NUL byte at offset %d)", i)
+	}
+	if !utf8.Valid(data) {
+		return fmt.Errorf("invalid UTF-8 at byte offset %d", firstInvalidUTF8(data))
+	}
+	return nil
+}
+
+// firstInvalidUTF8 returns the offset of the first byte that does not start
+// a valid UTF-8 sequence.
+func firstInvalidUTF8(data []byte) int {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return len(data)
+}
+
+// jsonDocument is one line of a JSON Lines corpus (the BEIR layout).
+type jsonDocument struct {
+	ID       string            `json:"_id"`
+	Title    string            `json:"title"`
+	Text     *string           `json:"text"`
+	Metadata map[string]string `json:"metadata"`
+}
+
+// parseJSONLines reads one document per non-blank line; each needs `_id`
+// and `text`.
+func parseJSONLines(path string, data []byte) ([]hierarchy.Document, error) {
+	if err := CheckText(data); err != nil {
+		return nil, &FileError{Path: path, Err: err}
+	}
+	var docs []hierarchy.Document
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 256<<20)
+	for line := 1; sc.Scan(); line++ {
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 {
+			continue
+		}
+		var d jsonDocument
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return nil, &FileError{Path: path, Line: line, Err: fmt.Errorf("not a JSON object: %w", err)}
+		}
+		if d.ID == "" || d.Text == nil {
+			return nil, &FileError{Path: path, Line: line, Err: fmt.Errorf(`a document needs "_id" and "text"`)}
+		}
+		docs = append(docs, hierarchy.Document{ID: d.ID, Title: d.Title, Text: *d.Text, Metadata: d.Metadata})
+	}
+	return docs, sc.Err()
+}
+
+// MarkdownTitle returns the text of the first level-one heading, if any.
+func MarkdownTitle(text string) string {
+	for _, line := range strings.SplitN(text, "\n", 50) {
+		if strings.HasPrefix(line, "# ") {
+			return strings.TrimSpace(line[2:])
+		}
+	}
+	return ""
+}
+
+// unwrapPathError drops the path from an *fs.PathError, since FileError
+// already names it.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
+}
