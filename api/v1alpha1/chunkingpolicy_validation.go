@@ -3,12 +3,23 @@ package v1alpha1
 import (
 	"fmt"
 	"regexp"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// MaxWindowSentences is the largest sentence window on either side.
-const MaxWindowSentences = 10
+// Limits the CRD schema declares (see the markers in
+// chunkingpolicy_types.go); Validate enforces them too.
+const (
+	// MaxWindowSentences is the largest sentence window on either side.
+	MaxWindowSentences = 10
+	// MaxChunkSize is the largest chunkSize.
+	MaxChunkSize = 1000000
+	// MaxCustomSeparators is the most custom separators a policy may list.
+	MaxCustomSeparators = 32
+	// MaxSeparatorLength is the longest custom separator, in characters.
+	MaxSeparatorLength = 256
+)
 
 // Validate applies the same rules the CRD schema enforces, so a policy read
 // from a file is refused with the messages kubectl apply would print. It
@@ -62,6 +73,14 @@ func (s *ChunkingPolicySpec) validateSeparators(path *field.Path) field.ErrorLis
 	if seps.Regex && len(seps.Custom) == 0 {
 		errs = append(errs, field.Required(path.Child("custom"), "separators.regex needs a custom separator list"))
 	}
+	if n := len(seps.Custom); n > MaxCustomSeparators {
+		errs = append(errs, field.TooMany(path.Child("custom"), n, MaxCustomSeparators))
+	}
+	for i, sep := range seps.Custom {
+		if utf8.RuneCountInString(sep) > MaxSeparatorLength {
+			errs = append(errs, field.TooLongCharacters(path.Child("custom").Index(i), sep, MaxSeparatorLength))
+		}
+	}
 	if !seps.Regex {
 		return errs
 	}
@@ -74,12 +93,15 @@ func (s *ChunkingPolicySpec) validateSeparators(path *field.Path) field.ErrorLis
 	return errs
 }
 
-// validateChunkSize refuses non-positive sizes and overlaps that are
-// negative or not smaller than the size.
+// validateChunkSize refuses sizes outside [1, MaxChunkSize] and overlaps
+// that are negative or not smaller than the size.
 func validateChunkSize(path *field.Path, c ChunkSize) field.ErrorList {
 	var errs field.ErrorList
 	if c.ChunkSize < 1 {
 		errs = append(errs, field.Invalid(path.Child("chunkSize"), c.ChunkSize, "must be at least 1"))
+	}
+	if c.ChunkSize > MaxChunkSize {
+		errs = append(errs, field.Invalid(path.Child("chunkSize"), c.ChunkSize, fmt.Sprintf("must be at most %d", MaxChunkSize)))
 	}
 	if c.ChunkOverlap < 0 {
 		errs = append(errs, field.Invalid(path.Child("chunkOverlap"), c.ChunkOverlap, "must not be negative"))

@@ -16,7 +16,7 @@ import (
 )
 
 // defaultDemoQuestion is asked when the demo is given none.
-const defaultDemoQuestion = "How does parentrag roll out a new chunk size safely?"
+const defaultDemoQuestion = "Why split documents into parents and children?"
 
 // newLocalDemoCommand indexes parentrag's own documentation, which ships
 // inside the binary, and asks it a question.

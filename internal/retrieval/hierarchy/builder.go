@@ -61,13 +61,15 @@ func (b *Builder) buildParentChild(doc Document) Result {
 
 // buildWindows makes each sentence (split further when longer than a
 // child) a child whose parent is the text from the window's first sentence
-// to its last, clipped at the document's edges.
+// to its last, clipped at the document's edges. A negative Window counts as
+// 0 (the sentence alone).
 func (b *Builder) buildWindows(doc Document) Result {
 	sentences := split.Sentences(doc.Text)
 	runes := []rune(doc.Text)
+	w := max(0, b.Window)
 	var res Result
 	for i, s := range sentences {
-		first, last := max(0, i-b.Window), min(len(sentences)-1, i+b.Window)
+		first, last := max(0, i-w), min(len(sentences)-1, i+w)
 		from := sentences[first].Start
 		to := sentences[last].Start + utf8.RuneCountInString(sentences[last].Text)
 		window := split.Chunk{Text: string(runes[from:to]), Start: from}

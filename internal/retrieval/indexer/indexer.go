@@ -135,8 +135,13 @@ func splitAll(ctx context.Context, docs []hierarchy.Document, b hierarchy.Docume
 }
 
 // embedAll fits the embedder when it learns corpus statistics, then embeds
-// children in batches into a new embedded store.
+// children in batches into a new embedded store. It checks ctx before
+// fitting and before each batch, so a cancelled build never reports
+// success, even when there is nothing to embed or the embedder ignores ctx.
 func (ix *Index) embedAll(ctx context.Context, opts Options) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	texts := make([]string, len(ix.Children))
 	for i, c := range ix.Children {
 		texts[i] = c.Text
@@ -153,6 +158,9 @@ func (ix *Index) embedAll(ctx context.Context, opts Options) error {
 	}
 	ctxs := newContexts(ix.Parents, ix.Embedder, opts.ContextWeight)
 	for from := 0; from < len(texts); from += opts.BatchSize {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		to := min(from+opts.BatchSize, len(texts))
 		if err := embedBatch(ctx, ix.Embedder, ctxs, store, ix.Children[from:to], texts[from:to]); err != nil {
 			return err

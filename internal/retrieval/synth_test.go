@@ -1,0 +1,103 @@
+package retrieval_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+)
+
+// synthVocabulary returns n distinct pronounceable pseudo-words, the same
+// ones on every call: consonant-vowel syllables, two to four of them.
+func synthVocabulary(n int) []string {
+	consonants := []string{"b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z"}
+	vowels := []string{"a", "e", "i", "o", "u"}
+	r := rand.New(rand.NewPCG(1, 2))
+	seen := map[string]bool{}
+	out := make([]string, 0, n)
+	for len(out) < n {
+		var b strings.Builder
+		for range 2 + r.IntN(3) {
+			b.WriteString(consonants[r.IntN(len(consonants))])
+			b.WriteString(vowels[r.IntN(len(vowels))])
+		}
+		if w := b.String(); !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// synthCorpus draws words from a vocabulary with Zipf-distributed ranks,
+// deterministically from its seed, as English-like text.
+type synthCorpus struct {
+	vocab []string
+	r     *rand.Rand
+	zipf  *rand.Zipf
+}
+
+// newSynthCorpus returns a generator over a vocabulary of vocabSize words.
+func newSynthCorpus(seed uint64, vocabSize int) *synthCorpus {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	return &synthCorpus{
+		vocab: synthVocabulary(vocabSize),
+		r:     r,
+		zipf:  rand.NewZipf(r, 1.07, 2, uint64(vocabSize-1)),
+	}
+}
+
+// word returns one Zipf-distributed word.
+func (s *synthCorpus) word() string { return s.vocab[s.zipf.Uint64()] }
+
+// sentence returns 6 to 19 words, capitalised and ending in a full stop.
+func (s *synthCorpus) sentence() string {
+	n := 6 + s.r.IntN(14)
+	words := make([]string, n)
+	for i := range words {
+		words[i] = s.word()
+	}
+	words[0] = strings.ToUpper(words[0][:1]) + words[0][1:]
+	return strings.Join(words, " ") + "."
+}
+
+// paragraph returns 2 to 6 sentences.
+func (s *synthCorpus) paragraph() string {
+	n := 2 + s.r.IntN(5)
+	sents := make([]string, n)
+	for i := range sents {
+		sents[i] = s.sentence()
+	}
+	return strings.Join(sents, " ")
+}
+
+// document returns a titled document of the given number of paragraphs.
+func (s *synthCorpus) document(id string, paragraphs int) hierarchy.Document {
+	paras := make([]string, paragraphs)
+	for i := range paras {
+		paras[i] = s.paragraph()
+	}
+	title := s.word() + " " + s.word()
+	return hierarchy.Document{ID: id, Title: title, Text: "# " + title + "\n\n" + strings.Join(paras, "\n\n")}
+}
+
+// documents returns n documents of 3 to 8 paragraphs.
+func (s *synthCorpus) documents(n int) []hierarchy.Document {
+	docs := make([]hierarchy.Document, n)
+	for i := range docs {
+		docs[i] = s.document(fmt.Sprintf("doc-%05d", i), 3+s.r.IntN(6))
+	}
+	return docs
+}
+
+// query returns between minWords and maxWords words drawn from the
+// vocabulary's head and body, as a user would type them.
+func (s *synthCorpus) query(minWords, maxWords int) string {
+	n := minWords + s.r.IntN(maxWords-minWords+1)
+	words := make([]string, n)
+	for i := range words {
+		words[i] = s.vocab[s.r.IntN(len(s.vocab)/4)]
+	}
+	return strings.Join(words, " ")
+}
