@@ -82,6 +82,11 @@ func (s *ChunkingPolicySpec) GetWindowSentences() int {
 func (s *ChunkingPolicySpec) Normalized() ChunkingPolicySpec {
 	parent, child := s.GetParent(), s.GetChild()
 	seps := s.GetSeparators()
+	if len(seps.Custom) > 0 {
+		// Custom separators replace the preset, which then splits nothing.
+		seps.Preset = ""
+		seps.Custom = append([]string(nil), seps.Custom...)
+	}
 	out := ChunkingPolicySpec{
 		Strategy:   s.GetStrategy(),
 		LengthUnit: s.GetLengthUnit(),

@@ -99,7 +99,7 @@ type Window struct {
 
 // ChunkingPolicySpec declares how documents are split into parents and
 // children.
-// +kubebuilder:validation:XValidation:rule="!has(self.parent) || !has(self.child) || self.child.chunkSize < self.parent.chunkSize",message="child.chunkSize must be smaller than parent.chunkSize"
+// +kubebuilder:validation:XValidation:rule="(has(self.child) ? self.child.chunkSize : 300) < (has(self.parent) ? self.parent.chunkSize : 1500)",message="child.chunkSize must be smaller than parent.chunkSize (defaults: child 300, parent 1500)"
 type ChunkingPolicySpec struct {
 	// strategy is ParentChild (children searched, parents returned) or
 	// SentenceWindow (sentences searched, neighbouring sentences returned).

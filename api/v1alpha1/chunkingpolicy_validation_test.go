@@ -5,7 +5,6 @@ import (
 	"testing"
 )
 
-
 func TestValidateAccepts(t *testing.T) {
 	tests := []struct {
 		name string

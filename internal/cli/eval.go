@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,6 +68,13 @@ func runEval(cmd *cobra.Command, f evalFlags) error {
 	if err != nil {
 		return err
 	}
+	strategies, err := parseStrategies(f.strategies)
+	if err != nil {
+		return err
+	}
+	if err := f.checkRetrieval(); err != nil {
+		return err
+	}
 	compiled, err := loadPolicy(f.policyPath)
 	if err != nil {
 		return err
@@ -95,7 +103,7 @@ func runEval(cmd *cobra.Command, f evalFlags) error {
 	if !f.quiet {
 		cfg.Log = func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }
 	}
-	reports, err := eval.Run(cmd.Context(), corpus, queries, qrels, strings.Split(f.strategies, ","), cfg)
+	reports, err := eval.Run(cmd.Context(), corpus, queries, qrels, strategies, cfg)
 	if err != nil {
 		return err
 	}
@@ -123,7 +131,36 @@ func parseBudgets(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	sort.Ints(out)
+	// A repeated budget would print a repeated column.
+	return slices.Compact(out), nil
+}
+
+// parseStrategies reads a comma-separated list of known strategies, so a
+// misspelt one is refused before any index is built.
+func parseStrategies(s string) ([]string, error) {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		name := strings.TrimSpace(part)
+		if !slices.Contains(eval.AllStrategies, name) {
+			return nil, fmt.Errorf("--strategy: unknown strategy %q (want %s)", name, strings.Join(eval.AllStrategies, ", "))
+		}
+		out = append(out, name)
+	}
 	return out, nil
+}
+
+// checkRetrieval refuses retrieval flags out of range, which the core
+// would otherwise silently replace by its defaults.
+func (f evalFlags) checkRetrieval() error {
+	switch retrieval.Aggregation(f.aggregation) {
+	case retrieval.AggregateMax, retrieval.AggregateMean, retrieval.AggregateSum:
+	default:
+		return fmt.Errorf("--aggregation %q: want Max, Mean or Sum", f.aggregation)
+	}
+	if f.maxParents < 1 || f.budgetMaxParents < 1 || f.childTopK < 1 {
+		return fmt.Errorf("--max-parents, --budget-max-parents and --child-top-k must be at least 1")
+	}
+	return nil
 }
 
 // printReports prints one row per strategy.

@@ -41,11 +41,14 @@ func newLocalDemoCommand() *cobra.Command {
 			if dir == "" {
 				dir = filepath.Join(os.TempDir(), "parentrag-demo")
 			}
+			if err := checkOut(dir, true); err != nil {
+				return err
+			}
 			compiled, err := loadPolicy("")
 			if err != nil {
 				return err
 			}
-			m, err := indexDocuments(cmd.Context(), docs, compiled, &embeddingFlags{contextWeight: -1}, dir, true, newProgressReporter(quiet))
+			m, err := indexDocuments(cmd.Context(), docs, compiled, &embeddingFlags{contextWeight: -1}, dir, true, newProgressReporter(cmd.ErrOrStderr(), quiet))
 			if err != nil {
 				return err
 			}

@@ -3,7 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -77,6 +81,9 @@ func newLocalIndexCommand() *cobra.Command {
 			if out == "" {
 				return fmt.Errorf("--out is required: the directory to write the index to")
 			}
+			if err := checkOut(out, replace); err != nil {
+				return err
+			}
 			compiled, err := loadPolicy(policyPath)
 			if err != nil {
 				return err
@@ -85,7 +92,7 @@ func newLocalIndexCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m, err := indexDocuments(cmd.Context(), docs, compiled, &emb, out, replace, newProgressReporter(quiet))
+			m, err := indexDocuments(cmd.Context(), docs, compiled, &emb, out, replace, newProgressReporter(cmd.ErrOrStderr(), quiet))
 			if err != nil {
 				return err
 			}
@@ -100,6 +107,37 @@ func newLocalIndexCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "do not report progress")
 	emb.register(cmd)
 	return cmd
+}
+
+// checkOut refuses, before any work is done, an --out that would lose
+// data: an existing path unless replace is set and, even then, anything
+// but an empty directory or one holding a parentrag index, so that a
+// mistyped --out never wipes a folder of documents.
+func checkOut(out string, replace bool) error {
+	info, err := os.Stat(out)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", out, unwrapPathError(err))
+	}
+	if !replace {
+		return fmt.Errorf("%s already exists: pass --replace to replace the index in it, or choose another --out", out)
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("%s is not a directory: refusing to replace it with an index", out)
+	}
+	if _, err := os.Stat(filepath.Join(out, bundle.ManifestFile)); err == nil {
+		return nil
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", out, unwrapPathError(err))
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("%s is not a parentrag index (no %s): refusing to replace it", out, bundle.ManifestFile)
+	}
+	return nil
 }
 
 // indexDocuments builds and saves a bundle for docs.

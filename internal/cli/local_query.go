@@ -2,8 +2,11 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -61,6 +64,9 @@ func newLocalQueryCommand() *cobra.Command {
 			if dir == "" {
 				return fmt.Errorf("--index is required: the directory written by parentrag local index")
 			}
+			if _, err := os.Stat(dir); err != nil {
+				return fmt.Errorf("--index %s: %w", dir, unwrapPathError(err))
+			}
 			b, err := bundle.Open(dir)
 			if err != nil {
 				return err
@@ -91,6 +97,16 @@ func runQuery(cmd *cobra.Command, b *bundle.Bundle, question string, qf queryFla
 	}
 	printResults(cmd.OutOrStdout(), question, results)
 	return nil
+}
+
+// unwrapPathError drops the operation and path of an *fs.PathError, which
+// the caller's message already names.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // nonNil makes an empty result list print as [] rather than null.

@@ -23,9 +23,11 @@ type progressReporter struct {
 	lastLine time.Time
 }
 
-// newProgressReporter reports on standard error unless quiet.
-func newProgressReporter(quiet bool) *progressReporter {
-	return &progressReporter{w: os.Stderr, tty: term.IsTerminal(int(os.Stderr.Fd())), quiet: quiet}
+// newProgressReporter reports on w (the command's standard error) unless
+// quiet; bars are drawn only when w is a terminal.
+func newProgressReporter(w io.Writer, quiet bool) *progressReporter {
+	f, ok := w.(*os.File)
+	return &progressReporter{w: w, tty: ok && term.IsTerminal(int(f.Fd())), quiet: quiet}
 }
 
 // report is an indexer.Options.OnProgress callback.

@@ -50,7 +50,9 @@ cannot be located). Without --policy the default policy is used.`,
 			if err != nil {
 				return err
 			}
-			var out splitOutput
+			// Empty lists print as [], never null, so the schema holds
+			// for a file with no text.
+			out := splitOutput{Parents: []splitParent{}, Children: []splitChild{}}
 			for _, doc := range docs {
 				res := compiled.Builder.Build(doc)
 				for _, p := range res.Parents {

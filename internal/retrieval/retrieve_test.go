@@ -87,11 +87,12 @@ func parentOf(tb testing.TB, ix *indexer.Index, docID string) hierarchy.Parent {
 	return hierarchy.Parent{}
 }
 
-// zebraDocs: document a has three strong "zebra" children and one without,
+// zebraDocs: document a has three strong "zebra" children of different
+// strengths and one without,
 // b and c one weaker "zebra" child each, d none.
 func zebraDocs() []hierarchy.Document {
 	return []hierarchy.Document{
-		lineDoc("a", "", "zebra zebra zebra alpha bravo", "zebra zebra zebra charlie delta", "zebra zebra zebra echo foxtrot", "golf hotel india juliet kilo"),
+		lineDoc("a", "", "zebra zebra zebra alpha bravo", "zebra zebra charlie delta echo", "zebra zebra zebra zebra foxtrot", "golf hotel india juliet kilo"),
 		lineDoc("b", "", "zebra lima mike november oscar", "papa quebec romeo sierra tango"),
 		lineDoc("c", "", "zebra uniform victor whiskey xray", "yankee apple banana cherry grape"),
 		lineDoc("d", "", "lemon mango nectar olive peach", "pear plum quince raisin melon"),
@@ -180,6 +181,11 @@ func TestRetrieveDeduplicatesParents(t *testing.T) {
 	if res[0].DocID != "a" || len(res[0].Matches) != 3 {
 		t.Fatalf("first result: doc %s with %d matches, want doc a with its 3 zebra children", res[0].DocID, len(res[0].Matches))
 	}
+	for i := 1; i < len(res[0].Matches); i++ {
+		if !(res[0].Matches[i].Score < res[0].Matches[i-1].Score) {
+			t.Errorf("matches of a not strictly best first: %+v", res[0].Matches)
+		}
+	}
 	for _, r := range res {
 		for i := 1; i < len(r.Matches); i++ {
 			if r.Matches[i].Score > r.Matches[i-1].Score {
@@ -260,6 +266,16 @@ func TestRetrieveExhaustionReturnsWhatExists(t *testing.T) {
 		if k > len(ix.Children) {
 			t.Errorf("asked for top %d of %d children", k, len(ix.Children))
 		}
+	}
+	// Every child matches: the search reaches the whole index and stops.
+	all := []hierarchy.Document{
+		lineDoc("m", "", "common alpha bravo charlie", "common delta echo foxtrot"),
+		lineDoc("n", "", "common golf hotel india", "common juliet kilo lima"),
+	}
+	ax := buildIndex(t, all, lineBuilder(t), indexer.Options{})
+	checkLineIndex(t, all, ax)
+	if res := retrieve(t, ax.Retriever(), "common", retrieval.Options{ChildTopK: 1, MaxParents: 5}); len(res) != 2 {
+		t.Errorf("common: got %v, want both documents", docIDs(res))
 	}
 	// A single matching parent with a large MaxParents.
 	if res := retrieve(t, r, "lemon", retrieval.Options{ChildTopK: 1, MaxParents: 50}); len(res) != 1 || res[0].DocID != "d" {

@@ -45,15 +45,23 @@ func (e *FileError) Unwrap() error { return e.Err }
 // extension, folders are walked for files with one of Extensions, in
 // lexical order. A document's id is its path relative to the folder it was
 // found in (the file name for a file given directly). It fails on the first
-// unreadable, binary or non-UTF-8 file, and when nothing was found.
+// unreadable, binary or non-UTF-8 file, when two documents share an id (their
+// parents and children would be mixed up), and when nothing was found.
 func LoadPaths(paths []string) ([]hierarchy.Document, error) {
 	var docs []hierarchy.Document
+	seen := map[string]string{} // document id -> the path it came from
 	for _, p := range paths {
 		found, err := loadPath(p)
 		if err != nil {
 			return nil, err
 		}
-		docs = append(docs, found...)
+		for _, f := range found {
+			if prev, dup := seen[f.doc.ID]; dup {
+				return nil, &FileError{Path: f.path, Err: fmt.Errorf("document id %q is also the id of a document in %s", f.doc.ID, prev)}
+			}
+			seen[f.doc.ID] = f.path
+			docs = append(docs, f.doc)
+		}
 	}
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("no documents found in %s (looked for %s)", strings.Join(paths, ", "), strings.Join(Extensions, " "))
@@ -61,28 +69,47 @@ func LoadPaths(paths []string) ([]hierarchy.Document, error) {
 	return docs, nil
 }
 
+// found is a document and the file it was read from.
+type found struct {
+	doc  hierarchy.Document
+	path string
+}
+
 // loadPath reads one file or walks one folder.
-func loadPath(root string) ([]hierarchy.Document, error) {
+func loadPath(root string) ([]found, error) {
 	info, err := os.Stat(root)
 	if err != nil {
 		return nil, &FileError{Path: root, Err: unwrapPathError(err)}
 	}
 	if !info.IsDir() {
-		return LoadFile(root, filepath.Base(root))
+		return loadFound(root, filepath.Base(root))
 	}
 	files, err := listFiles(root)
 	if err != nil {
 		return nil, err
 	}
-	var docs []hierarchy.Document
+	var out []found
 	for _, rel := range files {
-		found, err := LoadFile(filepath.Join(root, rel), filepath.ToSlash(rel))
+		docs, err := loadFound(filepath.Join(root, rel), filepath.ToSlash(rel))
 		if err != nil {
 			return nil, err
 		}
-		docs = append(docs, found...)
+		out = append(out, docs...)
 	}
-	return docs, nil
+	return out, nil
+}
+
+// loadFound reads one file as documents, each paired with the file's path.
+func loadFound(path, id string) ([]found, error) {
+	docs, err := LoadFile(path, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]found, len(docs))
+	for i, d := range docs {
+		out[i] = found{doc: d, path: path}
+	}
+	return out, nil
 }
 
 // listFiles returns the document files under root, relative to it, sorted.
@@ -113,24 +140,30 @@ func hasDocumentExtension(path string) bool {
 	return false
 }
 
+// utf8BOM is the byte-order mark some editors put at the start of UTF-8
+// files; it is not part of the text.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 // LoadFile reads one file as documents with the given id (JSON Lines files
-// carry their own ids).
+// carry their own ids). A leading byte-order mark is dropped.
 func LoadFile(path, id string) ([]hierarchy.Document, error) {
 	data, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	if strings.HasSuffix(path, ".jsonl") || strings.HasSuffix(path, ".jsonl.gz") {
-		return parseJSONLines(path, data)
-	}
 	if err := CheckText(data); err != nil {
 		return nil, &FileError{Path: path, Err: err}
+	}
+	data = bytes.TrimPrefix(data, utf8BOM)
+	if lower := strings.ToLower(path); strings.HasSuffix(lower, ".jsonl") || strings.HasSuffix(lower, ".jsonl.gz") {
+		return parseJSONLines(path, data)
 	}
 	text := string(data)
 	return []hierarchy.Document{{ID: id, Title: MarkdownTitle(text), Text: text}}, nil
 }
 
-// ReadFile reads a file, decompressing it when its name ends in .gz. Errors
+// ReadFile reads a file, decompressing it when its name ends in .gz (in any
+// case, as the extensions of LoadPaths are matched). Errors
 // are *FileError naming the file.
 func ReadFile(path string) ([]byte, error) {
 	data, err := readMaybeGzip(path)
@@ -148,7 +181,7 @@ func readMaybeGzip(path string) ([]byte, error) {
 	}
 	defer f.Close()
 	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
+	if strings.HasSuffix(strings.ToLower(path), ".gz") {
 		gz, err := gzip.NewReader(f)
 		if err != nil {
 			return nil, fmt.Errorf("not gzip data: %w", err)
@@ -192,12 +225,9 @@ type jsonDocument struct {
 	Metadata map[string]string `json:"metadata"`
 }
 
-// parseJSONLines reads one document per non-blank line; each needs `_id`
-// and `text`.
+// parseJSONLines reads one document per non-blank line of checked text;
+// each needs `_id` and `text`.
 func parseJSONLines(path string, data []byte) ([]hierarchy.Document, error) {
-	if err := CheckText(data); err != nil {
-		return nil, &FileError{Path: path, Err: err}
-	}
 	var docs []hierarchy.Document
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 1<<20), 256<<20)
@@ -208,24 +238,86 @@ func parseJSONLines(path string, data []byte) ([]hierarchy.Document, error) {
 		}
 		var d jsonDocument
 		if err := json.Unmarshal(raw, &d); err != nil {
-			return nil, &FileError{Path: path, Line: line, Err: fmt.Errorf("not a JSON object: %w", err)}
+			return nil, &FileError{Path: path, Line: line, Err: fmt.Errorf("not a JSON document object: %w", err)}
 		}
 		if d.ID == "" || d.Text == nil {
 			return nil, &FileError{Path: path, Line: line, Err: fmt.Errorf(`a document needs "_id" and "text"`)}
 		}
 		docs = append(docs, hierarchy.Document{ID: d.ID, Title: d.Title, Text: *d.Text, Metadata: d.Metadata})
 	}
-	return docs, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, &FileError{Path: path, Err: err}
+	}
+	return docs, nil
 }
 
-// MarkdownTitle returns the text of the first level-one heading, if any.
+// titleLines is how many lines MarkdownTitle looks at.
+const titleLines = 50
+
+// MarkdownTitle returns the text of the first level-one ATX heading ("# Title")
+// among the first lines, if any. As in CommonMark, the heading may be
+// indented up to three spaces and lose its closing #s, and lines inside
+// fenced code blocks are not headings (a shell comment is no title). A
+// leading byte-order mark is ignored.
 func MarkdownTitle(text string) string {
-	for _, line := range strings.SplitN(text, "\n", 50) {
-		if strings.HasPrefix(line, "# ") {
-			return strings.TrimSpace(line[2:])
+	rest := strings.TrimPrefix(text, "\ufeff")
+	fence := ""
+	for n := 0; n < titleLines && rest != ""; n++ {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		line = strings.TrimRight(line, "\r")
+		trimmed := strings.TrimLeft(line, " ")
+		if len(line)-len(trimmed) > 3 {
+			continue // indented code
+		}
+		if fence != "" {
+			if closesFence(trimmed, fence) {
+				fence = ""
+			}
+			continue
+		}
+		if fence = opensFence(trimmed); fence != "" {
+			continue
+		}
+		if title, ok := levelOneHeading(trimmed); ok && title != "" {
+			return title
 		}
 	}
 	return ""
+}
+
+// opensFence returns the run of three or more backticks or tildes a line
+// opens a fenced code block with, or "".
+func opensFence(line string) string {
+	for _, c := range []string{"`", "~"} {
+		n := len(line) - len(strings.TrimLeft(line, c))
+		if n >= 3 {
+			return line[:n]
+		}
+	}
+	return ""
+}
+
+// closesFence reports whether line closes a block opened by fence: at
+// least as many of the same character, then only white space.
+func closesFence(line, fence string) bool {
+	run := strings.TrimLeft(line, fence[:1])
+	return len(line)-len(run) >= len(fence) && strings.TrimSpace(run) == ""
+}
+
+// levelOneHeading returns the text of a "# " heading line without its
+// optional closing sequence of #s.
+func levelOneHeading(line string) (string, bool) {
+	if line != "#" && !strings.HasPrefix(line, "# ") && !strings.HasPrefix(line, "#\t") {
+		return "", false
+	}
+	title := strings.TrimSpace(line[1:])
+	if closed := strings.TrimRight(title, "#"); closed == "" {
+		title = ""
+	} else if strings.HasSuffix(closed, " ") || strings.HasSuffix(closed, "\t") {
+		title = strings.TrimSpace(closed)
+	}
+	return title, true
 }
 
 // unwrapPathError drops the path from an *fs.PathError, since FileError

@@ -90,14 +90,21 @@ func ReadManifest(dir string) (Manifest, error) {
 	return m, nil
 }
 
-// writeManifest writes the manifest atomically.
+// writeManifest writes the manifest atomically and durably: it is synced
+// before it is renamed into place, as the stores' files are.
 func writeManifest(dir string, m Manifest) error {
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
 	tmp := filepath.Join(dir, ManifestFile+".tmp")
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(data, '\n'))
+	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	return os.Rename(tmp, filepath.Join(dir, ManifestFile))

@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -16,20 +17,36 @@ import (
 const SchemaVersion = 1
 
 // SourceDigest returns a hash of every document's id, title, text and
-// metadata, independent of the order the documents are given in.
+// metadata, independent of the order the documents are given in (documents
+// that share an id included). No metadata and empty metadata are the same.
 func SourceDigest(docs []hierarchy.Document) string {
-	order := make([]int, len(docs))
-	for i := range order {
-		order[i] = i
+	type entry struct {
+		id      string
+		encoded []byte
 	}
-	sort.Slice(order, func(a, b int) bool { return docs[order[a]].ID < docs[order[b]].ID })
-	h := sha256.New()
-	for _, i := range order {
-		d := docs[i]
-		meta, _ := json.Marshal(d.Metadata) // map keys marshal sorted
-		for _, part := range []string{d.ID, d.Title, d.Text, string(meta)} {
-			writeField(h, part)
+	entries := make([]entry, len(docs))
+	for i, d := range docs {
+		meta := []byte("null")
+		if len(d.Metadata) > 0 {
+			meta, _ = json.Marshal(d.Metadata) // map keys marshal sorted
 		}
+		var b []byte
+		for _, part := range []string{d.ID, d.Title, d.Text, string(meta)} {
+			b = appendField(b, part)
+		}
+		entries[i] = entry{id: d.ID, encoded: b}
+	}
+	// By id, then by content, so that the order of documents sharing an id
+	// does not matter either.
+	sort.Slice(entries, func(a, b int) bool {
+		if entries[a].id != entries[b].id {
+			return entries[a].id < entries[b].id
+		}
+		return bytes.Compare(entries[a].encoded, entries[b].encoded) < 0
+	})
+	h := sha256.New()
+	for _, e := range entries {
+		h.Write(e.encoded)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
@@ -51,8 +68,12 @@ func Revision(policyRevision, sourceDigest string, e Embedder) string {
 // writeField writes a length-prefixed field, so that field boundaries
 // cannot shift between inputs.
 func writeField(h hash.Hash, s string) {
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
-	h.Write(n[:])
-	h.Write([]byte(s))
+	h.Write(appendField(nil, s))
+}
+
+// appendField appends s to b with its length before it, as writeField
+// hashes it.
+func appendField(b []byte, s string) []byte {
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(s)))
+	return append(b, s...)
 }

@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -14,11 +15,14 @@ import (
 // Save writes ix as a bundle into dir. It builds the bundle in a sibling
 // temporary directory and renames it into place only when complete, so an
 // interrupted or failed save leaves no partial index under dir. An existing
-// dir is refused unless replace is set; then the old bundle is removed only
-// after the new one is in place.
+// dir is refused unless replace is set, and even then unless it is empty or
+// holds a bundle (it has a manifest), so that a mistaken dir never wipes
+// other files. A replaced bundle stays complete and readable under dir until
+// the new one takes its place (on Linux the two are exchanged atomically),
+// and is removed after.
 func Save(dir string, ix *indexer.Index, m Manifest, replace bool) (Manifest, error) {
-	if _, err := os.Stat(dir); err == nil && !replace {
-		return m, fmt.Errorf("%s already exists: choose another output or replace it", dir)
+	if err := checkReplaceable(dir, replace); err != nil {
+		return m, err
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), filepath.Base(dir)+".tmp-*")
 	if err != nil {
@@ -81,10 +85,53 @@ func writeParents(dir string, ix *indexer.Index) error {
 	return w.Close()
 }
 
+// checkReplaceable refuses an existing dir unless replace is set and dir is
+// a directory that is empty or holds a bundle of any format.
+func checkReplaceable(dir string, replace bool) error {
+	info, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("checking %s: %w", dir, err)
+	}
+	if !replace {
+		return fmt.Errorf("%s already exists: choose another output or replace it", dir)
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("%s is not a directory: refusing to replace it with an index", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ManifestFile)); err == nil {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("checking %s: %w", dir, err)
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("%s is not a parentrag index (no %s): refusing to replace it", dir, ManifestFile)
+	}
+	return nil
+}
+
 // swapInto moves the complete bundle tmp to dir, replacing any old one.
+// Where the system can exchange two directories atomically, dir holds the
+// old bundle until the instant it holds the new one; elsewhere the old one
+// is moved aside first.
 func swapInto(tmp, dir string) error {
+	syncDir(tmp)
+	if _, err := os.Lstat(dir); err == nil {
+		if err := exchange(tmp, dir); err == nil {
+			syncDir(filepath.Dir(dir))
+			// tmp now holds the old bundle.
+			if err := os.RemoveAll(tmp); err != nil {
+				return fmt.Errorf("removing the replaced index: %w", err)
+			}
+			return nil
+		}
+	}
 	old := ""
-	if _, err := os.Stat(dir); err == nil {
+	if _, err := os.Lstat(dir); err == nil {
 		old = tmp + ".old"
 		if err := os.Rename(dir, old); err != nil {
 			return fmt.Errorf("moving old index aside: %w", err)
@@ -96,10 +143,22 @@ func swapInto(tmp, dir string) error {
 		}
 		return fmt.Errorf("moving index into place: %w", err)
 	}
+	syncDir(filepath.Dir(dir))
 	if old != "" {
-		return os.RemoveAll(old)
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("removing the replaced index: %w", err)
+		}
 	}
 	return nil
+}
+
+// syncDir flushes a directory's entries to disk, best effort: renames are
+// durable once their directory is synced.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
 }
 
 // dirSize returns the total size of the regular files under dir.

@@ -1,0 +1,337 @@
+package source
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+)
+
+// writeTree creates files (slash paths relative to dir) with the given
+// contents.
+func writeTree(t *testing.T, dir string, files map[string][]byte) {
+	t.Helper()
+	for name, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func gzipped(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func docIDs(docs []hierarchy.Document) []string {
+	var ids []string
+	for _, d := range docs {
+		ids = append(ids, d.ID)
+	}
+	return ids
+}
+
+func TestLoadPathsFolderTree(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string][]byte{
+		"z.md":                    []byte("# Zed\n\nlast by name"),
+		"a.txt":                   []byte("plain text"),
+		"guide/intro.markdown":    []byte("intro"),
+		"guide/b.md":              []byte("## Not a title\n\n# Guide B\n"),
+		"guide/deep/c.md":         []byte("deep"),
+		"corpus.jsonl":            []byte(`{"_id":"j2","title":"J2","text":"two"}` + "\n\n" + `{"_id":"j1","text":"one","metadata":{"k":"v"}}` + "\n"),
+		"more/corpus.jsonl.gz":    gzipped(t, []byte(`{"_id":"g1","title":"G","text":"gz text"}`+"\n")),
+		"UPPER.MD":                []byte("upper-case extension"),
+		"ignored.go":              []byte("package main"),
+		"ignored.json":            []byte(`{"_id":"x","text":"y"}`),
+		"ignored.pdf":             {0x25, 0x50, 0x44, 0x46, 0},
+		"guide/notes.md.bak":      []byte("backup"),
+		"guide/deep/image.png":    {0x89, 'P', 'N', 'G', 0},
+		"empty-dir-sibling/.keep": nil,
+	})
+	if err := os.Mkdir(filepath.Join(dir, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	docs, err := LoadPaths([]string{dir})
+	if err != nil {
+		t.Fatalf("LoadPaths: %v", err)
+	}
+	// Files in lexical order of their relative slash paths; a JSON Lines
+	// file contributes its documents, in file order, at its place.
+	want := []hierarchy.Document{
+		{ID: "UPPER.MD", Text: "upper-case extension"},
+		{ID: "a.txt", Text: "plain text"},
+		{ID: "j2", Title: "J2", Text: "two"},
+		{ID: "j1", Text: "one", Metadata: map[string]string{"k": "v"}},
+		{ID: "guide/b.md", Title: "Guide B", Text: "## Not a title\n\n# Guide B\n"},
+		{ID: "guide/deep/c.md", Text: "deep"},
+		{ID: "guide/intro.markdown", Text: "intro"},
+		{ID: "g1", Title: "G", Text: "gz text"},
+		{ID: "z.md", Title: "Zed", Text: "# Zed\n\nlast by name"},
+	}
+	if !reflect.DeepEqual(docs, want) {
+		t.Errorf("documents\n got %+v\nwant %+v", docs, want)
+	}
+}
+
+func TestLoadPathsFilesAndFolders(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string][]byte{
+		"one/a.md":       []byte("a"),
+		"two/b.md":       []byte("b"),
+		"loose.data":     []byte("read whatever its extension"),
+		"two/c/d.txt":    []byte("d"),
+		"notes.JSONL":    []byte(`{"_id":"n1","text":"upper-case jsonl"}` + "\n"),
+		"upper.JSONL.GZ": gzipped(t, []byte(`{"_id":"u1","text":"upper-case gz"}`+"\n")),
+	})
+	docs, err := LoadPaths([]string{
+		filepath.Join(dir, "two"), filepath.Join(dir, "loose.data"), filepath.Join(dir, "one"),
+		filepath.Join(dir, "notes.JSONL"), filepath.Join(dir, "upper.JSONL.GZ"),
+	})
+	if err != nil {
+		t.Fatalf("LoadPaths: %v", err)
+	}
+	// Paths in the order given; ids relative to the folder, or the file
+	// name for a file given directly.
+	want := []string{"b.md", "c/d.txt", "loose.data", "a.md", "n1", "u1"}
+	if got := docIDs(docs); !reflect.DeepEqual(got, want) {
+		t.Errorf("ids %q, want %q", got, want)
+	}
+	if docs[2].Text != "read whatever its extension" {
+		t.Errorf("loose file text %q", docs[2].Text)
+	}
+}
+
+func TestLoadPathsErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string][]byte
+		path  string   // relative to the temp dir; "" is the dir itself
+		want  []string // substrings; "$DIR" is replaced by the temp dir
+	}{
+		{"binary file", map[string][]byte{"ok.md": []byte("fine"), "bin.txt": []byte("abc\x00def")},
+			"", []string{"$DIR/bin.txt", "binary", "offset 3"}},
+		{"invalid UTF-8", map[string][]byte{"latin1.md": []byte("caf\xe9 au lait")},
+			"", []string{"$DIR/latin1.md", "invalid UTF-8", "byte offset 3"}},
+		{"invalid UTF-8 after multi-byte text", map[string][]byte{"x.txt": []byte("héllo \xff")},
+			"", []string{"$DIR/x.txt", "byte offset 7"}},
+		{"truncated sequence at the end", map[string][]byte{"x.txt": []byte("ok \xe2\x82")},
+			"", []string{"$DIR/x.txt", "byte offset 3"}},
+		{"missing path", nil, "nope", []string{"$DIR/nope", "no such file or directory"}},
+		{"empty folder", nil, "", []string{"no documents found in $DIR", ".md", ".jsonl.gz"}},
+		{"only ignored files", map[string][]byte{"a.go": []byte("x"), "b.json": []byte("{}")},
+			"", []string{"no documents found"}},
+		{"JSONL without _id", map[string][]byte{"c.jsonl": []byte(`{"_id":"a","text":"x"}` + "\n\n" + `{"text":"no id"}` + "\n")},
+			"", []string{"$DIR/c.jsonl:3:", `"_id" and "text"`}},
+		{"JSONL without text", map[string][]byte{"c.jsonl": []byte(`{"_id":"a"}` + "\n")},
+			"", []string{"$DIR/c.jsonl:1:", `"_id" and "text"`}},
+		{"JSONL with null text", map[string][]byte{"c.jsonl": []byte(`{"_id":"a","text":null}` + "\n")},
+			"", []string{"$DIR/c.jsonl:1:", `"_id" and "text"`}},
+		{"JSONL not an object", map[string][]byte{"c.jsonl": []byte(`{"_id":"a","text":"x"}` + "\n[1,2]\n")},
+			"", []string{"$DIR/c.jsonl:2:", "not a JSON document object"}},
+		{"JSONL broken line", map[string][]byte{"c.jsonl": []byte(`{"_id":"a","text":"x"`)},
+			"", []string{"$DIR/c.jsonl:1:"}},
+		{"gzip that is not gzip", map[string][]byte{"c.jsonl.gz": []byte(`{"_id":"a","text":"x"}`)},
+			"", []string{"$DIR/c.jsonl.gz", "not gzip data"}},
+		{"truncated gzip", map[string][]byte{"c.jsonl.gz": gzipped(t, []byte(strings.Repeat(`{"_id":"a","text":"x"}`+"\n", 50)))[:30]},
+			"", []string{"$DIR/c.jsonl.gz", "unexpected EOF"}},
+		{"binary inside gzip", map[string][]byte{"c.jsonl.gz": gzipped(t, []byte("{\x00}"))},
+			"", []string{"$DIR/c.jsonl.gz", "binary"}},
+		{"duplicate JSONL ids", map[string][]byte{"a.jsonl": []byte(`{"_id":"same","text":"x"}` + "\n"), "b.jsonl": []byte(`{"_id":"same","text":"y"}` + "\n")},
+			"", []string{"$DIR/b.jsonl", `"same"`, "$DIR/a.jsonl"}},
+		{"JSONL id equal to a file id", map[string][]byte{"a.md": []byte("x"), "b.jsonl": []byte(`{"_id":"a.md","text":"y"}` + "\n")},
+			"", []string{"$DIR/b.jsonl", `"a.md"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeTree(t, dir, tt.files)
+			docs, err := LoadPaths([]string{filepath.Join(dir, tt.path)})
+			if err == nil {
+				t.Fatalf("LoadPaths = %d documents, want an error", len(docs))
+			}
+			for _, w := range tt.want {
+				w = strings.ReplaceAll(w, "$DIR", dir)
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadPathsDuplicateIDsAcrossFolders(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string][]byte{"one/README.md": []byte("a"), "two/README.md": []byte("b")})
+	_, err := LoadPaths([]string{filepath.Join(dir, "one"), filepath.Join(dir, "two")})
+	if err == nil || !strings.Contains(err.Error(), `"README.md"`) || !strings.Contains(err.Error(), filepath.Join(dir, "one", "README.md")) {
+		t.Errorf("err = %v, want a duplicate-id error naming both files", err)
+	}
+	// The same folder twice is the same documents twice.
+	if _, err := LoadPaths([]string{filepath.Join(dir, "one"), filepath.Join(dir, "one")}); err == nil {
+		t.Error("the same folder twice loaded without error")
+	}
+}
+
+func TestFileErrorUnwraps(t *testing.T) {
+	_, err := LoadPaths([]string{filepath.Join(t.TempDir(), "missing.md")})
+	var fe *FileError
+	if !errors.As(err, &fe) {
+		t.Fatalf("err %T %v is not a *FileError", err, err)
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("err %v does not unwrap to os.ErrNotExist", err)
+	}
+	if strings.Count(err.Error(), "missing.md") != 1 {
+		t.Errorf("err %q names the path more or less than once", err)
+	}
+}
+
+func TestLoadFileByteOrderMark(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string][]byte{
+		"bom.md":    []byte("\xef\xbb\xbf# Title\n\nbody"),
+		"bom.jsonl": []byte("\xef\xbb\xbf" + `{"_id":"a","text":"x"}` + "\n"),
+	})
+	docs, err := LoadPaths([]string{dir})
+	if err != nil {
+		t.Fatalf("LoadPaths: %v", err)
+	}
+	want := []hierarchy.Document{{ID: "a", Text: "x"}, {ID: "bom.md", Title: "Title", Text: "# Title\n\nbody"}}
+	if !reflect.DeepEqual(docs, want) {
+		t.Errorf("got %+v, want %+v", docs, want)
+	}
+}
+
+func TestLoadFileEmptyJSONLines(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string][]byte{"e.jsonl": []byte("\n  \n"), "x.md": []byte("x")})
+	docs, err := LoadPaths([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := docIDs(docs); !reflect.DeepEqual(got, []string{"x.md"}) {
+		t.Errorf("ids %q, want only x.md", got)
+	}
+}
+
+func TestCheckText(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+		want string // "" for valid
+	}{
+		{"empty", "", ""},
+		{"ascii", "hello", ""},
+		{"multi-byte and emoji", "größe 日本 🎉", ""},
+		{"NUL first", "\x00abc", "binary file (NUL byte at offset 0)"},
+		{"NUL wins over bad UTF-8", "\xff\x00", "NUL byte at offset 1"},
+		{"lone continuation byte", "ab\x80", "invalid UTF-8 at byte offset 2"},
+		{"overlong encoding", "a\xc0\xafb", "invalid UTF-8 at byte offset 1"},
+		{"surrogate half", "é\xed\xa0\x80", "invalid UTF-8 at byte offset 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckText([]byte(tt.data))
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("CheckText = %v, want nil", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("CheckText = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestMarkdownTitle(t *testing.T) {
+	tests := []struct {
+		name, text, want string
+	}{
+		{"first line", "# Title\n\nbody", "Title"},
+		{"after front text", "intro\n\n# Later Title\n", "Later Title"},
+		{"level two is no title", "## Section\n\ntext", ""},
+		{"no space is no heading", "#hashtag\n", ""},
+		{"first of several", "# One\n# Two\n", "One"},
+		{"surrounding space", "#   Spaced out   \n", "Spaced out"},
+		{"CRLF", "# Windows\r\nbody\r\n", "Windows"},
+		{"tab after hash", "#\tTabbed\n", "Tabbed"},
+		{"closing hashes", "# Closed ##\n", "Closed"},
+		{"hash inside title", "# C# in depth\n", "C# in depth"},
+		{"indented up to three", "   # Indented\n", "Indented"},
+		{"indented four is code", "    # Code\n# Real\n", "Real"},
+		{"empty heading skipped", "#\n# Real\n", "Real"},
+		{"byte-order mark", "\ufeff# BOM\n", "BOM"},
+		{"inside a code fence", "```sh\n# install deps\nmake\n```\n# Real Title\n", "Real Title"},
+		{"inside a tilde fence", "~~~\n# not this\n~~~\n", ""},
+		{"unclosed fence", "```\n# never\n", ""},
+		{"unicode", "# Größe 🎉\n", "Größe 🎉"},
+		{"within the first 50 lines", strings.Repeat("text\n", 49) + "# Fiftieth\n", "Fiftieth"},
+		{"beyond the first 50 lines", strings.Repeat("text\n", 50) + "# Fifty-first\n", ""},
+		{"empty", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := MarkdownTitle(tt.text); got != tt.want {
+				t.Errorf("MarkdownTitle(%q) = %q, want %q", tt.text, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestReadFileGzip(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string][]byte{"a.txt.gz": gzipped(t, []byte("inflated")), "b.txt": []byte("plain")})
+	for name, want := range map[string]string{"a.txt.gz": "inflated", "b.txt": "plain"} {
+		got, err := ReadFile(filepath.Join(dir, name))
+		if err != nil || string(got) != want {
+			t.Errorf("ReadFile(%s) = %q, %v; want %q", name, got, err, want)
+		}
+	}
+}
+
+func TestLoadPathsUnreadable(t *testing.T) {
+	t.Run("dangling link", func(t *testing.T) {
+		dir := t.TempDir()
+		writeTree(t, dir, map[string][]byte{"a.md": []byte("fine")})
+		if err := os.Symlink(filepath.Join(dir, "gone.md"), filepath.Join(dir, "link.md")); err != nil {
+			t.Skipf("no symlinks: %v", err)
+		}
+		_, err := LoadPaths([]string{dir})
+		if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "link.md")) || !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("err = %v, want a not-exist error naming link.md", err)
+		}
+	})
+	t.Run("no read permission", func(t *testing.T) {
+		if os.Geteuid() == 0 {
+			t.Skip("root reads files whatever their mode")
+		}
+		dir := t.TempDir()
+		writeTree(t, dir, map[string][]byte{"secret.md": []byte("x")})
+		p := filepath.Join(dir, "secret.md")
+		if err := os.Chmod(p, 0); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadPaths([]string{dir})
+		if err == nil || !strings.Contains(err.Error(), p) || !errors.Is(err, os.ErrPermission) {
+			t.Errorf("err = %v, want a permission error naming %s", err, p)
+		}
+	})
+}
