@@ -119,7 +119,10 @@ func listFiles(root string) ([]string, error) {
 		if err != nil {
 			return &FileError{Path: path, Err: unwrapPathError(err)}
 		}
-		if d.IsDir() || !hasDocumentExtension(path) {
+		if d.IsDir() {
+			return skipIndexDir(path)
+		}
+		if !hasDocumentExtension(path) {
 			return nil
 		}
 		rel, err := filepath.Rel(root, path)
@@ -128,6 +131,21 @@ func listFiles(root string) ([]string, error) {
 	})
 	sort.Strings(files)
 	return files, err
+}
+
+// indexManifest marks a parentrag index directory (bundle.ManifestFile).
+const indexManifest = "manifest.json"
+
+// skipIndexDir skips a directory that holds a parentrag index (its
+// parents.jsonl is not a corpus) or is hidden, such as .git.
+func skipIndexDir(path string) error {
+	if name := filepath.Base(path); len(name) > 1 && strings.HasPrefix(name, ".") {
+		return filepath.SkipDir
+	}
+	if _, err := os.Stat(filepath.Join(path, indexManifest)); err == nil {
+		return filepath.SkipDir
+	}
+	return nil
 }
 
 // hasDocumentExtension reports whether path ends in one of Extensions.

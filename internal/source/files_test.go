@@ -335,3 +335,28 @@ func TestLoadPathsUnreadable(t *testing.T) {
 		}
 	})
 }
+
+func TestLoadPathsSkipsIndexesAndHiddenFolders(t *testing.T) {
+	root := t.TempDir()
+	mustWrite := func(rel, text string) {
+		t.Helper()
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustWrite("notes.md", "# Notes\n\nkept")
+	mustWrite("index/manifest.json", "{}")
+	mustWrite("index/parents.jsonl", `{"id":"p1","text":"not a corpus document"}`)
+	mustWrite(".git/description.txt", "not a document either")
+	docs, err := LoadPaths([]string{root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 1 || docs[0].ID != "notes.md" {
+		t.Fatalf("LoadPaths read %d documents (%v), want only notes.md", len(docs), docs)
+	}
+}
