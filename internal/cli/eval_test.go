@@ -44,19 +44,7 @@ func TestEvalJSON(t *testing.T) {
 		if got := keysOf(t, json.RawMessage(line)); !slices.Equal(got, wantKeys) {
 			t.Errorf("keys %v, want exactly %v", got, wantKeys)
 		}
-		var r struct {
-			Strategy        string             `json:"strategy"`
-			Queries         int                `json:"queries"`
-			NDCG10          *float64           `json:"ndcg@10"`
-			Recall100       *float64           `json:"recall@100"`
-			Hit1            *float64           `json:"hit@1"`
-			Hit5            *float64           `json:"hit@5"`
-			MRR10           *float64           `json:"mrr@10"`
-			AnswerInContext map[string]float64 `json:"answerInContext"`
-			IndexSeconds    float64            `json:"indexSeconds"`
-			QueryP50Ms      float64            `json:"queryP50Ms"`
-			QueryP99Ms      float64            `json:"queryP99Ms"`
-		}
+		var r eval.Report
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatal(err)
 		}

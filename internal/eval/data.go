@@ -166,16 +166,5 @@ func eachJSONLine(path string, fn func([]byte) error) error {
 	if err != nil {
 		return err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 1<<20), 256<<20)
-	for line := 1; sc.Scan(); line++ {
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
-		if err := fn(raw); err != nil {
-			return &source.FileError{Path: path, Line: line, Err: err}
-		}
-	}
-	return sc.Err()
+	return source.EachJSONLine(path, data, fn)
 }

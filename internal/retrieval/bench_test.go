@@ -14,6 +14,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
+	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 )
 
 // benchChildrenPerDoc is how many children the default policy makes of a
@@ -24,21 +25,21 @@ const benchChildrenPerDoc = 9.8
 // benchDocs returns about children/benchChildrenPerDoc synthetic documents
 // shaped like BenchmarkIndex's: paragraphs of sentences whose words are
 // Zipf-distributed (s = 1.07) over a 20k-word vocabulary.
-func benchDocs(children int, seed uint64) ([]hierarchy.Document, *synthCorpus) {
-	gen := newSynthCorpus(seed, 20000)
-	return gen.documents(int(float64(children)/benchChildrenPerDoc + 0.5)), gen
+func benchDocs(children int, seed uint64) ([]hierarchy.Document, *synthtest.Corpus) {
+	gen := synthtest.New(seed, 20000)
+	return gen.Documents(int(float64(children)/benchChildrenPerDoc + 0.5)), gen
 }
 
 // benchQueries draws n queries of 4 to 8 words with the corpus's own Zipf
 // law, so frequent words (long posting lists) are as common as in text.
-func benchQueries(gen *synthCorpus, n int) []string {
+func benchQueries(gen *synthtest.Corpus, n int) []string {
 	r := rand.New(rand.NewPCG(99, 100))
-	z := rand.NewZipf(r, 1.07, 2, uint64(len(gen.vocab)-1))
+	z := rand.NewZipf(r, 1.07, 2, uint64(len(gen.Vocab())-1))
 	out := make([]string, n)
 	for i := range out {
 		words := make([]string, 4+r.IntN(5))
 		for j := range words {
-			words[j] = gen.vocab[z.Uint64()]
+			words[j] = gen.Vocab()[z.Uint64()]
 		}
 		out[i] = strings.Join(words, " ")
 	}
@@ -58,7 +59,7 @@ func heapInuse() uint64 {
 // pipeline (default policy splitters, lexical embedder, embedded store,
 // parents in memory) and returns it with its child count, the heap it
 // holds per child, and the build time.
-func benchRetriever(b *testing.B, n int, weight float32) (*retrieval.Retriever, int, float64, time.Duration, *synthCorpus) {
+func benchRetriever(b *testing.B, n int, weight float32) (*retrieval.Retriever, int, float64, time.Duration, *synthtest.Corpus) {
 	b.Helper()
 	before := heapInuse()
 	start := time.Now()

@@ -17,6 +17,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
+	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
@@ -381,9 +382,9 @@ func TestRetrieveAggregationChangesOrder(t *testing.T) {
 }
 
 // budgetIndex is a synthetic corpus large enough to make budgets bite.
-func budgetIndex(tb testing.TB) (*indexer.Index, *synthCorpus) {
-	gen := newSynthCorpus(7, 800)
-	docs := gen.documents(60)
+func budgetIndex(tb testing.TB) (*indexer.Index, *synthtest.Corpus) {
+	gen := synthtest.New(7, 800)
+	docs := gen.Documents(60)
 	return buildIndex(tb, docs, newBuilder(tb, 400, 80, 10), indexer.Options{}), gen
 }
 
@@ -406,7 +407,7 @@ func TestRetrieveBudgetNeverExceeded(t *testing.T) {
 	budgets := []int{1, 3, 8, 15, 30, 60, 100, 150, 250, 400, 700, 1200, 5000}
 	queries := make([]string, 40)
 	for i := range queries {
-		queries[i] = gen.query(1, 5)
+		queries[i] = gen.Query(1, 5)
 	}
 	nonEmpty, trimmed := 0, 0
 	for name, length := range units {
@@ -511,7 +512,7 @@ func TestRetrieveBudgetZeroIsWholeParents(t *testing.T) {
 	}
 	got := 0
 	for range 20 {
-		res := retrieve(t, ix.Retriever(), gen.query(1, 4), retrieval.Options{Budget: 0})
+		res := retrieve(t, ix.Retriever(), gen.Query(1, 4), retrieval.Options{Budget: 0})
 		checkWholeParents(t, res, parents)
 		got += len(res)
 	}

@@ -247,6 +247,24 @@ type jsonDocument struct {
 // each needs `_id` and `text`.
 func parseJSONLines(path string, data []byte) ([]hierarchy.Document, error) {
 	var docs []hierarchy.Document
+	err := EachJSONLine(path, data, func(raw []byte) error {
+		var d jsonDocument
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return fmt.Errorf("not a JSON document object: %w", err)
+		}
+		if d.ID == "" || d.Text == nil {
+			return fmt.Errorf(`a document needs "_id" and "text"`)
+		}
+		docs = append(docs, hierarchy.Document{ID: d.ID, Title: d.Title, Text: *d.Text, Metadata: d.Metadata})
+		return nil
+	})
+	return docs, err
+}
+
+// EachJSONLine calls fn with every non-blank line of data, the contents of
+// the JSON Lines file path. An error from fn is returned as a *FileError
+// naming the file and the line.
+func EachJSONLine(path string, data []byte, fn func(line []byte) error) error {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 1<<20), 256<<20)
 	for line := 1; sc.Scan(); line++ {
@@ -254,19 +272,14 @@ func parseJSONLines(path string, data []byte) ([]hierarchy.Document, error) {
 		if len(raw) == 0 {
 			continue
 		}
-		var d jsonDocument
-		if err := json.Unmarshal(raw, &d); err != nil {
-			return nil, &FileError{Path: path, Line: line, Err: fmt.Errorf("not a JSON document object: %w", err)}
+		if err := fn(raw); err != nil {
+			return &FileError{Path: path, Line: line, Err: err}
 		}
-		if d.ID == "" || d.Text == nil {
-			return nil, &FileError{Path: path, Line: line, Err: fmt.Errorf(`a document needs "_id" and "text"`)}
-		}
-		docs = append(docs, hierarchy.Document{ID: d.ID, Title: d.Title, Text: *d.Text, Metadata: d.Metadata})
 	}
 	if err := sc.Err(); err != nil {
-		return nil, &FileError{Path: path, Err: err}
+		return &FileError{Path: path, Err: err}
 	}
-	return docs, nil
+	return nil
 }
 
 // titleLines is how many lines MarkdownTitle looks at.

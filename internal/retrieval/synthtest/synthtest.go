@@ -1,4 +1,7 @@
-package retrieval_test
+// Package synthtest generates deterministic English-like corpora for
+// tests and benchmarks: pseudo-words with Zipf-distributed frequencies,
+// sentences, paragraphs and titled documents.
+package synthtest
 
 import (
 	"fmt"
@@ -8,9 +11,9 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 
-// synthVocabulary returns n distinct pronounceable pseudo-words, the same
+// Vocabulary returns n distinct pronounceable pseudo-words, the same
 // ones on every call: consonant-vowel syllables, two to four of them.
-func synthVocabulary(n int) []string {
+func Vocabulary(n int) []string {
 	consonants := []string{"b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z"}
 	vowels := []string{"a", "e", "i", "o", "u"}
 	r := rand.New(rand.NewPCG(1, 2))
@@ -30,70 +33,70 @@ func synthVocabulary(n int) []string {
 	return out
 }
 
-// synthCorpus draws words from a vocabulary with Zipf-distributed ranks,
+// Corpus draws words from a vocabulary with Zipf-distributed ranks,
 // deterministically from its seed, as English-like text.
-type synthCorpus struct {
+type Corpus struct {
 	vocab []string
 	r     *rand.Rand
 	zipf  *rand.Zipf
 }
 
-// newSynthCorpus returns a generator over a vocabulary of vocabSize words.
-func newSynthCorpus(seed uint64, vocabSize int) *synthCorpus {
+// New returns a generator over a vocabulary of vocabSize words.
+func New(seed uint64, vocabSize int) *Corpus {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	return &synthCorpus{
-		vocab: synthVocabulary(vocabSize),
+	return &Corpus{
+		vocab: Vocabulary(vocabSize),
 		r:     r,
 		zipf:  rand.NewZipf(r, 1.07, 2, uint64(vocabSize-1)),
 	}
 }
 
-// word returns one Zipf-distributed word.
-func (s *synthCorpus) word() string { return s.vocab[s.zipf.Uint64()] }
+// Word returns one Zipf-distributed word.
+func (s *Corpus) Word() string { return s.vocab[s.zipf.Uint64()] }
 
-// sentence returns 6 to 19 words, capitalised and ending in a full stop.
-func (s *synthCorpus) sentence() string {
+// Sentence returns 6 to 19 words, capitalised and ending in a full stop.
+func (s *Corpus) Sentence() string {
 	n := 6 + s.r.IntN(14)
 	words := make([]string, n)
 	for i := range words {
-		words[i] = s.word()
+		words[i] = s.Word()
 	}
 	words[0] = strings.ToUpper(words[0][:1]) + words[0][1:]
 	return strings.Join(words, " ") + "."
 }
 
-// paragraph returns 2 to 6 sentences.
-func (s *synthCorpus) paragraph() string {
+// Paragraph returns 2 to 6 sentences.
+func (s *Corpus) Paragraph() string {
 	n := 2 + s.r.IntN(5)
 	sents := make([]string, n)
 	for i := range sents {
-		sents[i] = s.sentence()
+		sents[i] = s.Sentence()
 	}
 	return strings.Join(sents, " ")
 }
 
-// document returns a titled document of the given number of paragraphs.
-func (s *synthCorpus) document(id string, paragraphs int) hierarchy.Document {
+// Document returns a titled document of the given number of paragraphs.
+func (s *Corpus) Document(id string, paragraphs int) hierarchy.Document {
 	paras := make([]string, paragraphs)
 	for i := range paras {
-		paras[i] = s.paragraph()
+		paras[i] = s.Paragraph()
 	}
-	title := s.word() + " " + s.word()
+	title := s.Word() + " " + s.Word()
 	return hierarchy.Document{ID: id, Title: title, Text: "# " + title + "\n\n" + strings.Join(paras, "\n\n")}
 }
 
-// documents returns n documents of 3 to 8 paragraphs.
-func (s *synthCorpus) documents(n int) []hierarchy.Document {
+// Documents returns n documents of 3 to 8 paragraphs.
+func (s *Corpus) Documents(n int) []hierarchy.Document {
 	docs := make([]hierarchy.Document, n)
 	for i := range docs {
-		docs[i] = s.document(fmt.Sprintf("doc-%05d", i), 3+s.r.IntN(6))
+		docs[i] = s.Document(fmt.Sprintf("doc-%05d", i), 3+s.r.IntN(6))
 	}
 	return docs
 }
 
-// query returns between minWords and maxWords words drawn from the
+// Query returns between minWords and maxWords words drawn from the
 // vocabulary's head and body, as a user would type them.
-func (s *synthCorpus) query(minWords, maxWords int) string {
+func (s *Corpus) Query(minWords, maxWords int) string {
 	n := minWords + s.r.IntN(maxWords-minWords+1)
 	words := make([]string, n)
 	for i := range words {
@@ -101,3 +104,6 @@ func (s *synthCorpus) query(minWords, maxWords int) string {
 	}
 	return strings.Join(words, " ")
 }
+
+// Vocab returns the corpus's vocabulary, most frequent word first.
+func (s *Corpus) Vocab() []string { return s.vocab }
