@@ -152,20 +152,26 @@ type ChunkingPolicyStatus struct {
 	// revision is the hash of the normalised spec; it names index revisions.
 	// +optional
 	Revision string `json:"revision,omitempty"`
+
+	// corpora is how many Corpora refer to this policy.
+	// +optional
+	Corpora int `json:"corpora"`
 }
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=cp,categories=parentrag
+// +kubebuilder:resource:scope=Cluster,shortName=cp,categories=parentrag
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Strategy",type=string,JSONPath=`.spec.strategy`
 // +kubebuilder:printcolumn:name="Parent",type=integer,JSONPath=`.spec.parent.chunkSize`
 // +kubebuilder:printcolumn:name="Child",type=integer,JSONPath=`.spec.child.chunkSize`
 // +kubebuilder:printcolumn:name="Unit",type=string,JSONPath=`.spec.lengthUnit`
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.revision`
+// +kubebuilder:printcolumn:name="Corpora",type=integer,JSONPath=`.status.corpora`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // ChunkingPolicy declares how a Corpus's documents are split into parents
-// and children.
+// and children. It is cluster-scoped, so one policy serves every namespace.
 type ChunkingPolicy struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

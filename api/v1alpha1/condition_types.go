@@ -1,0 +1,59 @@
+package v1alpha1
+
+// Condition types. Ready summarises; Reconciling is present only while work
+// is in flight; Stalled means nothing moves until the spec (or something it
+// refers to) changes. These follow kstatus, so kubectl wait, Flux and Argo CD
+// understand them.
+const (
+	// ConditionReady is True when the object does what its spec asks.
+	ConditionReady = "Ready"
+	// ConditionReconciling is True while the controller works towards the
+	// spec, for example while a revision is being indexed.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when the controller cannot make progress
+	// until a person acts.
+	ConditionStalled = "Stalled"
+	// ConditionSourcesReady is False when a source could not be read in
+	// full; the documents that were read are still indexed.
+	ConditionSourcesReady = "SourcesReady"
+	// ConditionInUse is True on a ChunkingPolicy that Corpora refer to.
+	ConditionInUse = "InUse"
+)
+
+// Condition reasons. Each explains the status of the condition it is set on.
+const (
+	// ReasonSucceeded: the object is ready.
+	ReasonSucceeded = "Succeeded"
+	// ReasonProgressing: work towards the spec is under way.
+	ReasonProgressing = "Progressing"
+	// ReasonIndexing: a new revision is being built.
+	ReasonIndexing = "Indexing"
+	// ReasonPolicyNotFound: the referenced ChunkingPolicy does not exist.
+	ReasonPolicyNotFound = "PolicyNotFound"
+	// ReasonPolicyInvalid: the referenced ChunkingPolicy cannot be compiled.
+	ReasonPolicyInvalid = "PolicyInvalid"
+	// ReasonSourceError: a source could not be read.
+	ReasonSourceError = "SourceError"
+	// ReasonNoDocuments: the sources hold no document to index.
+	ReasonNoDocuments = "NoDocuments"
+	// ReasonEmbeddingError: the embedder could not be set up or failed.
+	ReasonEmbeddingError = "EmbeddingError"
+	// ReasonIndexFailed: building the revision failed; the active revision
+	// keeps serving.
+	ReasonIndexFailed = "IndexFailed"
+	// ReasonSuspended: reconciliation is suspended by spec.suspend.
+	ReasonSuspended = "Suspended"
+	// ReasonCorpusNotFound: the referenced Corpus does not exist.
+	ReasonCorpusNotFound = "CorpusNotFound"
+	// ReasonCorpusNotReady: the referenced Corpus has no active revision yet.
+	ReasonCorpusNotReady = "CorpusNotReady"
+	// ReasonRollingOut: the query Deployment is rolling out a revision.
+	ReasonRollingOut = "RollingOut"
+	// ReasonInUse: Corpora refer to the ChunkingPolicy.
+	ReasonInUse = "InUse"
+	// ReasonDeletionBlocked: the ChunkingPolicy is being deleted but Corpora
+	// still refer to it; it stays until they no longer do.
+	ReasonDeletionBlocked = "DeletionBlocked"
+	// ReasonUnused: no Corpus refers to the ChunkingPolicy.
+	ReasonUnused = "Unused"
+)

@@ -1,0 +1,73 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Defaults of a Corpus.
+const (
+	DefaultRetainRevisions = 2
+	DefaultK1              = 0.9
+	DefaultB               = 0.4
+	DefaultContextWeight   = 0.8
+)
+
+// GetRetainRevisions returns how many revisions to keep, 2 when unset.
+func (c *Corpus) GetRetainRevisions() int {
+	if c.Spec.RetainRevisions <= 0 {
+		return DefaultRetainRevisions
+	}
+	return c.Spec.RetainRevisions
+}
+
+// BuiltinParams returns the builtin embedder's k1, b and context weight
+// with defaults applied. It fails on values the schema lets through but
+// that are out of range.
+func (e *Embedding) BuiltinParams() (k1, b, contextWeight float64, err error) {
+	var in BuiltinEmbedding
+	if e != nil && e.Builtin != nil {
+		in = *e.Builtin
+	}
+	if k1, err = parseDecimal("k1", in.K1, DefaultK1); err != nil {
+		return
+	}
+	if b, err = parseDecimal("b", in.B, DefaultB); err != nil {
+		return
+	}
+	if b > 1 {
+		return 0, 0, 0, fmt.Errorf("embedding.builtin.b %q must be between 0 and 1", in.B)
+	}
+	contextWeight, err = parseDecimal("contextWeight", in.ContextWeight, DefaultContextWeight)
+	return
+}
+
+// IsOpenAI reports whether children are embedded through an OpenAI-
+// compatible endpoint.
+func (e *Embedding) IsOpenAI() bool { return e != nil && e.OpenAI != nil }
+
+// parseDecimal parses a non-negative decimal field, def when empty.
+func parseDecimal(field, s string, def float64) (float64, error) {
+	if s == "" {
+		return def, nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("embedding.builtin.%s %q is not a non-negative decimal", field, s)
+	}
+	return v, nil
+}
+
+// ShortRevision is the 8-character prefix of a revision used in names.
+func ShortRevision(revision string) string {
+	if len(revision) > 8 {
+		return revision[:8]
+	}
+	return revision
+}
+
+// RevisionObjectName is the name of the objects that hold a revision of
+// the Corpus: "<corpus>-<rev8>".
+func (c *Corpus) RevisionObjectName(revision string) string {
+	return c.Name + "-" + ShortRevision(revision)
+}

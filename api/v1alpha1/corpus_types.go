@@ -1,0 +1,336 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// LocalObjectReference names an object in the same namespace.
+type LocalObjectReference struct {
+	// name of the referent.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+}
+
+// PolicyReference names a cluster-scoped ChunkingPolicy.
+type PolicyReference struct {
+	// name of the ChunkingPolicy.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+}
+
+// InlineDocument is a document written in the Corpus itself.
+type InlineDocument struct {
+	// id identifies the document within the Corpus.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	ID string `json:"id"`
+
+	// title is shown with results and embedded as context.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Title string `json:"title,omitempty"`
+
+	// text is the document's content.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Text string `json:"text"`
+}
+
+// ConfigMapSource reads documents from one ConfigMap: each key is a
+// document whose id is "<configmap>/<key>".
+type ConfigMapSource struct {
+	// name of the ConfigMap, in the Corpus's namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+
+	// keys limits the documents to these keys; all keys when empty.
+	// +kubebuilder:validation:MaxItems=1000
+	// +optional
+	Keys []string `json:"keys,omitempty"`
+}
+
+// Source is one place documents come from. Exactly one field is set.
+// +kubebuilder:validation:XValidation:rule="[has(self.inline), has(self.configMap), has(self.selector)].filter(x, x).size() == 1",message="a source sets exactly one of inline, configMap or selector"
+type Source struct {
+	// name identifies the source in status and events.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +required
+	Name string `json:"name"`
+
+	// inline documents written in the Corpus.
+	// +kubebuilder:validation:MaxItems=500
+	// +optional
+	Inline []InlineDocument `json:"inline,omitempty"`
+
+	// configMap reads each key of one ConfigMap as a document.
+	// +optional
+	ConfigMap *ConfigMapSource `json:"configMap,omitempty"`
+
+	// selector reads every key of every ConfigMap in the namespace whose
+	// labels match.
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+}
+
+// SecretKeyReference names one key of a Secret in the same namespace.
+type SecretKeyReference struct {
+	// name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Name string `json:"name"`
+
+	// key in the Secret; defaults to "apiKey".
+	// +kubebuilder:default=apiKey
+	// +optional
+	Key string `json:"key,omitempty"`
+}
+
+// BuiltinEmbedding is the offline lexical embedder: BM25 as sparse vectors.
+type BuiltinEmbedding struct {
+	// k1 saturates term frequency, as a decimal string; default "0.9".
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	// +optional
+	K1 string `json:"k1,omitempty"`
+
+	// b scales length normalisation, between 0 and 1; default "0.4".
+	// +kubebuilder:validation:Pattern=`^(0(\.[0-9]+)?|1(\.0+)?)$`
+	// +optional
+	B string `json:"b,omitempty"`
+
+	// contextWeight weighs each child's context (document title and parent
+	// text) in its vector; "0" embeds children alone. Default "0.8".
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	// +optional
+	ContextWeight string `json:"contextWeight,omitempty"`
+}
+
+// OpenAIEmbedding embeds through an OpenAI-compatible /v1/embeddings API.
+type OpenAIEmbedding struct {
+	// endpoint is the API's base URL, such as https://api.openai.com/v1 or
+	// http://ollama:11434/v1.
+	// +kubebuilder:validation:Pattern=`^https?://`
+	// +kubebuilder:validation:MaxLength=2048
+	// +required
+	Endpoint string `json:"endpoint"`
+
+	// model is the embedding model's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +required
+	Model string `json:"model"`
+
+	// dimensions asks the model for vectors of this length; the model's own
+	// when unset.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65536
+	// +optional
+	Dimensions int `json:"dimensions,omitempty"`
+
+	// secretRef holds the API key; no key is sent when unset.
+	// +optional
+	SecretRef *SecretKeyReference `json:"secretRef,omitempty"`
+}
+
+// Embedding chooses how children and queries become vectors.
+// +kubebuilder:validation:XValidation:rule="!(has(self.builtin) && has(self.openAI))",message="embedding sets at most one of builtin or openAI"
+type Embedding struct {
+	// builtin is the offline lexical embedder (the default).
+	// +optional
+	Builtin *BuiltinEmbedding `json:"builtin,omitempty"`
+
+	// openAI embeds through an OpenAI-compatible endpoint.
+	// +optional
+	OpenAI *OpenAIEmbedding `json:"openAI,omitempty"`
+}
+
+// EmbeddedVectorStore keeps the child index inside the revision's bundle.
+type EmbeddedVectorStore struct{}
+
+// VectorStore chooses where children are indexed.
+type VectorStore struct {
+	// embedded keeps an exact in-process index in the revision's parent
+	// store (the default).
+	// +optional
+	Embedded *EmbeddedVectorStore `json:"embedded,omitempty"`
+}
+
+// ConfigMapParentStore keeps a revision in immutable ConfigMaps.
+type ConfigMapParentStore struct{}
+
+// ParentStore chooses where parents are kept.
+type ParentStore struct {
+	// configMap keeps each revision in immutable ConfigMaps named after it,
+	// sharded under the 1 MiB object limit (the default).
+	// +optional
+	ConfigMap *ConfigMapParentStore `json:"configMap,omitempty"`
+}
+
+// CorpusSpec declares documents, how they are split and where they are
+// indexed.
+type CorpusSpec struct {
+	// chunkingPolicyRef names the ChunkingPolicy that splits the documents.
+	// +required
+	ChunkingPolicyRef PolicyReference `json:"chunkingPolicyRef"`
+
+	// sources are where documents come from.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=name
+	// +required
+	Sources []Source `json:"sources"`
+
+	// embedding chooses the embedder; the builtin lexical one when unset.
+	// +optional
+	Embedding *Embedding `json:"embedding,omitempty"`
+
+	// vectorStore chooses where children are indexed; embedded when unset.
+	// +optional
+	VectorStore *VectorStore `json:"vectorStore,omitempty"`
+
+	// parentStore chooses where parents are kept; configMap when unset.
+	// +optional
+	ParentStore *ParentStore `json:"parentStore,omitempty"`
+
+	// retainRevisions is how many revisions are kept, the active one
+	// included, for rollback.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	// +kubebuilder:default=2
+	// +optional
+	RetainRevisions int `json:"retainRevisions,omitempty"`
+
+	// suspend stops reconciliation; the active revision keeps serving.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// RevisionStatus describes one built revision.
+type RevisionStatus struct {
+	// name of the revision; its ConfigMaps are named "<corpus>-<name[:8]>".
+	Name string `json:"name"`
+	// policyRevision is the ChunkingPolicy's revision it was split with.
+	PolicyRevision string `json:"policyRevision"`
+	// sourceDigest is the hash of every document indexed.
+	SourceDigest string `json:"sourceDigest"`
+	// documents, parents and children count what the revision holds.
+	Documents int `json:"documents"`
+	Parents   int `json:"parents"`
+	Children  int `json:"children"`
+	// bytes is the size of the revision's bundle.
+	Bytes int64 `json:"bytes"`
+	// configMaps is how many ConfigMaps hold the revision.
+	ConfigMaps int `json:"configMaps"`
+	// builtAt is when the revision was built.
+	BuiltAt metav1.Time `json:"builtAt"`
+}
+
+// SourceError reports a source that could not be read in full.
+type SourceError struct {
+	// source is the name of the source.
+	Source string `json:"source"`
+	// document names the document, when the problem is with one.
+	// +optional
+	Document string `json:"document,omitempty"`
+	// message says what went wrong.
+	Message string `json:"message"`
+}
+
+// IndexProgress reports a build in flight.
+type IndexProgress struct {
+	// revision being built.
+	Revision string `json:"revision"`
+	// stage is split, fit, embed or store.
+	Stage string `json:"stage"`
+	// done and total count the stage's units (documents or children).
+	Done  int `json:"done"`
+	Total int `json:"total"`
+}
+
+// CorpusStatus is the observed state of a Corpus.
+type CorpusStatus struct {
+	// conditions hold the latest observations: Ready, Reconciling, Stalled
+	// and SourcesReady.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// observedGeneration is the generation last brought to Ready or Stalled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// activeRevision is the revision Retrievers serve.
+	// +optional
+	ActiveRevision *RevisionStatus `json:"activeRevision,omitempty"`
+
+	// lastAttemptedRevision is the revision last built or being built.
+	// +optional
+	LastAttemptedRevision string `json:"lastAttemptedRevision,omitempty"`
+
+	// history lists the retained revisions, newest first.
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	History []RevisionStatus `json:"history,omitempty"`
+
+	// progress reports the build in flight.
+	// +optional
+	Progress *IndexProgress `json:"progress,omitempty"`
+
+	// sourceErrors lists sources or documents that could not be read.
+	// +kubebuilder:validation:MaxItems=50
+	// +optional
+	SourceErrors []SourceError `json:"sourceErrors,omitempty"`
+
+	// lastHandledReconcileAt echoes the reconcile.fluxcd.io/requestedAt
+	// annotation last handled.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=corp,categories=parentrag
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.activeRevision.name`
+// +kubebuilder:printcolumn:name="Docs",type=integer,JSONPath=`.status.activeRevision.documents`
+// +kubebuilder:printcolumn:name="Parents",type=integer,JSONPath=`.status.activeRevision.parents`
+// +kubebuilder:printcolumn:name="Children",type=integer,JSONPath=`.status.activeRevision.children`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// Corpus is a set of documents indexed for parent-child retrieval.
+type Corpus struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec declares the documents and how they are indexed.
+	// +required
+	Spec CorpusSpec `json:"spec"`
+
+	// status is the observed state.
+	// +optional
+	Status CorpusStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// CorpusList is a list of Corpora.
+type CorpusList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Corpus `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Corpus{}, &CorpusList{})
+}

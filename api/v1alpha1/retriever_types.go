@@ -1,0 +1,159 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Aggregation names how child scores make a parent score.
+// +kubebuilder:validation:Enum=Max;Mean;Sum
+type Aggregation string
+
+// Aggregations.
+const (
+	AggregationMax  Aggregation = "Max"
+	AggregationMean Aggregation = "Mean"
+	AggregationSum  Aggregation = "Sum"
+)
+
+// RetrieverService shapes the Service in front of the query pods.
+type RetrieverService struct {
+	// port the Service listens on; default 8080.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +kubebuilder:default=8080
+	// +optional
+	Port int32 `json:"port,omitempty"`
+
+	// type of the Service: ClusterIP (default), NodePort or LoadBalancer.
+	// +kubebuilder:validation:Enum=ClusterIP;NodePort;LoadBalancer
+	// +kubebuilder:default=ClusterIP
+	// +optional
+	Type corev1.ServiceType `json:"type,omitempty"`
+}
+
+// RetrieverSpec declares a query service over a Corpus.
+type RetrieverSpec struct {
+	// corpusRef names the Corpus, in the same namespace, to serve.
+	// +required
+	CorpusRef LocalObjectReference `json:"corpusRef"`
+
+	// childTopK is how many children a query fetches first; more are
+	// fetched until maxParents parents are found. Default 20.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +kubebuilder:default=20
+	// +optional
+	ChildTopK int `json:"childTopK,omitempty"`
+
+	// maxParents caps the parents a query returns. Default 3.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=20
+	// +kubebuilder:default=3
+	// +optional
+	MaxParents int `json:"maxParents,omitempty"`
+
+	// aggregation combines the scores of a parent's matching children:
+	// Max (default), Mean or Sum.
+	// +kubebuilder:default=Max
+	// +optional
+	Aggregation Aggregation `json:"aggregation,omitempty"`
+
+	// replicas of the query Deployment. Default 1.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:default=1
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// resources of the query container; requests of 50m CPU and 64Mi
+	// memory when unset.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// image runs the query server; the operator's own image when unset.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// service shapes the Service in front of the query pods.
+	// +optional
+	Service *RetrieverService `json:"service,omitempty"`
+
+	// suspend stops reconciliation; the Deployment keeps running as it is.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// RetrieverStatus is the observed state of a Retriever.
+type RetrieverStatus struct {
+	// conditions hold the latest observations: Ready, Reconciling, Stalled.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// observedGeneration is the generation last brought to Ready or Stalled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// url is where the query API answers inside the cluster.
+	// +optional
+	URL string `json:"url,omitempty"`
+
+	// servingRevision is the Corpus revision every ready pod serves.
+	// +optional
+	ServingRevision string `json:"servingRevision,omitempty"`
+
+	// desiredRevision is the Corpus revision the Deployment rolls out.
+	// +optional
+	DesiredRevision string `json:"desiredRevision,omitempty"`
+
+	// replicas and readyReplicas count the query pods.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+
+	// lastHandledReconcileAt echoes the reconcile.fluxcd.io/requestedAt
+	// annotation last handled.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=rtr,categories=parentrag
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.servingRevision`
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// Retriever is a query service over a Corpus: children in, parents out.
+type Retriever struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec declares the query service.
+	// +required
+	Spec RetrieverSpec `json:"spec"`
+
+	// status is the observed state.
+	// +optional
+	Status RetrieverStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// RetrieverList is a list of Retrievers.
+type RetrieverList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Retriever `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Retriever{}, &RetrieverList{})
+}
