@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds a real Kubernetes control plane for tests and the demo from the Go
-# module proxy: kube-apiserver, kube-controller-manager, etcd and kwok (a
-# fake node), into a cache outside the work tree keyed by their versions.
+# module proxy: kube-apiserver, kube-controller-manager, kube-scheduler, etcd
+# and kwok (a fake node), into a cache outside the work tree keyed by their
+# versions.
 #
 #   hack/control-plane.sh            build what is missing, print progress
 #   hack/control-plane.sh --print    also print `export KUBEBUILDER_ASSETS=...`
@@ -27,13 +28,14 @@ print=false
 log() { echo "control-plane: $*" >&2; }
 
 have_all() {
-  for b in kube-apiserver kube-controller-manager etcd kwok; do
+  for b in kube-apiserver kube-controller-manager kube-scheduler etcd kwok; do
     [[ -x "${BIN}/${b}" ]] || return 1
   done
   [[ -d "${DIR}/kwok-stages" ]]
 }
 
-# build_kube builds kube-apiserver and kube-controller-manager from a scratch
+# build_kube builds kube-apiserver, kube-controller-manager and
+# kube-scheduler from a scratch
 # module: k8s.io/kubernetes requires its staging modules at v0.0.0 through
 # ./staging replaces, which a module outside its tree must point at the
 # published versions instead.
@@ -59,6 +61,7 @@ package tools
 import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 )
 GO
     log "downloading modules (replacing $(grep -c '^replace' go.mod) staging modules)"
@@ -67,7 +70,7 @@ GO
   fi
   local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${KUBE_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${KUBE_VERSION#v1.}"
   ldflags="${ldflags%.*}"
-  for cmd in kube-apiserver kube-controller-manager; do
+  for cmd in kube-apiserver kube-controller-manager kube-scheduler; do
     if [[ ! -x "${BIN}/${cmd}" ]]; then
       log "building ${cmd} ${KUBE_VERSION} (several minutes)"
       CGO_ENABLED=0 go build -trimpath -ldflags "${ldflags}" -o "${BIN}/${cmd}.tmp" "k8s.io/kubernetes/cmd/${cmd}"

@@ -14,6 +14,7 @@ func NewRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newSplitCommand(), newLocalCommand(), newEvalCommand())
+	root.AddCommand(newSplitCommand(), newLocalCommand(), newEvalCommand(), newManagerCommand())
+	root.AddCommand(newServeCommand())
 	return root
 }

@@ -1,0 +1,95 @@
+package controllers_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+)
+
+func TestAPIServerRefusesInvalidPolicies(t *testing.T) {
+	tests := []struct {
+		name string
+		spec v1alpha1.ChunkingPolicySpec
+		want string
+	}{
+		{"child not smaller than parent", v1alpha1.ChunkingPolicySpec{Parent: &v1alpha1.ChunkSize{ChunkSize: 200}, Child: &v1alpha1.ChunkSize{ChunkSize: 300}}, "child.chunkSize must be smaller than parent.chunkSize"},
+		{"child default above parent", v1alpha1.ChunkingPolicySpec{Parent: &v1alpha1.ChunkSize{ChunkSize: 250}}, "child.chunkSize must be smaller than parent.chunkSize"},
+		{"overlap not smaller than size", v1alpha1.ChunkingPolicySpec{Child: &v1alpha1.ChunkSize{ChunkSize: 100, ChunkOverlap: 100}}, "chunkOverlap must be smaller than chunkSize"},
+		{"zero size", v1alpha1.ChunkingPolicySpec{Child: &v1alpha1.ChunkSize{ChunkSize: 0}}, "spec.child.chunkSize"},
+		{"window too wide", v1alpha1.ChunkingPolicySpec{Window: &v1alpha1.Window{Sentences: 11}}, "spec.window.sentences"},
+		{"unknown strategy", v1alpha1.ChunkingPolicySpec{Strategy: "Paragraphs"}, `Unsupported value: "Paragraphs"`},
+		{"regex without separators", v1alpha1.ChunkingPolicySpec{Separators: &v1alpha1.Separators{Regex: true}}, "separators.regex needs a custom separator list"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &v1alpha1.ChunkingPolicy{ObjectMeta: metav1.ObjectMeta{Name: uniqueName("invalid")}, Spec: tt.spec}
+			err := k8s.Create(context.Background(), p)
+			if !apierrors.IsInvalid(err) {
+				t.Fatalf("create returned %v, want Invalid", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %q does not say %q", err, tt.want)
+			}
+			// The Go validation used by the command line agrees.
+			if tt.spec.Validate() == nil {
+				t.Fatalf("spec.Validate() accepts what the API server refuses")
+			}
+		})
+	}
+}
+
+func TestPolicyPublishesRevisionAndUsers(t *testing.T) {
+	ns := newNamespace(t)
+	p := newPolicy(t, 1200, 240)
+	waitCurrent(t, p, 20*time.Second)
+	if p.Status.Revision != p.Spec.Revision() || p.Status.Corpora != 0 {
+		t.Fatalf("status revision %q corpora %d, want %q and 0", p.Status.Revision, p.Status.Corpora, p.Spec.Revision())
+	}
+	c := inlineCorpus(ns, p.Name, sampleDocs()...)
+	if err := k8s.Create(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the policy to count its Corpus", func() (bool, error) {
+		get(t, p)
+		return p.Status.Corpora == 1 && meta.IsStatusConditionTrue(p.Status.Conditions, v1alpha1.ConditionInUse), nil
+	})
+}
+
+func TestDeletingAPolicyInUseWaitsForItsCorpora(t *testing.T) {
+	ns := newNamespace(t)
+	p := newPolicy(t, 1000, 200)
+	c := inlineCorpus(ns, p.Name, sampleDocs()...)
+	if err := k8s.Create(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	waitCurrent(t, c, 60*time.Second)
+	eventually(t, 20*time.Second, "the policy finalizer", func() (bool, error) {
+		get(t, p)
+		return len(p.Finalizers) > 0 && p.Status.Corpora == 1, nil
+	})
+	if err := k8s.Delete(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the policy to say why it stays", func() (bool, error) {
+		get(t, p)
+		ready := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionReady)
+		return ready != nil && ready.Reason == v1alpha1.ReasonDeletionBlocked && strings.Contains(ready.Message, "1 Corpora still use"), nil
+	})
+	// The Corpus is not broken by the pending deletion.
+	waitCurrent(t, c, 10*time.Second)
+	if err := k8s.Delete(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the policy to go once unused", func() (bool, error) {
+		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(p), p)
+		return apierrors.IsNotFound(err), err
+	})
+}

@@ -1,0 +1,93 @@
+package controllers
+
+import (
+	"errors"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+)
+
+// FieldManager owns every field the operator writes with server-side apply.
+const FieldManager = "parentrag-operator"
+
+// Finalizers.
+const (
+	// CorpusFinalizer releases a Corpus's revisions before it goes.
+	CorpusFinalizer = "parentrag.io/corpus"
+	// PolicyFinalizer keeps a ChunkingPolicy while Corpora use it.
+	PolicyFinalizer = "parentrag.io/policy"
+)
+
+// Labels on objects the operator creates.
+const (
+	LabelManagedBy  = "app.kubernetes.io/managed-by"
+	ManagedByValue  = "parentrag"
+	LabelRetriever  = "parentrag.io/retriever"
+	ReconcileAtAnno = "reconcile.fluxcd.io/requestedAt"
+)
+
+// waitInterval is how soon a controller looks again while it waits for
+// something outside its control.
+const waitInterval = 10 * time.Second
+
+// stalled marks an error that no retry can fix: the object is Stalled until
+// its spec (or what it refers to) changes. The workqueue does not retry it.
+func stalled(err error) error { return reconcile.TerminalError(err) }
+
+// isStalled reports whether err was marked with stalled.
+func isStalled(err error) bool { return errors.Is(err, reconcile.TerminalError(nil)) }
+
+// setCondition sets one condition with the object's generation.
+func setCondition(conds *[]metav1.Condition, generation int64, typ string, status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(conds, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: generation,
+	})
+}
+
+// markReady records success: Ready True, no Reconciling, no Stalled.
+func markReady(conds *[]metav1.Condition, generation int64, message string) {
+	setCondition(conds, generation, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonSucceeded, message)
+	meta.RemoveStatusCondition(conds, v1alpha1.ConditionReconciling)
+	meta.RemoveStatusCondition(conds, v1alpha1.ConditionStalled)
+}
+
+// markReconciling records work in flight: Reconciling True, Ready Unknown
+// (or False when keepReady is false), no Stalled.
+func markReconciling(conds *[]metav1.Condition, generation int64, reason, message string) {
+	setCondition(conds, generation, v1alpha1.ConditionReconciling, metav1.ConditionTrue, reason, message)
+	meta.RemoveStatusCondition(conds, v1alpha1.ConditionStalled)
+	if ready := meta.FindStatusCondition(*conds, v1alpha1.ConditionReady); ready == nil || ready.Status != metav1.ConditionTrue {
+		setCondition(conds, generation, v1alpha1.ConditionReady, metav1.ConditionUnknown, reason, message)
+	}
+}
+
+// markStalled records that nothing moves until a person acts: Stalled
+// True, Ready False, no Reconciling.
+func markStalled(conds *[]metav1.Condition, generation int64, reason, message string) {
+	setCondition(conds, generation, v1alpha1.ConditionStalled, metav1.ConditionTrue, reason, message)
+	setCondition(conds, generation, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, message)
+	meta.RemoveStatusCondition(conds, v1alpha1.ConditionReconciling)
+}
+
+// markNotReady records a failure that is retried: Ready False with the
+// reason, Reconciling True (work continues), no Stalled.
+func markNotReady(conds *[]metav1.Condition, generation int64, reason, message string) {
+	setCondition(conds, generation, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, message)
+	setCondition(conds, generation, v1alpha1.ConditionReconciling, metav1.ConditionTrue, reason, message)
+	meta.RemoveStatusCondition(conds, v1alpha1.ConditionStalled)
+}
+
+// settled reports whether the conditions say the generation reached Ready
+// or Stalled, the two states that move observedGeneration.
+func settled(conds []metav1.Condition) bool {
+	return meta.IsStatusConditionTrue(conds, v1alpha1.ConditionReady) ||
+		meta.IsStatusConditionTrue(conds, v1alpha1.ConditionStalled)
+}
+
+// itoa formats an integer for a command-line argument.
+func itoa[T ~int | ~int32](n T) string { return strconv.Itoa(int(n)) }

@@ -1,0 +1,117 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/cmbundle"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+)
+
+// ensureRevision makes sure the revision exists in ConfigMaps, building it
+// when its manifest ConfigMap is missing. A revision whose manifest exists
+// is complete (the manifest is created last), so a crashed build is simply
+// built again; the ConfigMaps it had created are identical and reused.
+func (r *CorpusReconciler) ensureRevision(ctx context.Context, s *corpusState) (ctrl.Result, error) {
+	name := s.corpus.RevisionObjectName(s.revision)
+	var manifest corev1.ConfigMap
+	err := r.Get(ctx, client.ObjectKey{Namespace: s.corpus.Namespace, Name: name}, &manifest)
+	if err == nil {
+		s.built, err = revisionFromManifest(&manifest)
+		return ctrl.Result{}, err
+	}
+	if !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, fmt.Errorf("reading revision %s: %w", name, err)
+	}
+	if err := r.build(ctx, s, name); err != nil {
+		s.reason = v1alpha1.ReasonIndexFailed
+		r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeWarning, v1alpha1.ReasonIndexFailed, "Build", "revision %s failed: %v", s.revision, err)
+		return ctrl.Result{}, fmt.Errorf("building revision %s: %w", s.revision, err)
+	}
+	r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeNormal, "RevisionBuilt", "Build",
+		"built revision %s: %d documents, %d parents, %d children", s.revision, s.built.Documents, s.built.Parents, s.built.Children)
+	return ctrl.Result{}, nil
+}
+
+// build indexes the documents in process, writes the bundle to a temporary
+// directory and stores it as the revision's ConfigMaps, shards first and
+// the manifest last.
+func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name string) error {
+	log.FromContext(ctx).Info("building revision", "revision", s.revision, "documents", len(s.sources.docs))
+	s.progress.start(s.revision)
+	defer s.progress.stop()
+	opts := indexer.Options{Workers: 2, OnProgress: s.progress.report, ContextWeight: float32(s.embedCfg.ContextWeight)}
+	ix, err := indexer.Build(ctx, s.sources.docs, s.compiled.Builder, s.embedder, opts)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "parentrag-build-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	dir := filepath.Join(tmp, "bundle")
+	spec, _ := json.Marshal(s.compiled.Spec)
+	m := bundle.Manifest{
+		Revision: s.revision, PolicyRevision: s.compiled.Revision, Policy: spec,
+		LengthUnit: string(s.compiled.Spec.LengthUnit), Tokenizer: string(s.compiled.Spec.Tokenizer),
+		SourceDigest: bundle.SourceDigest(s.sources.docs), Embedder: s.embedCfg, CreatedAt: time.Now().UTC().Truncate(time.Second),
+	}
+	if _, err := bundle.Save(dir, ix, m, false); err != nil {
+		return err
+	}
+	s.progress.report(indexer.Progress{Stage: "store", Done: 0, Total: 1})
+	return r.store(ctx, s, dir, name)
+}
+
+// store creates the revision's ConfigMaps, owned by the Corpus, and reads
+// the revision back from its manifest.
+func (r *CorpusReconciler) store(ctx context.Context, s *corpusState, dir, name string) error {
+	labels := map[string]string{LabelManagedBy: ManagedByValue, cmbundle.LabelCorpus: s.corpus.Name, cmbundle.LabelRevision: s.revision}
+	cms, err := cmbundle.Pack(dir, s.corpus.Namespace, name, labels)
+	if err != nil {
+		return err
+	}
+	for i := range cms {
+		if err := controllerutil.SetControllerReference(s.corpus, &cms[i], r.Scheme()); err != nil {
+			return err
+		}
+		if err := r.Create(ctx, &cms[i]); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating ConfigMap %s: %w", cms[i].Name, err)
+		}
+	}
+	s.built, err = revisionFromManifest(&cms[len(cms)-1])
+	return err
+}
+
+// revisionFromManifest describes a stored revision from its manifest
+// ConfigMap.
+func revisionFromManifest(cm *corev1.ConfigMap) (*v1alpha1.RevisionStatus, error) {
+	var m bundle.Manifest
+	if err := json.Unmarshal([]byte(cm.Data[cmbundle.ManifestKey]), &m); err != nil {
+		return nil, fmt.Errorf("ConfigMap %s holds no valid manifest: %w", cm.Name, err)
+	}
+	names, err := cmbundle.Names(cm)
+	if err != nil {
+		return nil, err
+	}
+	return &v1alpha1.RevisionStatus{
+		Name: m.Revision, PolicyRevision: m.PolicyRevision, SourceDigest: m.SourceDigest,
+		Documents: m.Documents, Parents: m.Parents, Children: m.Children, Bytes: m.Bytes,
+		ConfigMaps: len(names), BuiltAt: metav1.NewTime(m.CreatedAt),
+	}, nil
+}

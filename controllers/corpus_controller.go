@@ -1,0 +1,108 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/policy"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+)
+
+// CorpusReconciler indexes Corpora: it resolves the policy and the sources,
+// builds a revision beside the active one, stores it in immutable
+// ConfigMaps, promotes it and garbage-collects revisions past retention.
+type CorpusReconciler struct {
+	client.Client
+	Recorder events.EventRecorder
+	// MaxConcurrentBuilds bounds how many Corpora index at once (default 2).
+	MaxConcurrentBuilds int
+	// ProgressInterval is the least time between progress updates in
+	// status (default 2s).
+	ProgressInterval time.Duration
+}
+
+// +kubebuilder:rbac:groups=parentrag.io,resources=corpora,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=parentrag.io,resources=corpora/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=parentrag.io,resources=corpora/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;delete;deletecollection
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+
+// corpusState is what the steps of one reconcile learn and pass on.
+type corpusState struct {
+	corpus   *v1alpha1.Corpus
+	compiled *policy.Compiled
+	sources  *sourceSet
+	embedder embed.Embedder
+	embedCfg bundle.Embedder
+	revision string
+	built    *v1alpha1.RevisionStatus
+	progress *progressPatcher
+	// reason and message explain a wait or a failure in the conditions.
+	reason, message string
+}
+
+// corpusStep is one step of a reconcile. A step returns a non-zero result
+// to wait, an error to stop; the next step runs otherwise.
+type corpusStep func(ctx context.Context, s *corpusState) (ctrl.Result, error)
+
+// Reconcile runs the steps for one Corpus and always writes a status that
+// says where it stands, with kstatus conditions.
+func (r *CorpusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
+	var c v1alpha1.Corpus
+	if err := r.Get(ctx, req.NamespacedName, &c); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !c.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, &c)
+	}
+	if controllerutil.AddFinalizer(&c, CorpusFinalizer) {
+		if err := r.Update(ctx, &c); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if c.Spec.Suspend {
+		log.FromContext(ctx).V(1).Info("reconciliation is suspended")
+		return ctrl.Result{}, nil
+	}
+	base := c.DeepCopy()
+	s := &corpusState{corpus: &c, progress: r.newProgressPatcher(ctx, &c, base)}
+	defer func() {
+		r.summarize(s, result, err)
+		if perr := r.Status().Patch(ctx, &c, client.MergeFrom(base)); perr != nil {
+			err = errors.Join(err, perr)
+		}
+	}()
+	for _, step := range []corpusStep{r.resolvePolicy, r.readSources, r.resolveEmbedder, r.computeRevision, r.ensureRevision, r.promote, r.collectGarbage} {
+		if result, err = step(ctx, s); err != nil || !result.IsZero() {
+			return result, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// SetupWithManager watches Corpora, the policies and ConfigMaps they read,
+// and the revision ConfigMaps they own.
+func (r *CorpusReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.MaxConcurrentBuilds <= 0 {
+		r.MaxConcurrentBuilds = 2
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.Corpus{}).
+		Watches(&v1alpha1.ChunkingPolicy{}, handler.EnqueueRequestsFromMapFunc(r.corporaOfPolicy)).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.corporaOfConfigMap)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentBuilds}).
+		Named("corpus").
+		Complete(r)
+}

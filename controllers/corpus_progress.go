@@ -1,0 +1,66 @@
+package controllers
+
+import (
+	"context"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+)
+
+// progressPatcher publishes build progress in the Corpus's status while a
+// reconcile runs, at most once per interval. It keeps the reconcile's base
+// object in step, so the final status patch clears the progress.
+type progressPatcher struct {
+	ctx      context.Context
+	client   client.Client
+	corpus   *v1alpha1.Corpus
+	base     *v1alpha1.Corpus
+	interval time.Duration
+	revision string
+	last     time.Time
+}
+
+// newProgressPatcher returns a patcher for corpus, whose reconcile started
+// from base.
+func (r *CorpusReconciler) newProgressPatcher(ctx context.Context, corpus, base *v1alpha1.Corpus) *progressPatcher {
+	interval := r.ProgressInterval
+	if interval <= 0 {
+		interval = 2 * time.Second
+	}
+	return &progressPatcher{ctx: ctx, client: r.Client, corpus: corpus, base: base, interval: interval}
+}
+
+// start marks the Corpus Reconciling for the revision and publishes it.
+func (p *progressPatcher) start(revision string) {
+	p.revision = revision
+	markReconciling(&p.corpus.Status.Conditions, p.corpus.Generation, v1alpha1.ReasonIndexing, "building revision "+revision)
+	p.publish(indexer.Progress{Stage: indexer.StageSplit})
+}
+
+// report is an indexer progress callback.
+func (p *progressPatcher) report(pr indexer.Progress) {
+	if time.Since(p.last) < p.interval && pr.Done != pr.Total {
+		return
+	}
+	p.publish(pr)
+}
+
+// publish patches the progress into status; a failure is logged, not
+// fatal, since the final status patch follows.
+func (p *progressPatcher) publish(pr indexer.Progress) {
+	before := p.corpus.DeepCopy()
+	p.corpus.Status.Progress = &v1alpha1.IndexProgress{Revision: p.revision, Stage: pr.Stage, Done: pr.Done, Total: pr.Total}
+	if err := p.client.Status().Patch(p.ctx, p.corpus, client.MergeFrom(before)); err != nil {
+		log.FromContext(p.ctx).V(1).Info("could not publish progress", "error", err.Error())
+		return
+	}
+	p.last = time.Now()
+	p.base.Status = *p.corpus.Status.DeepCopy()
+}
+
+// stop clears the progress from the object; the final patch writes it.
+func (p *progressPatcher) stop() { p.corpus.Status.Progress = nil }

@@ -1,0 +1,110 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/cmbundle"
+)
+
+// promote makes the built revision the active one and records it first in
+// the history, which holds exactly the retained revisions.
+func (r *CorpusReconciler) promote(_ context.Context, s *corpusState) (ctrl.Result, error) {
+	st := &s.corpus.Status
+	if st.ActiveRevision != nil && st.ActiveRevision.Name == s.built.Name {
+		return ctrl.Result{}, nil
+	}
+	previous := "none"
+	if st.ActiveRevision != nil {
+		previous = st.ActiveRevision.Name
+	}
+	st.ActiveRevision = s.built.DeepCopy()
+	st.History = planHistory(st.History, *s.built, s.corpus.GetRetainRevisions())
+	r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeNormal, "Promoted", "Promote", "revision %s is active (was %s)", s.built.Name, previous)
+	return ctrl.Result{}, nil
+}
+
+// planHistory puts the newly active revision first, drops an older entry
+// of the same revision, and keeps at most retain entries.
+func planHistory(history []v1alpha1.RevisionStatus, active v1alpha1.RevisionStatus, retain int) []v1alpha1.RevisionStatus {
+	out := []v1alpha1.RevisionStatus{active}
+	for _, h := range history {
+		if h.Name != active.Name && len(out) < retain {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// collectGarbage deletes the ConfigMaps of every revision that is neither
+// in the history nor the one just built, including shards that a crashed
+// build left without a manifest.
+func (r *CorpusReconciler) collectGarbage(ctx context.Context, s *corpusState) (ctrl.Result, error) {
+	present, err := r.storedRevisions(ctx, s.corpus)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	for _, rev := range planGarbage(present, s.corpus.Status.History, s.revision) {
+		err := r.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(s.corpus.Namespace),
+			client.MatchingLabels{cmbundle.LabelCorpus: s.corpus.Name, cmbundle.LabelRevision: rev})
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("deleting revision %s: %w", rev, err)
+		}
+		r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeNormal, "RevisionDeleted", "GarbageCollect", "deleted revision %s, past retention", rev)
+	}
+	return ctrl.Result{}, nil
+}
+
+// planGarbage returns the stored revisions to delete: those not retained
+// and not current, sorted.
+func planGarbage(present []string, history []v1alpha1.RevisionStatus, current string) []string {
+	keep := map[string]bool{current: true}
+	for _, h := range history {
+		keep[h.Name] = true
+	}
+	var out []string
+	for _, rev := range present {
+		if !keep[rev] {
+			out = append(out, rev)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// storedRevisions lists the revisions that have ConfigMaps.
+func (r *CorpusReconciler) storedRevisions(ctx context.Context, c *v1alpha1.Corpus) ([]string, error) {
+	var list corev1.ConfigMapList
+	if err := r.List(ctx, &list, client.InNamespace(c.Namespace), client.MatchingLabels{cmbundle.LabelCorpus: c.Name}); err != nil {
+		return nil, fmt.Errorf("listing revision ConfigMaps: %w", err)
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, cm := range list.Items {
+		if rev := cm.Labels[cmbundle.LabelRevision]; rev != "" && !seen[rev] {
+			seen[rev] = true
+			out = append(out, rev)
+		}
+	}
+	return out, nil
+}
+
+// finalize deletes every revision of a deleted Corpus, then lets it go.
+func (r *CorpusReconciler) finalize(ctx context.Context, c *v1alpha1.Corpus) error {
+	if !controllerutil.ContainsFinalizer(c, CorpusFinalizer) {
+		return nil
+	}
+	err := r.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(c.Namespace), client.MatchingLabels{cmbundle.LabelCorpus: c.Name})
+	if err != nil {
+		return fmt.Errorf("deleting revisions: %w", err)
+	}
+	controllerutil.RemoveFinalizer(c, CorpusFinalizer)
+	return r.Update(ctx, c)
+}

@@ -1,0 +1,122 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+)
+
+// summarize writes the conditions and observedGeneration from how the
+// reconcile ended: an error that stalls, an error that is retried, a wait,
+// or success.
+func (r *CorpusReconciler) summarize(s *corpusState, result ctrl.Result, err error) {
+	c := s.corpus
+	gen := c.Generation
+	setSourcesCondition(c)
+	switch {
+	case err != nil && isStalled(err):
+		markStalled(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonSourceError), err.Error())
+	case err != nil:
+		markNotReady(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonProgressing), withActive(c, err.Error()))
+	case !result.IsZero():
+		markNotReady(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonProgressing), withActive(c, s.message))
+	default:
+		a := c.Status.ActiveRevision
+		markReady(&c.Status.Conditions, gen, fmt.Sprintf("revision %s: %d documents, %d parents, %d children", a.Name, a.Documents, a.Parents, a.Children))
+	}
+	if settled(c.Status.Conditions) {
+		c.Status.ObservedGeneration = gen
+	}
+	if v, ok := c.Annotations[ReconcileAtAnno]; ok {
+		c.Status.LastHandledReconcileAt = v
+	}
+}
+
+// setSourcesCondition reports whether every source was read in full.
+func setSourcesCondition(c *v1alpha1.Corpus) {
+	if len(c.Status.SourceErrors) == 0 {
+		setCondition(&c.Status.Conditions, c.Generation, v1alpha1.ConditionSourcesReady, metav1.ConditionTrue, v1alpha1.ReasonSucceeded, "every source was read")
+		return
+	}
+	first := c.Status.SourceErrors[0]
+	msg := fmt.Sprintf("%d problems; first: source %s", len(c.Status.SourceErrors), first.Source)
+	if first.Document != "" {
+		msg += ", document " + first.Document
+	}
+	setCondition(&c.Status.Conditions, c.Generation, v1alpha1.ConditionSourcesReady, metav1.ConditionFalse, v1alpha1.ReasonSourceError, msg+": "+first.Message)
+}
+
+// withActive adds which revision keeps serving to a failure message.
+func withActive(c *v1alpha1.Corpus, msg string) string {
+	if c.Status.ActiveRevision == nil {
+		return msg
+	}
+	return strings.TrimSpace(msg + "; revision " + c.Status.ActiveRevision.Name + " keeps serving")
+}
+
+// orDefault returns s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// corporaOfPolicy maps a ChunkingPolicy to the Corpora that use it.
+func (r *CorpusReconciler) corporaOfPolicy(ctx context.Context, o client.Object) []ctrl.Request {
+	var list v1alpha1.CorpusList
+	if err := r.List(ctx, &list, client.MatchingFields{policyRefIndex: o.GetName()}); err != nil {
+		return nil
+	}
+	return requestsFor(list.Items, func(*v1alpha1.Corpus) bool { return true })
+}
+
+// corporaOfConfigMap maps a source ConfigMap to the Corpora in its
+// namespace that read it by name or by selector. The operator's own
+// revision ConfigMaps map to nothing.
+func (r *CorpusReconciler) corporaOfConfigMap(ctx context.Context, o client.Object) []ctrl.Request {
+	if o.GetLabels()[LabelManagedBy] == ManagedByValue {
+		return nil
+	}
+	var list v1alpha1.CorpusList
+	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	cm := o.(*corev1.ConfigMap)
+	return requestsFor(list.Items, func(c *v1alpha1.Corpus) bool { return readsConfigMap(c, cm) })
+}
+
+// readsConfigMap reports whether a source of c names or selects cm.
+func readsConfigMap(c *v1alpha1.Corpus, cm *corev1.ConfigMap) bool {
+	for _, src := range c.Spec.Sources {
+		if src.ConfigMap != nil && src.ConfigMap.Name == cm.Name {
+			return true
+		}
+		if src.Selector != nil {
+			sel, err := metav1.LabelSelectorAsSelector(src.Selector)
+			if err == nil && sel.Matches(labels.Set(cm.Labels)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// requestsFor returns a request for every Corpus that keep accepts.
+func requestsFor(items []v1alpha1.Corpus, keep func(*v1alpha1.Corpus) bool) []ctrl.Request {
+	var out []ctrl.Request
+	for i := range items {
+		if keep(&items[i]) {
+			out = append(out, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&items[i])})
+		}
+	}
+	return out
+}

@@ -1,0 +1,122 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/policy"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+)
+
+// apiKeyEnv is the variable query pods read an embedding API key from.
+const apiKeyEnv = "OPENAI_API_KEY"
+
+// resolvePolicy fetches and compiles the Corpus's ChunkingPolicy. A missing
+// policy is waited for; one that cannot be compiled stalls the Corpus.
+func (r *CorpusReconciler) resolvePolicy(ctx context.Context, s *corpusState) (ctrl.Result, error) {
+	name := s.corpus.Spec.ChunkingPolicyRef.Name
+	var p v1alpha1.ChunkingPolicy
+	err := r.Get(ctx, client.ObjectKey{Name: name}, &p)
+	if apierrors.IsNotFound(err) {
+		s.reason, s.message = v1alpha1.ReasonPolicyNotFound, fmt.Sprintf("ChunkingPolicy %s not found", name)
+		return ctrl.Result{RequeueAfter: waitInterval}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("reading ChunkingPolicy %s: %w", name, err)
+	}
+	if s.compiled, err = policy.Compile(&p.Spec); err != nil {
+		s.reason = v1alpha1.ReasonPolicyInvalid
+		return ctrl.Result{}, stalled(fmt.Errorf("ChunkingPolicy %s: %w", name, err))
+	}
+	return ctrl.Result{}, nil
+}
+
+// readSources reads every source; per-source problems go to status. With
+// no document at all the Corpus is stalled until a source changes.
+func (r *CorpusReconciler) readSources(ctx context.Context, s *corpusState) (ctrl.Result, error) {
+	set, err := r.resolveSources(ctx, s.corpus)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	s.sources = set
+	s.corpus.Status.SourceErrors = set.errors
+	if len(set.docs) == 0 {
+		s.reason = v1alpha1.ReasonNoDocuments
+		return ctrl.Result{}, stalled(fmt.Errorf("the sources hold no document to index"))
+	}
+	return ctrl.Result{}, nil
+}
+
+// resolveEmbedder builds the embedder and the configuration recorded in the
+// revision. A missing API key Secret is waited for.
+func (r *CorpusReconciler) resolveEmbedder(ctx context.Context, s *corpusState) (ctrl.Result, error) {
+	spec := s.corpus.Spec.Embedding
+	if !spec.IsOpenAI() {
+		k1, b, weight, err := spec.BuiltinParams()
+		if err != nil {
+			s.reason = v1alpha1.ReasonEmbeddingError
+			return ctrl.Result{}, stalled(err)
+		}
+		lex, err := embed.NewLexical(k1, b)
+		if err != nil {
+			s.reason = v1alpha1.ReasonEmbeddingError
+			return ctrl.Result{}, stalled(err)
+		}
+		s.embedder, s.embedCfg = lex, bundle.Embedder{Kind: bundle.EmbedderLexical, K1: k1, B: b, ContextWeight: weight}
+		return ctrl.Result{}, nil
+	}
+	return r.resolveOpenAI(ctx, s, spec.OpenAI)
+}
+
+// resolveOpenAI reads the API key and configures the HTTP embedder.
+func (r *CorpusReconciler) resolveOpenAI(ctx context.Context, s *corpusState, o *v1alpha1.OpenAIEmbedding) (ctrl.Result, error) {
+	key := ""
+	if o.SecretRef != nil {
+		var secret corev1.Secret
+		err := r.Get(ctx, client.ObjectKey{Namespace: s.corpus.Namespace, Name: o.SecretRef.Name}, &secret)
+		if apierrors.IsNotFound(err) {
+			s.reason, s.message = v1alpha1.ReasonEmbeddingError, fmt.Sprintf("Secret %s not found", o.SecretRef.Name)
+			return ctrl.Result{RequeueAfter: waitInterval}, nil
+		}
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("reading Secret %s: %w", o.SecretRef.Name, err)
+		}
+		value, ok := secret.Data[secretKey(o.SecretRef)]
+		if !ok {
+			s.reason = v1alpha1.ReasonEmbeddingError
+			return ctrl.Result{}, stalled(fmt.Errorf("Secret %s has no key %q", o.SecretRef.Name, secretKey(o.SecretRef)))
+		}
+		key = string(value)
+	}
+	e, err := embed.NewOpenAI(embed.OpenAIOptions{Endpoint: o.Endpoint, Model: o.Model, Dimensions: o.Dimensions, APIKey: key})
+	if err != nil {
+		s.reason = v1alpha1.ReasonEmbeddingError
+		return ctrl.Result{}, stalled(err)
+	}
+	s.embedder = e
+	s.embedCfg = bundle.Embedder{Kind: bundle.EmbedderOpenAI, Endpoint: o.Endpoint, Model: o.Model, Dimensions: o.Dimensions, APIKeyEnv: apiKeyEnv}
+	return ctrl.Result{}, nil
+}
+
+// secretKey returns the key of a secret reference, "apiKey" when unset.
+func secretKey(ref *v1alpha1.SecretKeyReference) string {
+	if ref.Key == "" {
+		return "apiKey"
+	}
+	return ref.Key
+}
+
+// computeRevision names the revision the spec and sources call for.
+func (r *CorpusReconciler) computeRevision(_ context.Context, s *corpusState) (ctrl.Result, error) {
+	digest := bundle.SourceDigest(s.sources.docs)
+	s.revision = bundle.Revision(s.compiled.Revision, digest, s.embedCfg)
+	s.corpus.Status.LastAttemptedRevision = s.revision
+	return ctrl.Result{}, nil
+}

@@ -1,0 +1,97 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+)
+
+var nameSeq atomic.Int64
+
+// uniqueName returns a name no other test uses.
+func uniqueName(prefix string) string {
+	return fmt.Sprintf("%s-%d", prefix, nameSeq.Add(1))
+}
+
+// newNamespace creates a namespace for one test.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: uniqueName("test")}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// newPolicy creates a ParentChild policy with the given sizes.
+func newPolicy(t *testing.T, parent, child int) *v1alpha1.ChunkingPolicy {
+	t.Helper()
+	p := &v1alpha1.ChunkingPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: uniqueName("policy")},
+		Spec: v1alpha1.ChunkingPolicySpec{
+			Parent: &v1alpha1.ChunkSize{ChunkSize: parent},
+			Child:  &v1alpha1.ChunkSize{ChunkSize: child, ChunkOverlap: child / 10},
+		},
+	}
+	if err := k8s.Create(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// inlineCorpus is a Corpus of inline documents.
+func inlineCorpus(ns, policy string, docs ...v1alpha1.InlineDocument) *v1alpha1.Corpus {
+	return &v1alpha1.Corpus{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: uniqueName("corpus")},
+		Spec: v1alpha1.CorpusSpec{
+			ChunkingPolicyRef: v1alpha1.PolicyReference{Name: policy},
+			Sources:           []v1alpha1.Source{{Name: "inline", Inline: docs}},
+		},
+	}
+}
+
+// sampleDocs are three short documents on distinct subjects.
+func sampleDocs() []v1alpha1.InlineDocument {
+	para := func(topic string, n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "Paragraph %d about %s explains how %s works in practice and why it matters.\n\n", i, topic, topic)
+		}
+		return b.String()
+	}
+	return []v1alpha1.InlineDocument{
+		{ID: "volcanoes", Title: "Volcanoes", Text: "# Volcanoes\n\n" + para("magma eruptions", 12)},
+		{ID: "tides", Title: "Tides", Text: "# Tides\n\n" + para("lunar gravity and tides", 12)},
+		{ID: "bread", Title: "Bread", Text: "# Bread\n\n" + para("yeast fermentation", 12)},
+	}
+}
+
+// revisionConfigMaps lists the ConfigMaps of a Corpus's revision.
+func revisionConfigMaps(t *testing.T, c *v1alpha1.Corpus, revision string) []corev1.ConfigMap {
+	t.Helper()
+	var list corev1.ConfigMapList
+	sel := client.MatchingLabels{"parentrag.io/corpus": c.Name}
+	if revision != "" {
+		sel["parentrag.io/revision"] = revision
+	}
+	if err := k8s.List(context.Background(), &list, client.InNamespace(c.Namespace), sel); err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+// get refreshes obj from the API server.
+func get(t *testing.T, obj client.Object) {
+	t.Helper()
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+		t.Fatal(err)
+	}
+}

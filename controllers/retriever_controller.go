@@ -1,0 +1,180 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/cmbundle"
+)
+
+// RetrieverReconciler runs a query Deployment, Service and least-privilege
+// identity for each Retriever, serving its Corpus's active revision.
+type RetrieverReconciler struct {
+	client.Client
+	Recorder events.EventRecorder
+	// DefaultImage runs the query server when a Retriever names no image:
+	// the operator's own image.
+	DefaultImage string
+}
+
+// +kubebuilder:rbac:groups=parentrag.io,resources=retrievers,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=parentrag.io,resources=retrievers/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=parentrag.io,resources=retrievers/finalizers,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services;serviceaccounts,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
+
+// retrieverState is what one reconcile learns.
+type retrieverState struct {
+	retriever  *v1alpha1.Retriever
+	deployment *appsv1.Deployment
+	revision   string
+	reason     string
+	message    string
+}
+
+// Reconcile applies the Retriever's objects for the Corpus's active
+// revision and reports the rollout in status.
+func (r *RetrieverReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
+	var rt v1alpha1.Retriever
+	if err := r.Get(ctx, req.NamespacedName, &rt); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if rt.Spec.Suspend || !rt.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	base := rt.DeepCopy()
+	s := &retrieverState{retriever: &rt}
+	defer func() {
+		r.summarize(s, result, err)
+		if perr := r.Status().Patch(ctx, &rt, client.MergeFrom(base)); perr != nil {
+			err = errors.Join(err, perr)
+		}
+	}()
+	plan, result, err := r.plan(ctx, s)
+	if err != nil || !result.IsZero() {
+		return result, err
+	}
+	if err := r.apply(ctx, plan); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, r.observe(ctx, s, plan)
+}
+
+// plan reads the Corpus and the ConfigMaps of its active revision. Without
+// a Corpus or an active revision it waits.
+func (r *RetrieverReconciler) plan(ctx context.Context, s *retrieverState) (*queryPlan, ctrl.Result, error) {
+	rt := s.retriever
+	var c v1alpha1.Corpus
+	err := r.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: rt.Spec.CorpusRef.Name}, &c)
+	if apierrors.IsNotFound(err) {
+		s.reason, s.message = v1alpha1.ReasonCorpusNotFound, fmt.Sprintf("Corpus %s not found", rt.Spec.CorpusRef.Name)
+		return nil, ctrl.Result{RequeueAfter: waitInterval}, nil
+	}
+	if err != nil {
+		return nil, ctrl.Result{}, fmt.Errorf("reading Corpus %s: %w", rt.Spec.CorpusRef.Name, err)
+	}
+	if c.Status.ActiveRevision == nil {
+		s.reason, s.message = v1alpha1.ReasonCorpusNotReady, fmt.Sprintf("Corpus %s has no active revision yet", c.Name)
+		return nil, ctrl.Result{RequeueAfter: waitInterval}, nil
+	}
+	s.revision = c.Status.ActiveRevision.Name
+	var manifest corev1.ConfigMap
+	if err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.RevisionObjectName(s.revision)}, &manifest); err != nil {
+		return nil, ctrl.Result{}, fmt.Errorf("reading revision %s of Corpus %s: %w", s.revision, c.Name, err)
+	}
+	names, err := cmbundle.Names(&manifest)
+	if err != nil {
+		return nil, ctrl.Result{}, err
+	}
+	image := rt.Spec.Image
+	if image == "" {
+		image = r.DefaultImage
+	}
+	return &queryPlan{retriever: rt, corpus: &c, revision: s.revision, configMaps: names, image: image}, ctrl.Result{}, nil
+}
+
+// apply writes every object with server-side apply under one field
+// manager; the Deployment goes last, once its identity can read the
+// revision.
+func (r *RetrieverReconciler) apply(ctx context.Context, p *queryPlan) error {
+	objs := []runtime.ApplyConfiguration{p.serviceAccount(), p.role(), p.roleBinding(), p.service(), p.deployment()}
+	for _, obj := range objs {
+		if err := r.Apply(ctx, obj, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+			return fmt.Errorf("applying %T: %w", obj, err)
+		}
+	}
+	return nil
+}
+
+// observe reads the Deployment's rollout into status. The serving revision
+// moves only once every replica runs the new revision and is available.
+func (r *RetrieverReconciler) observe(ctx context.Context, s *retrieverState, p *queryPlan) error {
+	var d appsv1.Deployment
+	if err := r.Get(ctx, client.ObjectKey{Namespace: p.retriever.Namespace, Name: p.retriever.Name}, &d); err != nil {
+		return fmt.Errorf("reading Deployment: %w", err)
+	}
+	s.deployment = &d
+	st := &s.retriever.Status
+	st.DesiredRevision = s.revision
+	st.Replicas, st.ReadyReplicas = d.Status.Replicas, d.Status.ReadyReplicas
+	st.URL = fmt.Sprintf("http://%s.%s.svc:%d", p.retriever.Name, p.retriever.Namespace, p.retriever.GetServicePort())
+	if rolledOut(&d) {
+		if st.ServingRevision != s.revision {
+			r.Recorder.Eventf(s.retriever, nil, corev1.EventTypeNormal, "Serving", "Rollout", "serving revision %s", s.revision)
+		}
+		st.ServingRevision = s.revision
+	}
+	return nil
+}
+
+// rolledOut reports whether the Deployment's latest generation runs on
+// every replica and every replica is available.
+func rolledOut(d *appsv1.Deployment) bool {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	return d.Status.ObservedGeneration >= d.Generation &&
+		d.Status.UpdatedReplicas == want && d.Status.Replicas == want && d.Status.AvailableReplicas == want
+}
+
+// SetupWithManager watches Retrievers, the objects they own and the
+// Corpora they serve.
+func (r *RetrieverReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.Retriever{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.Service{}).
+		Owns(&rbacv1.Role{}).
+		Watches(&v1alpha1.Corpus{}, handler.EnqueueRequestsFromMapFunc(r.retrieversOfCorpus)).
+		Named("retriever").
+		Complete(r)
+}
+
+// retrieversOfCorpus maps a Corpus to the Retrievers that serve it.
+func (r *RetrieverReconciler) retrieversOfCorpus(ctx context.Context, o client.Object) []ctrl.Request {
+	var list v1alpha1.RetrieverList
+	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []ctrl.Request
+	for _, rt := range list.Items {
+		if rt.Spec.CorpusRef.Name == o.GetName() {
+			out = append(out, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&rt)})
+		}
+	}
+	return out
+}

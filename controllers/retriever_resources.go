@@ -1,0 +1,185 @@
+package controllers
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+)
+
+// Query server settings shared by the Deployment and its probes.
+const (
+	serverPort     = 8080
+	serverPortName = "http"
+	dataDir        = "/var/lib/parentrag"
+	revisionAnno   = "parentrag.io/revision"
+)
+
+// queryPlan is everything the Retriever's objects are derived from.
+type queryPlan struct {
+	retriever *v1alpha1.Retriever
+	corpus    *v1alpha1.Corpus
+	revision  string
+	// configMaps are the names of the revision's ConfigMaps, the only ones
+	// the query pods may read.
+	configMaps []string
+	image      string
+}
+
+// selectorLabels select the Retriever's pods.
+func (p *queryPlan) selectorLabels() map[string]string {
+	return map[string]string{
+		"app.kubernetes.io/name":     "parentrag-retriever",
+		"app.kubernetes.io/instance": p.retriever.Name,
+	}
+}
+
+// labels are set on every object of the Retriever.
+func (p *queryPlan) labels() map[string]string {
+	l := p.selectorLabels()
+	l[LabelManagedBy] = ManagedByValue
+	l[LabelRetriever] = p.retriever.Name
+	return l
+}
+
+// owner is the controller reference to the Retriever.
+func (p *queryPlan) owner() *metav1ac.OwnerReferenceApplyConfiguration {
+	return metav1ac.OwnerReference().
+		WithAPIVersion(v1alpha1.GroupVersion.String()).WithKind("Retriever").
+		WithName(p.retriever.Name).WithUID(p.retriever.UID).
+		WithController(true).WithBlockOwnerDeletion(true)
+}
+
+// serviceAccount is the identity of the query pods.
+func (p *queryPlan) serviceAccount() *corev1ac.ServiceAccountApplyConfiguration {
+	return corev1ac.ServiceAccount(p.retriever.Name, p.retriever.Namespace).
+		WithLabels(p.labels()).WithOwnerReferences(p.owner())
+}
+
+// role lets the query pods read exactly the ConfigMaps of the revision
+// they serve, and nothing else.
+func (p *queryPlan) role() *rbacv1ac.RoleApplyConfiguration {
+	return rbacv1ac.Role(p.retriever.Name, p.retriever.Namespace).
+		WithLabels(p.labels()).WithOwnerReferences(p.owner()).
+		WithRules(rbacv1ac.PolicyRule().
+			WithAPIGroups("").WithResources("configmaps").
+			WithVerbs("get").WithResourceNames(p.configMaps...))
+}
+
+// roleBinding grants the role to the service account.
+func (p *queryPlan) roleBinding() *rbacv1ac.RoleBindingApplyConfiguration {
+	return rbacv1ac.RoleBinding(p.retriever.Name, p.retriever.Namespace).
+		WithLabels(p.labels()).WithOwnerReferences(p.owner()).
+		WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup("rbac.authorization.k8s.io").WithKind("Role").WithName(p.retriever.Name)).
+		WithSubjects(rbacv1ac.Subject().WithKind("ServiceAccount").WithName(p.retriever.Name).WithNamespace(p.retriever.Namespace))
+}
+
+// service fronts the query pods.
+func (p *queryPlan) service() *corev1ac.ServiceApplyConfiguration {
+	return corev1ac.Service(p.retriever.Name, p.retriever.Namespace).
+		WithLabels(p.labels()).WithOwnerReferences(p.owner()).
+		WithSpec(corev1ac.ServiceSpec().
+			WithType(p.retriever.GetServiceType()).
+			WithSelector(p.selectorLabels()).
+			WithPorts(corev1ac.ServicePort().WithName(serverPortName).WithProtocol(corev1.ProtocolTCP).
+				WithPort(p.retriever.GetServicePort()).WithTargetPort(intstr.FromString(serverPortName))))
+}
+
+// deployment runs `parentrag serve` for the revision. The revision is in
+// the pod template (args and an annotation), so a new revision rolls the
+// pods; maxUnavailable 0 keeps every old pod until a new one is ready.
+func (p *queryPlan) deployment() *appsv1ac.DeploymentApplyConfiguration {
+	maxUnavailable, maxSurge := intstr.FromInt32(0), intstr.FromInt32(1)
+	return appsv1ac.Deployment(p.retriever.Name, p.retriever.Namespace).
+		WithLabels(p.labels()).WithOwnerReferences(p.owner()).
+		WithSpec(appsv1ac.DeploymentSpec().
+			WithReplicas(p.retriever.GetReplicas()).
+			WithSelector(metav1ac.LabelSelector().WithMatchLabels(p.selectorLabels())).
+			WithStrategy(appsv1ac.DeploymentStrategy().WithType("RollingUpdate").
+				WithRollingUpdate(appsv1ac.RollingUpdateDeployment().WithMaxUnavailable(maxUnavailable).WithMaxSurge(maxSurge))).
+			WithTemplate(corev1ac.PodTemplateSpec().
+				WithLabels(p.labels()).
+				WithAnnotations(map[string]string{revisionAnno: p.revision}).
+				WithSpec(p.podSpec())))
+}
+
+// podSpec is the query pod: non-root, read-only root file system, a
+// scratch volume for the unpacked revision.
+func (p *queryPlan) podSpec() *corev1ac.PodSpecApplyConfiguration {
+	return corev1ac.PodSpec().
+		WithServiceAccountName(p.retriever.Name).
+		WithAutomountServiceAccountToken(true).
+		WithSecurityContext(corev1ac.PodSecurityContext().WithRunAsNonRoot(true).
+			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
+		WithContainers(p.container()).
+		WithVolumes(corev1ac.Volume().WithName("data").WithEmptyDir(corev1ac.EmptyDirVolumeSource()))
+}
+
+// container runs the query server with the Retriever's settings.
+func (p *queryPlan) container() *corev1ac.ContainerApplyConfiguration {
+	return corev1ac.Container().
+		WithName("server").
+		WithImage(p.image).
+		WithArgs(ServeArgs(p.retriever, p.corpus, p.revision)...).
+		WithEnv(p.env()...).
+		WithPorts(corev1ac.ContainerPort().WithName(serverPortName).WithContainerPort(serverPort).WithProtocol(corev1.ProtocolTCP)).
+		WithReadinessProbe(probe("/readyz", 2)).
+		WithLivenessProbe(probe("/healthz", 10)).
+		WithResources(p.resources()).
+		WithVolumeMounts(corev1ac.VolumeMount().WithName("data").WithMountPath(dataDir)).
+		WithSecurityContext(corev1ac.SecurityContext().
+			WithAllowPrivilegeEscalation(false).WithReadOnlyRootFilesystem(true).WithRunAsNonRoot(true).
+			WithCapabilities(corev1ac.Capabilities().WithDrop("ALL")))
+}
+
+// ServeArgs are the query server's arguments for a revision of a Corpus.
+// The end-to-end test runs `parentrag serve` with exactly these.
+func ServeArgs(r *v1alpha1.Retriever, c *v1alpha1.Corpus, revision string) []string {
+	return []string{
+		"serve",
+		"--configmap=" + c.RevisionObjectName(revision),
+		"--data-dir=" + dataDir + "/" + v1alpha1.ShortRevision(revision),
+		"--addr=:" + itoa(serverPort),
+		"--max-parents=" + itoa(r.GetMaxParents()),
+		"--child-top-k=" + itoa(r.GetChildTopK()),
+		"--aggregation=" + string(r.GetAggregation()),
+	}
+}
+
+// env gives the pod its namespace and, for an embedding endpoint with a
+// key, the key.
+func (p *queryPlan) env() []*corev1ac.EnvVarApplyConfiguration {
+	env := []*corev1ac.EnvVarApplyConfiguration{
+		corev1ac.EnvVar().WithName("POD_NAMESPACE").WithValueFrom(corev1ac.EnvVarSource().
+			WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.namespace"))),
+	}
+	if e := p.corpus.Spec.Embedding; e.IsOpenAI() && e.OpenAI.SecretRef != nil {
+		env = append(env, corev1ac.EnvVar().WithName(apiKeyEnv).WithValueFrom(corev1ac.EnvVarSource().
+			WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(e.OpenAI.SecretRef.Name).WithKey(secretKey(e.OpenAI.SecretRef)))))
+	}
+	return env
+}
+
+// resources are the Retriever's, or modest requests when unset.
+func (p *queryPlan) resources() *corev1ac.ResourceRequirementsApplyConfiguration {
+	rr := corev1ac.ResourceRequirements()
+	if r := p.retriever.Spec.Resources; r != nil {
+		return rr.WithRequests(r.Requests).WithLimits(r.Limits)
+	}
+	return rr.WithRequests(corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("50m"),
+		corev1.ResourceMemory: resource.MustParse("64Mi"),
+	})
+}
+
+// probe is an HTTP probe on the server port.
+func probe(path string, period int32) *corev1ac.ProbeApplyConfiguration {
+	return corev1ac.Probe().
+		WithHTTPGet(corev1ac.HTTPGetAction().WithPath(path).WithPort(intstr.FromString(serverPortName))).
+		WithPeriodSeconds(period).WithFailureThreshold(3)
+}

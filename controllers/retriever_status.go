@@ -1,0 +1,35 @@
+package controllers
+
+import (
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+)
+
+// summarize writes the Retriever's conditions: Ready once every replica
+// serves the Corpus's active revision, Reconciling while the Deployment
+// rolls out or the Corpus is not ready, Stalled never (every wait can end
+// on its own).
+func (r *RetrieverReconciler) summarize(s *retrieverState, result ctrl.Result, err error) {
+	rt := s.retriever
+	gen := rt.Generation
+	switch {
+	case err != nil:
+		markNotReady(&rt.Status.Conditions, gen, v1alpha1.ReasonProgressing, err.Error())
+	case !result.IsZero():
+		markNotReady(&rt.Status.Conditions, gen, s.reason, s.message)
+	case s.deployment != nil && rolledOut(s.deployment):
+		markReady(&rt.Status.Conditions, gen, fmt.Sprintf("%d/%d replicas serve revision %s", rt.Status.ReadyReplicas, rt.GetReplicas(), s.revision))
+	default:
+		msg := fmt.Sprintf("rolling out revision %s: %d/%d replicas updated and ready", s.revision, rt.Status.ReadyReplicas, rt.GetReplicas())
+		markReconciling(&rt.Status.Conditions, gen, v1alpha1.ReasonRollingOut, msg)
+	}
+	if settled(rt.Status.Conditions) {
+		rt.Status.ObservedGeneration = gen
+	}
+	if v, ok := rt.Annotations[ReconcileAtAnno]; ok {
+		rt.Status.LastHandledReconcileAt = v
+	}
+}

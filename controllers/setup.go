@@ -1,0 +1,53 @@
+package controllers
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+)
+
+// NewScheme returns a scheme with the Kubernetes kinds and parentrag's.
+func NewScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(v1alpha1.AddToScheme(s))
+	return s
+}
+
+// DefaultImage runs query servers when neither the Retriever nor the
+// operator's configuration names an image.
+const DefaultImage = "ghcr.io/parentrag/parentrag:latest"
+
+// Options configure the controllers.
+type Options struct {
+	// Image runs query servers when a Retriever names none.
+	Image string
+	// ConcurrentBuilds bounds how many Corpora index at once.
+	ConcurrentBuilds int
+}
+
+// Setup registers the ChunkingPolicy, Corpus and Retriever controllers
+// with mgr.
+func Setup(mgr ctrl.Manager, o Options) error {
+	if o.Image == "" {
+		o.Image = DefaultImage
+	}
+	policy := &ChunkingPolicyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("chunkingpolicy-controller")}
+	if err := policy.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the ChunkingPolicy controller: %w", err)
+	}
+	corpus := &CorpusReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("corpus-controller"), MaxConcurrentBuilds: o.ConcurrentBuilds}
+	if err := corpus.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the Corpus controller: %w", err)
+	}
+	retriever := &RetrieverReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("retriever-controller"), DefaultImage: o.Image}
+	if err := retriever.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the Retriever controller: %w", err)
+	}
+	return nil
+}

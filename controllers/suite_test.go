@@ -1,0 +1,130 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"go.uber.org/zap/zapcore"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"github.com/parentrag/parentrag/controllers"
+	"github.com/parentrag/parentrag/internal/testenv"
+)
+
+// env is the control plane shared by the suite, with the operator running.
+var env *testenv.Env
+
+// k8s is a client of the control plane.
+var k8s client.Client
+
+// TestMain starts kube-apiserver and etcd once, installs the CRDs, and runs
+// the real controllers against them for every test.
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	if env, err = testenv.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer env.Stop()
+	k8s = env.Client
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: controllers.NewScheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := controllers.Setup(mgr, controllers.Options{Image: "parentrag:test"}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}()
+	return m.Run()
+}
+
+// eventually polls cond every 100ms until it holds or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last error
+	for time.Now().Before(deadline) {
+		ok, err := cond()
+		if ok {
+			return
+		}
+		last = err
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %s waiting for %s (last error: %v)", timeout, what, last)
+}
+
+// kstatusOf computes an object's kstatus from what the API server holds.
+func kstatusOf(t *testing.T, obj client.Object) *status.Result {
+	t.Helper()
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: raw}
+	gvk, _, _ := k8s.Scheme().ObjectKinds(obj)
+	u.SetGroupVersionKind(gvk[0])
+	res, err := status.Compute(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// waitCurrent waits until the controller has observed the object's
+// generation and its kstatus is Current, as kubectl wait and Flux would.
+// (kstatus alone calls an object without status Current.)
+func waitCurrent(t *testing.T, obj client.Object, timeout time.Duration) {
+	t.Helper()
+	eventually(t, timeout, fmt.Sprintf("%T %s to be Current", obj, obj.GetName()), func() (bool, error) {
+		res := kstatusOf(t, obj)
+		observed, _ := observedGeneration(obj)
+		if observed < obj.GetGeneration() {
+			return false, fmt.Errorf("observedGeneration %d < generation %d", observed, obj.GetGeneration())
+		}
+		return res.Status == status.CurrentStatus, fmt.Errorf("%s: %s", res.Status, res.Message)
+	})
+}
+
+// observedGeneration reads status.observedGeneration of any object.
+func observedGeneration(obj client.Object) (int64, error) {
+	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return 0, err
+	}
+	g, _, err := unstructured.NestedInt64(raw, "status", "observedGeneration")
+	return g, err
+}
+
+// zapLevel is quiet unless PARENTRAG_TEST_LOG is set.
+func zapLevel() zapcore.Level {
+	if os.Getenv("PARENTRAG_TEST_LOG") != "" {
+		return -1
+	}
+	return 2
+}

@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/parentrag/parentrag/controllers"
+)
+
+// managerFlags configure the operator.
+type managerFlags struct {
+	metricsAddr, probeAddr string
+	leaderElect            bool
+	image                  string
+	concurrentBuilds       int
+}
+
+// newManagerCommand runs the operator: the ChunkingPolicy, Corpus and
+// Retriever controllers.
+func newManagerCommand() *cobra.Command {
+	var f managerFlags
+	cmd := &cobra.Command{
+		Use:   "manager",
+		Short: "Run the operator: reconcile ChunkingPolicies, Corpora and Retrievers",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctrl.SetLogger(zap.New(zap.UseDevMode(false)))
+			mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+				Scheme:                 controllers.NewScheme(),
+				Metrics:                metricsserver.Options{BindAddress: f.metricsAddr},
+				HealthProbeBindAddress: f.probeAddr,
+				LeaderElection:         f.leaderElect,
+				LeaderElectionID:       "parentrag.parentrag.io",
+			})
+			if err != nil {
+				return fmt.Errorf("creating manager: %w", err)
+			}
+			if err := controllers.Setup(mgr, controllers.Options{Image: f.image, ConcurrentBuilds: f.concurrentBuilds}); err != nil {
+				return err
+			}
+			if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+				return err
+			}
+			if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+				return err
+			}
+			return mgr.Start(cmd.Context())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the metrics endpoint (0 disables it)")
+	fl.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of the health probes")
+	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader, for more than one operator replica")
+	fl.StringVar(&f.image, "image", os.Getenv("PARENTRAG_IMAGE"), "image of the query server when a Retriever names none (env PARENTRAG_IMAGE)")
+	fl.IntVar(&f.concurrentBuilds, "concurrent-builds", 2, "how many Corpora index at once")
+	return cmd
+}
+

@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+
+	"github.com/parentrag/parentrag/internal/cmbundle"
+	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/server"
+)
+
+// serveFlags are the flags of parentrag serve.
+type serveFlags struct {
+	index       string
+	namespace   string
+	configMap   string
+	dataDir     string
+	addr        string
+	maxParents  int
+	childTopK   int
+	aggregation string
+}
+
+// register adds the serve flags to cmd. --namespace defaults to
+// $POD_NAMESPACE, as set from the downward API in a pod.
+func (f *serveFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.index, "index", "", "local index directory to serve (written by parentrag local index)")
+	fl.StringVar(&f.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "namespace of --configmap (default $POD_NAMESPACE)")
+	fl.StringVar(&f.configMap, "configmap", "", "manifest ConfigMap of the revision to serve (instead of --index)")
+	fl.StringVar(&f.dataDir, "data-dir", "", "where a --configmap revision is unpacked (default: a new temporary directory, removed on exit)")
+	fl.StringVar(&f.addr, "addr", server.DefaultAddr, "address to listen on")
+	fl.IntVar(&f.maxParents, "max-parents", retrieval.DefaultMaxParents, fmt.Sprintf("parents returned when a request does not say (1 to %d)", server.MaxMaxParents))
+	fl.IntVar(&f.childTopK, "child-top-k", retrieval.DefaultChildTopK, fmt.Sprintf("children searched first when a request does not say (1 to %d)", server.MaxChildTopK))
+	fl.StringVar(&f.aggregation, "aggregation", string(retrieval.AggregateMax), "how child scores make a parent score when a request does not say: Max, Mean or Sum")
+}
+
+// check refuses flags that cannot work together or are out of range,
+// before anything listens or loads.
+func (f *serveFlags) check() error {
+	switch {
+	case f.index == "" && f.configMap == "":
+		return fmt.Errorf("--index or --configmap is required: the revision to serve")
+	case f.index != "" && f.configMap != "":
+		return fmt.Errorf("--index and --configmap are exclusive: serve one revision")
+	case f.configMap != "" && f.namespace == "":
+		return fmt.Errorf("--configmap needs --namespace (or $POD_NAMESPACE)")
+	case f.maxParents < 1 || f.maxParents > server.MaxMaxParents:
+		return fmt.Errorf("--max-parents %d: want 1 to %d", f.maxParents, server.MaxMaxParents)
+	case f.childTopK < 1 || f.childTopK > server.MaxChildTopK:
+		return fmt.Errorf("--child-top-k %d: want 1 to %d", f.childTopK, server.MaxChildTopK)
+	}
+	switch retrieval.Aggregation(f.aggregation) {
+	case retrieval.AggregateMax, retrieval.AggregateMean, retrieval.AggregateSum:
+		return nil
+	}
+	return fmt.Errorf("--aggregation %q: want Max, Mean or Sum", f.aggregation)
+}
+
+// defaults returns the retrieval defaults the flags set.
+func (f *serveFlags) defaults() retrieval.Options {
+	return retrieval.Options{MaxParents: f.maxParents, ChildTopK: f.childTopK, Aggregation: retrieval.Aggregation(f.aggregation)}
+}
+
+// newReader returns a Kubernetes reader: the production one talks to the
+// API server, tests inject a fake.
+type newReader func() (client.Reader, error)
+
+// kubeReader returns a client of the cluster the process runs in (its
+// service account) or of $KUBECONFIG.
+func kubeReader() (client.Reader, error) {
+	cfg, err := config.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("finding the cluster: %w", err)
+	}
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("creating a kubernetes client: %w", err)
+	}
+	return c, nil
+}
+
+// newServeCommand serves a revision over HTTP.
+func newServeCommand() *cobra.Command { return newServeCommandWith(kubeReader) }
+
+// newServeCommandWith is newServeCommand reading ConfigMaps through the
+// reader newReader returns.
+func newServeCommandWith(reader newReader) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve (--index DIR | --configmap NAME [--namespace NS]) [--addr :8080]",
+		Short: "Answer POST /v1/retrieve over HTTP from one revision, with /healthz, /readyz and /metrics",
+		Long: "Serve listens at once (so /healthz answers), loads the revision (a local index, or the revision\n" +
+			"ConfigMaps unpacked into --data-dir), then turns ready. It stops gracefully on SIGTERM,\n" +
+			"finishing the requests in flight.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := f.check(); err != nil {
+				return err
+			}
+			return runServe(cmd, &f, reader)
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+// runServe listens, loads the revision while already answering /healthz,
+// serves it until the command's context is cancelled, and returns nil after
+// a graceful shutdown. A failed load stops the server and is returned.
+func runServe(cmd *cobra.Command, f *serveFlags, reader newReader) error {
+	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return fmt.Errorf("--addr %s: %w", f.addr, err)
+	}
+	srv := server.New(server.Options{Defaults: f.defaults()})
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	log.Info("serving", "addr", ln.Addr().String())
+
+	start := time.Now()
+	b, cleanup, err := loadRevision(ctx, f, reader)
+	defer cleanup()
+	if err != nil {
+		cancel()
+		<-served
+		if cmd.Context().Err() != nil {
+			return nil // stopped while loading: not a failure
+		}
+		return err
+	}
+	defer b.Close()
+	srv.SetBundle(b)
+	m := b.Manifest
+	log.Info("revision loaded", "revision", m.Revision, "documents", m.Documents, "parents", m.Parents,
+		"children", m.Children, "loadTime", time.Since(start).Round(time.Millisecond))
+	return <-served
+}
+
+// loadRevision opens the revision the flags name. cleanup, never nil,
+// removes what loading created that must not outlive the command (a
+// default data directory); call it after the bundle is closed.
+func loadRevision(ctx context.Context, f *serveFlags, reader newReader) (*bundle.Bundle, func(), error) {
+	if f.index != "" {
+		if _, err := os.Stat(f.index); err != nil {
+			return nil, func() {}, fmt.Errorf("--index %s: %w", f.index, unwrapPathError(err))
+		}
+		b, err := bundle.Open(f.index)
+		return b, func() {}, err
+	}
+	dataDir, cleanup := f.dataDir, func() {}
+	if dataDir == "" {
+		tmp, err := os.MkdirTemp("", "parentrag-serve-")
+		if err != nil {
+			return nil, cleanup, fmt.Errorf("creating a data directory: %w", err)
+		}
+		dataDir, cleanup = tmp, func() { os.RemoveAll(tmp) }
+	}
+	b, err := unpackRevision(ctx, reader, f.namespace, f.configMap, filepath.Join(dataDir, f.configMap))
+	return b, cleanup, err
+}
+
+// unpackRevision unpacks the revision whose manifest ConfigMap is
+// namespace/name into dir and opens it.
+func unpackRevision(ctx context.Context, reader newReader, namespace, name, dir string) (*bundle.Bundle, error) {
+	r, err := reader()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := cmbundle.Unpack(ctx, r, namespace, name, dir); err != nil {
+		return nil, err
+	}
+	return bundle.Open(dir)
+}

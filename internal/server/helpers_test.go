@@ -1,0 +1,116 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/split"
+)
+
+// corpus is a few documents on distinct topics, two of them sharing words
+// and metadata so filters have something to choose between.
+func corpus() []hierarchy.Document {
+	return []hierarchy.Document{
+		{ID: "ops/rollout.md", Title: "Rollout", Text: "# Rollout\n\n" +
+			"A new index revision is built beside the serving one. Query pods keep reading the old revision.\n\n" +
+			"Verification compares row counts with the manifest and resolves sample children to parents.",
+			Metadata: map[string]string{"team": "platform", "lang": "en"}},
+		{ID: "ops/rollback.md", Title: "Rollback", Text: "# Rollback\n\n" +
+			"Rolling back points the retriever at the previous revision, which is kept until garbage collection.\n\n" +
+			"The old revision's parents and children are still there, so rollback is instant.",
+			Metadata: map[string]string{"team": "search", "lang": "en"}},
+		{ID: "garden.md", Title: "Garden", Text: "# Garden\n\n" +
+			"Tomatoes need full sun, deep watering and a stake to climb. Basil grows well beside tomatoes.\n\n" +
+			"Compost improves the soil; mulch keeps moisture in during the dry summer weeks. The garden revision of the plan is old."},
+		{ID: "sailing.txt", Text: "Sailing upwind means tacking: the boat zigzags across the wind. " +
+			"A reef in the mainsail reduces heeling in strong gusts. The harbor master assigns moorings.",
+			Metadata: map[string]string{"lang": "en"}},
+	}
+}
+
+// saveBundle indexes docs and saves them as a bundle of revision rev,
+// returning its directory.
+func saveBundle(t testing.TB, docs []hierarchy.Document, rev string) string {
+	t.Helper()
+	parent, err := split.NewRecursive(split.DefaultOptions(200, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := split.NewRecursive(split.DefaultOptions(60, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "policy-rev", Parent: parent, Child: child}
+	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := indexer.Build(context.Background(), docs, b, lex, indexer.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := bundle.Manifest{
+		Revision:       rev,
+		PolicyRevision: "policy-rev",
+		LengthUnit:     "Characters",
+		SourceDigest:   bundle.SourceDigest(docs),
+		Embedder:       bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB},
+		CreatedAt:      time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+	}
+	dir := filepath.Join(t.TempDir(), "bundle")
+	if _, err := bundle.Save(dir, ix, m, false); err != nil {
+		t.Fatalf("Save: %v", err)
+	}
+	return dir
+}
+
+// openBundle saves docs as revision rev and opens the bundle, closing it
+// when the test ends.
+func openBundle(t testing.TB, docs []hierarchy.Document, rev string) *bundle.Bundle {
+	t.Helper()
+	b, err := bundle.Open(saveBundle(t, docs, rev))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// do sends a request and returns the status code and body.
+func do(t testing.TB, c *http.Client, method, url, body string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewBufferString(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, data
+}
+
+// decodeStrict decodes data into v, refusing fields v does not have.
+func decodeStrict(t testing.TB, data []byte, v any) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("decoding %s: %v", data, err)
+	}
+}

@@ -1,0 +1,201 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/parentrag/parentrag/internal/retrieval"
+)
+
+// RetrieveRequest is the body of POST /v1/retrieve. Omitted fields take the
+// server's defaults.
+type RetrieveRequest struct {
+	// Query is the question; required and not blank.
+	Query string `json:"query"`
+	// MaxParents caps the parents returned: 1 to 20.
+	MaxParents *int `json:"maxParents,omitempty"`
+	// ChildTopK is how many children are searched first: 1 to 1000.
+	ChildTopK *int `json:"childTopK,omitempty"`
+	// Aggregation is Max, Mean or Sum.
+	Aggregation string `json:"aggregation,omitempty"`
+	// Budget caps the returned text in the index's length unit; 0, the
+	// default, means no cap.
+	Budget int `json:"budget,omitempty"`
+	// Filter restricts the parents returned.
+	Filter *Filter `json:"filter,omitempty"`
+}
+
+// RetrieveResponse is the answer to POST /v1/retrieve: the revision that
+// answered and at most maxParents parents, best first (never null).
+type RetrieveResponse struct {
+	Revision string             `json:"revision"`
+	Results  []retrieval.Result `json:"results"`
+}
+
+// ErrorResponse is the body of every 4xx and 5xx answer of /v1/retrieve.
+type ErrorResponse struct {
+	Error string `json:"error"`
+}
+
+// httpError is an error with the status code it is answered with.
+type httpError struct {
+	code int
+	msg  string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+// badRequest returns a 400 error.
+func badRequest(format string, args ...any) error {
+	return &httpError{code: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
+}
+
+// retrieve answers POST /v1/retrieve.
+func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed: use POST", r.Method))
+		return
+	}
+	l := s.loaded.Load()
+	if l == nil {
+		writeError(w, http.StatusServiceUnavailable, "no index loaded yet")
+		return
+	}
+	resp, err := s.answer(w, r, l)
+	if err != nil {
+		writeError(w, statusOf(err), err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// answer decodes and validates the request and retrieves from l within the
+// request timeout.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, l *loaded) (*RetrieveResponse, error) {
+	req, err := decodeRequest(w, r, s.opts.MaxBodyBytes)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := s.options(req, l)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
+	defer cancel()
+	if s.beforeRetrieve != nil {
+		s.beforeRetrieve(ctx)
+	}
+	results, err := search(ctx, l.bundle.Retriever, req.Query, opts, req.Filter)
+	if err != nil {
+		return nil, retrievalError(ctx, err)
+	}
+	if results == nil {
+		results = []retrieval.Result{}
+	}
+	return &RetrieveResponse{Revision: l.bundle.Manifest.Revision, Results: results}, nil
+}
+
+// decodeRequest reads one JSON object from the body, refusing a body over
+// limit (413), malformed JSON, unknown fields and trailing data (400).
+func decodeRequest(w http.ResponseWriter, r *http.Request, limit int64) (*RetrieveRequest, error) {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	dec.DisallowUnknownFields()
+	var req RetrieveRequest
+	err := dec.Decode(&req)
+	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
+		err = errors.New("trailing data after the JSON object")
+	}
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, &httpError{code: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body over %d bytes", limit)}
+	case errors.Is(err, io.EOF):
+		return nil, badRequest("empty request body: want a JSON object with a query")
+	case err != nil:
+		return nil, badRequest("invalid request body: %v", err)
+	}
+	return &req, nil
+}
+
+// options validates req and merges it with the server's defaults.
+func (s *Server) options(req *RetrieveRequest, l *loaded) (retrieval.Options, error) {
+	opts := s.opts.Defaults
+	if strings.TrimSpace(req.Query) == "" {
+		return opts, badRequest("query is required")
+	}
+	if req.MaxParents != nil {
+		opts.MaxParents = *req.MaxParents
+	}
+	if req.ChildTopK != nil {
+		opts.ChildTopK = *req.ChildTopK
+	}
+	if req.Aggregation != "" {
+		opts.Aggregation = retrieval.Aggregation(req.Aggregation)
+	}
+	opts.Budget = req.Budget
+	if err := checkOptions(opts); err != nil {
+		return opts, err
+	}
+	if opts.Budget > 0 {
+		if l.lengthErr != nil {
+			return opts, &httpError{code: http.StatusInternalServerError, msg: fmt.Sprintf("budget unavailable: %v", l.lengthErr)}
+		}
+		opts.Length = l.length
+	}
+	return opts, nil
+}
+
+// checkOptions refuses values out of range.
+func checkOptions(opts retrieval.Options) error {
+	switch {
+	case opts.MaxParents < 1 || opts.MaxParents > MaxMaxParents:
+		return badRequest("maxParents %d: want 1 to %d", opts.MaxParents, MaxMaxParents)
+	case opts.ChildTopK < 1 || opts.ChildTopK > MaxChildTopK:
+		return badRequest("childTopK %d: want 1 to %d", opts.ChildTopK, MaxChildTopK)
+	case opts.Aggregation != retrieval.AggregateMax && opts.Aggregation != retrieval.AggregateMean && opts.Aggregation != retrieval.AggregateSum:
+		return badRequest("aggregation %q: want Max, Mean or Sum", opts.Aggregation)
+	case opts.Budget < 0:
+		return badRequest("budget %d: want 0 (no cap) or more", opts.Budget)
+	}
+	return nil
+}
+
+// retrievalError classifies a failed retrieval: past the request timeout
+// is 504, a cancelled request 503, anything else 500.
+func retrievalError(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return &httpError{code: http.StatusGatewayTimeout, msg: "retrieval timed out"}
+	case ctx.Err() != nil:
+		return &httpError{code: http.StatusServiceUnavailable, msg: "request cancelled"}
+	}
+	return &httpError{code: http.StatusInternalServerError, msg: fmt.Sprintf("retrieval failed: %v", err)}
+}
+
+// statusOf returns the status code err is answered with.
+func statusOf(err error) int {
+	var he *httpError
+	if errors.As(err, &he) {
+		return he.code
+	}
+	return http.StatusInternalServerError
+}
+
+// writeError writes an ErrorResponse.
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, ErrorResponse{Error: msg})
+}
+
+// writeJSON writes v as the JSON body of a response with code.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}

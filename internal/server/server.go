@@ -1,0 +1,248 @@
+// Package server is parentrag's query server: it answers POST /v1/retrieve
+// from one loaded revision bundle, reports liveness (/healthz), readiness
+// (/readyz: a bundle is loaded) and Prometheus metrics (/metrics), and shuts
+// down gracefully, finishing the requests in flight.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/parentrag/parentrag/internal/policy"
+	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/split"
+)
+
+// Defaults and limits of Options and of a request.
+const (
+	DefaultAddr            = ":8080"
+	DefaultMaxBodyBytes    = 64 << 10
+	DefaultRequestTimeout  = 10 * time.Second
+	DefaultShutdownTimeout = 20 * time.Second
+	// MaxMaxParents and MaxChildTopK bound maxParents and childTopK.
+	MaxMaxParents = 20
+	MaxChildTopK  = 1000
+)
+
+// Timeouts of the HTTP server beside the per-request timeout.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 15 * time.Second
+	idleTimeout       = 120 * time.Second
+	// writeSlack is how much longer than the request timeout a response
+	// may take to write.
+	writeSlack = 5 * time.Second
+)
+
+// Options configure a Server. Zero fields take their defaults.
+type Options struct {
+	// Addr is the address Run listens on (default ":8080").
+	Addr string
+	// Defaults fill in what a request leaves out: ChildTopK, MaxParents and
+	// Aggregation (the retrieval package's defaults when zero).
+	Defaults retrieval.Options
+	// MaxBodyBytes caps a request body (default 64 KiB); larger is 413.
+	MaxBodyBytes int64
+	// RequestTimeout bounds one retrieval (default 10s); past it the
+	// request fails with 504.
+	RequestTimeout time.Duration
+	// ShutdownTimeout bounds the drain of in-flight requests once Run's
+	// context is cancelled (default 20s).
+	ShutdownTimeout time.Duration
+	// Registry receives the server's metrics and is what /metrics serves.
+	// Nil means a new registry that also holds the Go and process
+	// collectors.
+	Registry *prometheus.Registry
+}
+
+// withDefaults returns o with zero fields set to their defaults.
+func (o Options) withDefaults() Options {
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
+	}
+	if o.Defaults.ChildTopK <= 0 {
+		o.Defaults.ChildTopK = retrieval.DefaultChildTopK
+	}
+	if o.Defaults.MaxParents <= 0 {
+		o.Defaults.MaxParents = retrieval.DefaultMaxParents
+	}
+	if o.Defaults.Aggregation == "" {
+		o.Defaults.Aggregation = retrieval.AggregateMax
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	return o
+}
+
+// Server answers queries from the bundle last given to SetBundle. It is
+// safe for concurrent use.
+type Server struct {
+	opts     Options
+	loaded   atomic.Pointer[loaded]
+	draining atomic.Bool
+	metrics  *metrics
+	handler  http.Handler
+	// beforeRetrieve, when set (by tests), runs before each retrieval
+	// with the request's context.
+	beforeRetrieve func(context.Context)
+}
+
+// loaded is the bundle being served with what a request needs from it.
+type loaded struct {
+	bundle *bundle.Bundle
+	// length measures texts for budgets, in the bundle's length unit;
+	// nil, with lengthErr set, when that unit cannot be measured here.
+	length    split.LengthFunc
+	lengthErr error
+}
+
+// New returns a Server with no bundle: it is live but not ready until
+// SetBundle is called.
+func New(opts Options) *Server {
+	s := &Server{opts: opts.withDefaults()}
+	if s.opts.Registry == nil {
+		s.opts.Registry = newDefaultRegistry()
+	}
+	s.metrics = newMetrics(s.opts.Registry)
+	s.handler = s.routes()
+	return s
+}
+
+// SetBundle serves b from now on; the server is ready while b is not nil.
+// It is safe to call while requests are served: a request uses the bundle
+// that was set when it started. The replaced bundle is not closed, since
+// requests in flight may still read it.
+func (s *Server) SetBundle(b *bundle.Bundle) {
+	if b == nil {
+		s.loaded.Store(nil)
+		s.metrics.setBundle(nil)
+		return
+	}
+	l := &loaded{bundle: b}
+	l.length, l.lengthErr = policy.LengthFunc(b.Manifest.LengthUnit, b.Manifest.Tokenizer)
+	s.loaded.Store(l)
+	s.metrics.setBundle(&b.Manifest)
+}
+
+// Ready reports whether a bundle is set and the server is not shutting
+// down: what /readyz answers.
+func (s *Server) Ready() bool { return s.loaded.Load() != nil && !s.draining.Load() }
+
+// Handler returns the server's routes, instrumented: /v1/retrieve,
+// /healthz, /readyz and /metrics.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Run listens on Options.Addr and serves until ctx is cancelled, then shuts
+// down gracefully (see Serve).
+func (s *Server) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.opts.Addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", s.opts.Addr, err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx is cancelled. It then stops accepting
+// connections, turns /readyz to 503, and waits up to
+// Options.ShutdownTimeout for the requests in flight to complete; it
+// returns nil when they all did. ln is closed when Serve returns.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      s.opts.RequestTimeout + writeSlack,
+		IdleTimeout:       idleTimeout,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	s.draining.Store(true)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		srv.Close()
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serving on %s: %w", ln.Addr(), err)
+	}
+	return nil
+}
+
+// routes returns the instrumented mux.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/v1/retrieve", s.instrument("/v1/retrieve", http.HandlerFunc(s.retrieve)))
+	mux.Handle("/healthz", s.instrument("/healthz", http.HandlerFunc(s.healthz)))
+	mux.Handle("/readyz", s.instrument("/readyz", http.HandlerFunc(s.readyz)))
+	mux.Handle("/metrics", s.instrument("/metrics", s.metrics.handler))
+	mux.Handle("/", s.instrument("other", http.HandlerFunc(notFound)))
+	return mux
+}
+
+// healthz answers 200 while the process serves at all.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	if !allowGet(w, r) {
+		return
+	}
+	writeText(w, http.StatusOK, "ok")
+}
+
+// readyz answers 200 once a bundle is loaded, 503 before and while
+// shutting down.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if !allowGet(w, r) {
+		return
+	}
+	switch {
+	case s.draining.Load():
+		writeText(w, http.StatusServiceUnavailable, "shutting down")
+	case s.loaded.Load() == nil:
+		writeText(w, http.StatusServiceUnavailable, "no index loaded yet")
+	default:
+		writeText(w, http.StatusOK, "ok")
+	}
+}
+
+// allowGet answers 405 to anything but GET and HEAD and reports whether the
+// request may go on.
+func allowGet(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	w.Header().Set("Allow", "GET, HEAD")
+	writeText(w, http.StatusMethodNotAllowed, "method not allowed")
+	return false
+}
+
+// notFound answers 404 in JSON.
+func notFound(w http.ResponseWriter, r *http.Request) {
+	writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s: use POST /v1/retrieve", r.URL.Path))
+}
+
+// writeText writes a one-line plain-text response.
+func writeText(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	fmt.Fprintln(w, msg)
+}
