@@ -137,4 +137,3 @@ func conditionHasReason(conds []metav1.Condition, typ, reason string) bool {
 	}
 	return false
 }
-

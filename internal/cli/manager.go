@@ -61,4 +61,3 @@ func newManagerCommand() *cobra.Command {
 	fl.IntVar(&f.concurrentBuilds, "concurrent-builds", 2, "how many Corpora index at once")
 	return cmd
 }
-
