@@ -95,3 +95,6 @@ func get(t *testing.T, obj client.Object) {
 		t.Fatal(err)
 	}
 }
+
+// contains reports whether s holds sub.
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
