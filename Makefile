@@ -13,8 +13,9 @@ all: build
 ##@ Development
 
 .PHONY: manifests
-manifests: controller-gen ## Generate CRDs and RBAC from the API markers.
-	$(CONTROLLER_GEN) rbac:roleName=parentrag-manager crd paths="./api/..." paths="./controllers/..." output:crd:artifacts:config=config/crd/bases
+manifests: controller-gen ## Generate CRDs, RBAC and the docs sample ConfigMap.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/..." paths="./controllers/..." output:crd:artifacts:config=config/crd/bases
+	$(GO) run ./hack/docs-configmap config/samples/docs-configmap.yaml
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods.
