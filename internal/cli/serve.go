@@ -45,8 +45,8 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.aggregation, "aggregation", string(retrieval.AggregateMax), "how child scores make a parent score when a request does not say: Max, Mean or Sum")
 }
 
-// check refuses flags that cannot work together or are out of range,
-// before anything listens or loads.
+// check refuses flags that cannot work together or are out of range, and
+// an --index that does not exist, before anything listens or loads.
 func (f *serveFlags) check() error {
 	switch {
 	case f.index == "" && f.configMap == "":
@@ -62,9 +62,15 @@ func (f *serveFlags) check() error {
 	}
 	switch retrieval.Aggregation(f.aggregation) {
 	case retrieval.AggregateMax, retrieval.AggregateMean, retrieval.AggregateSum:
-		return nil
+	default:
+		return fmt.Errorf("--aggregation %q: want Max, Mean or Sum", f.aggregation)
 	}
-	return fmt.Errorf("--aggregation %q: want Max, Mean or Sum", f.aggregation)
+	if f.index != "" {
+		if _, err := os.Stat(f.index); err != nil {
+			return fmt.Errorf("--index %s: %w", f.index, unwrapPathError(err))
+		}
+	}
+	return nil
 }
 
 // defaults returns the retrieval defaults the flags set.
@@ -155,9 +161,6 @@ func runServe(cmd *cobra.Command, f *serveFlags, reader newReader) error {
 // default data directory); call it after the bundle is closed.
 func loadRevision(ctx context.Context, f *serveFlags, reader newReader) (*bundle.Bundle, func(), error) {
 	if f.index != "" {
-		if _, err := os.Stat(f.index); err != nil {
-			return nil, func() {}, fmt.Errorf("--index %s: %w", f.index, unwrapPathError(err))
-		}
 		b, err := bundle.Open(f.index)
 		return b, func() {}, err
 	}

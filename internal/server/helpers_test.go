@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -86,23 +87,31 @@ func openBundle(t testing.TB, docs []hierarchy.Document, rev string) *bundle.Bun
 	return b
 }
 
-// do sends a request and returns the status code and body.
+// do sends a request and returns the status code and body, failing the
+// test on a transport error. Call it from the test's goroutine only.
 func do(t testing.TB, c *http.Client, method, url, body string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, bytes.NewBufferString(body))
+	code, data, err := send(c, method, url, body)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return code, data
+}
+
+// send sends a request and returns the status code and body; it is safe
+// in any goroutine.
+func send(c *http.Client, method, url, body string) (int, []byte, error) {
+	req, err := http.NewRequest(method, url, bytes.NewBufferString(body))
+	if err != nil {
+		return 0, nil, err
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
+		return 0, nil, fmt.Errorf("%s %s: %w", method, url, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, data
+	return resp.StatusCode, data, err
 }
 
 // decodeStrict decodes data into v, refusing fields v does not have.

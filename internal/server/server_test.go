@@ -3,7 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
-		"fmt"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -315,10 +315,13 @@ func TestSetBundleWhileServing(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			for range 20 {
-				code, body := do(t, ts.Client(), "POST", ts.URL+"/v1/retrieve", `{"query": "revision"}`)
+				code, body, err := send(ts.Client(), "POST", ts.URL+"/v1/retrieve", `{"query": "revision"}`)
 				var got RetrieveResponse
-				if err := json.Unmarshal(body, &got); code != 200 || err != nil || (got.Revision != "rev-a" && got.Revision != "rev-b") {
-					t.Errorf("during swaps: %d %s", code, body)
+				if err == nil {
+					err = json.Unmarshal(body, &got)
+				}
+				if code != 200 || err != nil || (got.Revision != "rev-a" && got.Revision != "rev-b") {
+					t.Errorf("during swaps: %d %s %v", code, body, err)
 				}
 			}
 		})
@@ -349,11 +352,12 @@ func TestServeDrainsInFlightRequests(t *testing.T) {
 	type answer struct {
 		code int
 		body []byte
+		err  error
 	}
 	answered := make(chan answer, 1)
 	go func() {
-		code, body := do(t, http.DefaultClient, "POST", "http://"+ln.Addr().String()+"/v1/retrieve", `{"query": "tomatoes"}`)
-		answered <- answer{code, body}
+		code, body, err := send(http.DefaultClient, "POST", "http://"+ln.Addr().String()+"/v1/retrieve", `{"query": "tomatoes"}`)
+		answered <- answer{code, body, err}
 	}()
 	<-started
 	cancel()
@@ -367,8 +371,8 @@ func TestServeDrainsInFlightRequests(t *testing.T) {
 	}
 	close(release)
 	a := <-answered
-	if a.code != 200 || !strings.Contains(string(a.body), `"revision":"rev-a"`) {
-		t.Errorf("the in-flight request got %d %s", a.code, a.body)
+	if a.err != nil || a.code != 200 || !strings.Contains(string(a.body), `"revision":"rev-a"`) {
+		t.Errorf("the in-flight request got %d %s %v", a.code, a.body, a.err)
 	}
 	select {
 	case err := <-served:

@@ -1,4 +1,4 @@
-package testenv
+package devcluster
 
 import (
 	"context"
@@ -122,12 +122,18 @@ func configFlags(files []string) []string {
 // startProcess starts a binary with its output in a log file beside the
 // environment.
 func (e *Env) startProcess(bin, name string, args []string) error {
+	return e.startProcessEnv(bin, name, args, nil)
+}
+
+// startProcessEnv starts a binary with the given environment (the
+// current one when nil).
+func (e *Env) startProcessEnv(bin, name string, args, env []string) error {
 	logFile, err := os.Create(filepath.Join(e.dir, name+".log"))
 	if err != nil {
 		return err
 	}
 	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Stdout, cmd.Stderr, cmd.Env = logFile, logFile, env
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return fmt.Errorf("starting %s: %w", name, err)

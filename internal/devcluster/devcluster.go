@@ -1,11 +1,12 @@
-// Package testenv starts a real control plane for tests: kube-apiserver and
-// etcd through envtest, with parentrag's CRDs installed, and on request the
+// Package devcluster starts a real control plane for tests and the demo:
+// kube-apiserver and etcd through envtest, with parentrag's CRDs installed,
+// and on request the
 // kube-controller-manager, kube-scheduler and a kwok fake node, so that
 // Deployments get real ReplicaSets and pods that turn Ready.
 //
 // The binaries come from hack/control-plane.sh, which `make test` and
 // .ci/run call first; KUBEBUILDER_ASSETS points at them.
-package testenv
+package devcluster
 
 import (
 	"fmt"
@@ -45,7 +46,7 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "parentrag-testenv-*")
+	dir, err := os.MkdirTemp("", "parentrag-devcluster-*")
 	if err != nil {
 		return nil, err
 	}

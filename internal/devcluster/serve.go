@@ -1,0 +1,192 @@
+package devcluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/parentrag/parentrag/internal/server"
+)
+
+// BuildBinary builds cmd/parentrag into dir and returns its path.
+func (e *Env) BuildBinary(dir string) (string, error) {
+	bin := filepath.Join(dir, "parentrag")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/parentrag")
+	cmd.Dir = e.Root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building parentrag: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// ServeProcess is `parentrag serve` started as a pod of a Retriever's
+// Deployment would start it.
+type ServeProcess struct {
+	URL string
+	p   *process
+}
+
+// StartServe runs binary with the args and env of the Deployment's first
+// container, authenticated with a token of the pod's service account from
+// the TokenRequest API, so the Role the operator wrote is what lets it read
+// the revision. Two things a pod would get from its sandbox are supplied
+// here: a free local port (--addr) and a scratch directory (--data-dir),
+// appended after the Deployment's own args.
+func (e *Env) StartServe(ctx context.Context, binary string, d *appsv1.Deployment) (*ServeProcess, error) {
+	c := d.Spec.Template.Spec.Containers[0]
+	kubeconfig, err := e.serviceAccountKubeconfig(ctx, d.Namespace, d.Spec.Template.Spec.ServiceAccountName)
+	if err != nil {
+		return nil, err
+	}
+	env, err := e.containerEnv(ctx, d.Namespace, c)
+	if err != nil {
+		return nil, err
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	dataDir, err := os.MkdirTemp(e.dir, "serve-data-*")
+	if err != nil {
+		return nil, err
+	}
+	args := append(append([]string{}, c.Args...), "--addr="+addr, "--data-dir="+dataDir)
+	name := fmt.Sprintf("serve-%s-%d", d.Name, len(e.processes))
+	if err := e.startProcessEnv(binary, name, args, append(env, "KUBECONFIG="+kubeconfig)); err != nil {
+		return nil, err
+	}
+	return &ServeProcess{URL: "http://" + addr, p: e.processes[len(e.processes)-1]}, nil
+}
+
+// Stop ends the server.
+func (s *ServeProcess) Stop() { s.p.stop() }
+
+// WaitReady waits until /readyz answers 200, failing early if the server
+// exits.
+func (s *ServeProcess) WaitReady(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.p.done:
+			return fmt.Errorf("parentrag serve exited: %v", s.p.cmd.ProcessState)
+		default:
+		}
+		resp, err := http.Get(s.URL + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("parentrag serve not ready after %s", timeout)
+}
+
+// Retrieve asks the server one question.
+func (s *ServeProcess) Retrieve(ctx context.Context, query string, maxParents int) (*server.RetrieveResponse, error) {
+	body, _ := json.Marshal(server.RetrieveRequest{Query: query, MaxParents: &maxParents})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/v1/retrieve", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var e server.ErrorResponse
+		json.NewDecoder(resp.Body).Decode(&e)
+		return nil, fmt.Errorf("retrieve: %s: %s", resp.Status, e.Error)
+	}
+	var out server.RetrieveResponse
+	return &out, json.NewDecoder(resp.Body).Decode(&out)
+}
+
+// serviceAccountKubeconfig writes a kubeconfig that authenticates as the
+// service account with a fresh bound token.
+func (e *Env) serviceAccountKubeconfig(ctx context.Context, namespace, sa string) (string, error) {
+	cs, err := kubernetes.NewForConfig(e.Config)
+	if err != nil {
+		return "", err
+	}
+	expiry := int64(3600)
+	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, sa, &authv1.TokenRequest{Spec: authv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("requesting a token for service account %s/%s: %w", namespace, sa, err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["cluster"] = &clientcmdapi.Cluster{Server: e.Config.Host, CertificateAuthorityData: e.Config.CAData}
+	cfg.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	cfg.Contexts["sa"] = &clientcmdapi.Context{Cluster: "cluster", AuthInfo: "sa", Namespace: namespace}
+	cfg.CurrentContext = "sa"
+	path := filepath.Join(e.dir, fmt.Sprintf("%s-%s.kubeconfig", namespace, sa))
+	return path, clientcmd.WriteToFile(*cfg, path)
+}
+
+// containerEnv resolves the container's environment as the kubelet would:
+// plain values, the pod's namespace and Secret keys.
+func (e *Env) containerEnv(ctx context.Context, namespace string, c corev1.Container) ([]string, error) {
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TMPDIR=" + os.TempDir()}
+	for _, v := range c.Env {
+		value, err := e.envValue(ctx, namespace, v)
+		if err != nil {
+			return nil, err
+		}
+		env = append(env, v.Name+"="+value)
+	}
+	return env, nil
+}
+
+// envValue resolves one variable.
+func (e *Env) envValue(ctx context.Context, namespace string, v corev1.EnvVar) (string, error) {
+	switch {
+	case v.ValueFrom == nil:
+		return v.Value, nil
+	case v.ValueFrom.FieldRef != nil && v.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
+		return namespace, nil
+	case v.ValueFrom.SecretKeyRef != nil:
+		var s corev1.Secret
+		ref := v.ValueFrom.SecretKeyRef
+		if err := e.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, &s); err != nil {
+			return "", err
+		}
+		return string(s.Data[ref.Key]), nil
+	}
+	return "", fmt.Errorf("env %s: unsupported source", v.Name)
+}
+
+// freeAddr returns a loopback address with a port nothing listens on.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// Log returns a started process's whole log.
+func (s *ServeProcess) Log() string {
+	data, _ := os.ReadFile(s.p.log.Name())
+	return strings.TrimSpace(string(data))
+}

@@ -1,0 +1,162 @@
+// Package e2e runs parentrag end to end on a real control plane: the
+// operator reconciles the samples, the real Deployment controller,
+// scheduler and a kwok node make the query pods Ready, and `parentrag
+// serve` runs with exactly what a pod of the Deployment would get.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/controllers"
+	"github.com/parentrag/parentrag/internal/devcluster"
+)
+
+const question = "Why split documents into parents and children?"
+
+func TestSamplesServeQueriesAndRollToANewRevision(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a whole control plane with workloads; skipped with -short")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := startCluster(t, ctx)
+	bin, err := env.BuildBinary(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := "parentrag-e2e"
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	files, err := env.SampleFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Apply(ctx, ns, files...); err != nil {
+		t.Fatal(err)
+	}
+	corpus := &v1alpha1.Corpus{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "parentrag-docs"}}
+	retriever := &v1alpha1.Retriever{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "parentrag-docs"}}
+	first := waitServing(t, env, corpus, retriever, "")
+	askLikeAPod(t, ctx, env, bin, retriever, first)
+
+	var policy v1alpha1.ChunkingPolicy
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: "handbook"}, &policy); err != nil {
+		t.Fatal(err)
+	}
+	policy.Spec.Child = &v1alpha1.ChunkSize{ChunkSize: 200, ChunkOverlap: 20}
+	if err := env.Client.Update(ctx, &policy); err != nil {
+		t.Fatal(err)
+	}
+	second := waitServing(t, env, corpus, retriever, first)
+	if second == first {
+		t.Fatalf("the policy change did not make a new revision")
+	}
+	askLikeAPod(t, ctx, env, bin, retriever, second)
+}
+
+// startCluster starts the control plane with workloads and the operator.
+func startCluster(t *testing.T, ctx context.Context) *devcluster.Env {
+	t.Helper()
+	env, err := devcluster.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { env.Stop() })
+	if err := env.StartWorkloads(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: controllers.NewScheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := controllers.Setup(mgr, controllers.Options{Image: "parentrag:e2e"}); err != nil {
+		t.Fatal(err)
+	}
+	go mgr.Start(ctx)
+	return env
+}
+
+// waitServing waits until the Corpus is Ready on a revision other than
+// previous and the Retriever's Deployment serves it on every replica, and
+// returns that revision.
+func waitServing(t *testing.T, env *devcluster.Env, c *v1alpha1.Corpus, r *v1alpha1.Retriever, previous string) string {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for time.Now().Before(deadline) {
+		env.Client.Get(context.Background(), client.ObjectKeyFromObject(c), c)
+		env.Client.Get(context.Background(), client.ObjectKeyFromObject(r), r)
+		a := c.Status.ActiveRevision
+		if a != nil && a.Name != previous && r.Status.ServingRevision == a.Name && ready(r.Status.Conditions) && r.Status.ReadyReplicas == r.GetReplicas() {
+			return a.Name
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("no new revision served in time: corpus %+v\nretriever %+v\nkube-controller-manager:\n%s\nkwok:\n%s",
+		c.Status, r.Status, env.LogTail("kube-controller-manager", 15), env.LogTail("kwok", 15))
+	return ""
+}
+
+// ready reports whether the Ready condition is True.
+func ready(conds []metav1.Condition) bool {
+	for _, c := range conds {
+		if c.Type == v1alpha1.ConditionReady {
+			return c.Status == metav1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// askLikeAPod runs `parentrag serve` with the Deployment's args, env and
+// service account, asks it the question and checks the parents it returns.
+func askLikeAPod(t *testing.T, ctx context.Context, env *devcluster.Env, bin string, r *v1alpha1.Retriever, revision string) {
+	t.Helper()
+	var d appsv1.Deployment
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(r), &d); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Spec.Template.Annotations["parentrag.io/revision"]; got != revision {
+		t.Fatalf("Deployment template is on revision %s, want %s", got, revision)
+	}
+	srv, err := env.StartServe(ctx, bin, &d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	if err := srv.WaitReady(60 * time.Second); err != nil {
+		t.Fatalf("%v\n%s", err, srv.Log())
+	}
+	resp, err := srv.Retrieve(ctx, question, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Revision != revision || len(resp.Results) == 0 || len(resp.Results) > 3 {
+		t.Fatalf("answer from revision %s with %d parents, want revision %s and 1 to 3 parents", resp.Revision, len(resp.Results), revision)
+	}
+	top := resp.Results[0]
+	if !strings.HasPrefix(top.DocID, "parentrag-docs/") || !strings.Contains(strings.ToLower(top.Text), "parent") || len(top.Matches) == 0 {
+		t.Fatalf("top parent %s does not answer the question:\n%s", top.DocID, top.Text)
+	}
+	t.Logf("revision %s answered from %s (score %.2f, %d matching children)", revision, top.DocID, top.Score, len(top.Matches))
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Fprintln(os.Stderr, "e2e: KUBEBUILDER_ASSETS is not set: run `eval \"$(hack/control-plane.sh --print)\"` (make test does)")
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
