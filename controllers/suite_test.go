@@ -17,11 +17,11 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/parentrag/parentrag/controllers"
-	"github.com/parentrag/parentrag/internal/testenv"
+	"github.com/parentrag/parentrag/internal/devcluster"
 )
 
 // env is the control plane shared by the suite, with the operator running.
-var env *testenv.Env
+var env *devcluster.Env
 
 // k8s is a client of the control plane.
 var k8s client.Client
@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	var err error
-	if env, err = testenv.Start(); err != nil {
+	if env, err = devcluster.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -68,7 +68,15 @@ func (e *Env) StartWorkloads(ctx context.Context) error {
 			return err
 		}
 	}
-	return e.Client.Create(ctx, fakeNode())
+	node := fakeNode()
+	if err := e.Client.Create(ctx, node); err != nil {
+		return err
+	}
+	// The API server taints a new node not-ready; the node lifecycle
+	// controller, which this cluster does not run, would lift the taint once
+	// kwok reports the node Ready. Lift it here.
+	node.Spec.Taints = nil
+	return e.Client.Update(ctx, node)
 }
 
 // adminKubeconfig writes a kubeconfig for a cluster administrator.

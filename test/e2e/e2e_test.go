@@ -12,11 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
@@ -95,7 +97,7 @@ func startCluster(t *testing.T, ctx context.Context) *devcluster.Env {
 // returns that revision.
 func waitServing(t *testing.T, env *devcluster.Env, c *v1alpha1.Corpus, r *v1alpha1.Retriever, previous string) string {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline := time.Now().Add(time.Duration(waitMinutes()) * time.Minute)
 	for time.Now().Before(deadline) {
 		env.Client.Get(context.Background(), client.ObjectKeyFromObject(c), c)
 		env.Client.Get(context.Background(), client.ObjectKeyFromObject(r), r)
@@ -105,8 +107,14 @@ func waitServing(t *testing.T, env *devcluster.Env, c *v1alpha1.Corpus, r *v1alp
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Fatalf("no new revision served in time: corpus %+v\nretriever %+v\nkube-controller-manager:\n%s\nkwok:\n%s",
-		c.Status, r.Status, env.LogTail("kube-controller-manager", 15), env.LogTail("kwok", 15))
+	var pods corev1.PodList
+	env.Client.List(context.Background(), &pods, client.InNamespace(r.Namespace))
+	var states []string
+	for _, p := range pods.Items {
+		states = append(states, fmt.Sprintf("%s node=%q phase=%s conditions=%v", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.Conditions))
+	}
+	t.Fatalf("no new revision served in time: corpus %+v\nretriever %+v\npods:\n%s\nkube-scheduler:\n%s\nkwok:\n%s",
+		c.Status, r.Status, strings.Join(states, "\n"), env.LogTail("kube-scheduler", 15), env.LogTail("kwok", 15))
 	return ""
 }
 
@@ -158,5 +166,16 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "e2e: KUBEBUILDER_ASSETS is not set: run `eval \"$(hack/control-plane.sh --print)\"` (make test does)")
 		os.Exit(1)
 	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	os.Exit(m.Run())
+}
+
+// waitMinutes is how long a rollout may take (PARENTRAG_E2E_WAIT_MINUTES,
+// default 3).
+func waitMinutes() int {
+	var n int
+	if _, err := fmt.Sscanf(os.Getenv("PARENTRAG_E2E_WAIT_MINUTES"), "%d", &n); err != nil || n <= 0 {
+		return 3
+	}
+	return n
 }
