@@ -61,6 +61,10 @@ verify: manifests generate ## Fail when generated files or formatting are stale.
 build: ## Build the parentrag binary into ./bin.
 	$(GO) build -trimpath -o $(LOCALBIN)/parentrag ./cmd/parentrag
 
+.PHONY: demo
+demo: ## Run the operator on a local control plane with the samples, query it, change the chunk size.
+	$(WITH_CONTROL_PLANE) $(GO) run ./hack/demo
+
 .PHONY: demo-local
 demo-local: build ## Index the project's own docs and ask them a question.
 	$(LOCALBIN)/parentrag local demo
