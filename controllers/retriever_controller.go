@@ -123,7 +123,12 @@ func (r *RetrieverReconciler) apply(ctx context.Context, p *queryPlan) error {
 // moves only once every replica runs the new revision and is available.
 func (r *RetrieverReconciler) observe(ctx context.Context, s *retrieverState, p *queryPlan) error {
 	var d appsv1.Deployment
-	if err := r.Get(ctx, client.ObjectKey{Namespace: p.retriever.Namespace, Name: p.retriever.Name}, &d); err != nil {
+	err := r.Get(ctx, client.ObjectKey{Namespace: p.retriever.Namespace, Name: p.retriever.Name}, &d)
+	if apierrors.IsNotFound(err) {
+		// Just applied and not in the cache yet; its watch event requeues.
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("reading Deployment: %w", err)
 	}
 	s.deployment = &d
