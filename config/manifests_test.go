@@ -1,0 +1,965 @@
+// Package config_test renders the operator's kustomizations the way
+// `kubectl apply -k` does and checks that what comes out hangs together:
+// names that refer to each other resolve, the operator holds the
+// permissions its controllers use, its container is locked down, and the
+// samples are valid custom resources that refer to each other.
+//
+// It needs no cluster; hack/kind-e2e.sh is the test that applies the same
+// manifests to a real one.
+package config_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"github.com/parentrag/parentrag/internal/cli"
+)
+
+// group is the operator's API group.
+const group = "parentrag.io"
+
+// lastAppliedLimit is the most a `kubectl apply` (client-side) object may
+// weigh: the whole object is copied into the
+// kubectl.kubernetes.io/last-applied-configuration annotation, and an
+// object's annotations may hold at most 256 KiB.
+const lastAppliedLimit = 256 << 10
+
+// object is one rendered manifest.
+type object struct {
+	*unstructured.Unstructured
+}
+
+func (o object) key() string {
+	if o.GetNamespace() == "" {
+		return o.GetKind() + "/" + o.GetName()
+	}
+	return o.GetKind() + "/" + o.GetNamespace() + "/" + o.GetName()
+}
+
+// manifests is a rendered kustomization.
+type manifests []object
+
+// find returns the object of kind, namespace and name, or nil.
+func (m manifests) find(kind, namespace, name string) *object {
+	for i := range m {
+		o := &m[i]
+		if o.GetKind() == kind && o.GetNamespace() == namespace && o.GetName() == name {
+			return o
+		}
+	}
+	return nil
+}
+
+// ofKind returns every object of kind.
+func (m manifests) ofKind(kind string) []object {
+	var out []object
+	for _, o := range m {
+		if o.GetKind() == kind {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// repoRoot walks up from the test's directory to the folder holding go.mod.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// render builds the kustomization in dir (relative to the repository
+// root, or absolute) as `kubectl apply -k` would.
+func render(t *testing.T, dir string) manifests {
+	t.Helper()
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(repoRoot(t), dir)
+	}
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	res, err := k.Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	var out manifests
+	for _, r := range res.Resources() {
+		// Through JSON, so that numbers are int64 and float64 as the API
+		// server decodes them.
+		b, err := r.MarshalJSON()
+		if err != nil {
+			t.Fatalf("%s: %v", r.CurId(), err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(b); err != nil {
+			t.Fatalf("%s: %v", r.CurId(), err)
+		}
+		out = append(out, object{u})
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s renders nothing", dir)
+	}
+	return out
+}
+
+// convert decodes o into a typed object.
+func convert[T any](t *testing.T, o object) *T {
+	t.Helper()
+	var v T
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object, &v, true); err != nil {
+		t.Fatalf("%s: %v", o.key(), err)
+	}
+	return &v
+}
+
+// managerDeployment returns the operator's Deployment: the one whose pods
+// run `manager`.
+func managerDeployment(t *testing.T, m manifests) (*appsv1.Deployment, *corev1.Container) {
+	t.Helper()
+	var found []*appsv1.Deployment
+	var container *corev1.Container
+	for _, o := range m.ofKind("Deployment") {
+		d := convert[appsv1.Deployment](t, o)
+		for i, c := range d.Spec.Template.Spec.Containers {
+			if len(c.Args) > 0 && c.Args[0] == "manager" {
+				found, container = append(found, d), &d.Spec.Template.Spec.Containers[i]
+			}
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("want exactly one Deployment with a container running `manager`, found %d", len(found))
+	}
+	return found[0], container
+}
+
+func TestDefaultIsCoherent(t *testing.T) {
+	m := render(t, "config/default")
+	deploy, container := managerDeployment(t, m)
+	ns := deploy.Namespace
+
+	t.Run("namespaces", func(t *testing.T) {
+		if ns == "" {
+			t.Fatal("the manager Deployment has no namespace")
+		}
+		for _, o := range m {
+			if n := o.GetNamespace(); n != "" && m.find("Namespace", "", n) == nil {
+				t.Errorf("%s is in namespace %s, which config/default does not create", o.key(), n)
+			}
+		}
+		if nsObj := m.find("Namespace", "", ns); nsObj != nil {
+			// Both the operator and the query pods it makes meet the
+			// restricted Pod Security Standard; say so on the namespace.
+			if got := nsObj.GetLabels()["pod-security.kubernetes.io/enforce"]; got != "restricted" {
+				t.Errorf("namespace %s: pod-security.kubernetes.io/enforce = %q, want restricted", ns, got)
+			}
+		}
+	})
+
+	t.Run("unique names", func(t *testing.T) {
+		seen := map[string]bool{}
+		for _, o := range m {
+			if seen[o.key()] {
+				t.Errorf("%s is rendered twice", o.key())
+			}
+			seen[o.key()] = true
+		}
+	})
+
+	t.Run("client-side apply fits", func(t *testing.T) {
+		for _, o := range m {
+			checkLastApplied(t, o)
+		}
+	})
+
+	t.Run("crds", func(t *testing.T) {
+		want := map[string]struct {
+			kind  string
+			scope apiextensionsv1.ResourceScope
+		}{
+			"chunkingpolicies": {"ChunkingPolicy", apiextensionsv1.ClusterScoped},
+			"corpora":          {"Corpus", apiextensionsv1.NamespaceScoped},
+			"retrievers":       {"Retriever", apiextensionsv1.NamespaceScoped},
+		}
+		for plural, w := range want {
+			o := m.find("CustomResourceDefinition", "", plural+"."+group)
+			if o == nil {
+				t.Errorf("CustomResourceDefinition %s.%s is not rendered", plural, group)
+				continue
+			}
+			crd := convert[apiextensionsv1.CustomResourceDefinition](t, *o)
+			if crd.Spec.Group != group || crd.Spec.Names.Plural != plural || crd.Spec.Names.Kind != w.kind || crd.Spec.Scope != w.scope {
+				t.Errorf("%s: group %s, plural %s, kind %s, scope %s; want %s, %s, %s, %s", crd.Name,
+					crd.Spec.Group, crd.Spec.Names.Plural, crd.Spec.Names.Kind, crd.Spec.Scope, group, plural, w.kind, w.scope)
+			}
+			storage := 0
+			for _, v := range crd.Spec.Versions {
+				if v.Storage {
+					storage++
+				}
+				// The operator writes status with Status().Patch and
+				// `kubectl wait --for=condition=Ready` reads it.
+				if v.Served && (v.Subresources == nil || v.Subresources.Status == nil) {
+					t.Errorf("%s %s: no status subresource", crd.Name, v.Name)
+				}
+				if v.Served && v.Schema == nil {
+					t.Errorf("%s %s: no schema", crd.Name, v.Name)
+				}
+			}
+			if storage != 1 {
+				t.Errorf("%s: %d storage versions, want 1", crd.Name, storage)
+			}
+		}
+	})
+
+	t.Run("rbac references", func(t *testing.T) {
+		for _, o := range m.ofKind("ClusterRoleBinding") {
+			b := convert[rbacv1.ClusterRoleBinding](t, o)
+			if b.RoleRef.Kind != "ClusterRole" || m.find("ClusterRole", "", b.RoleRef.Name) == nil {
+				t.Errorf("ClusterRoleBinding %s: roleRef %s %s is not a rendered ClusterRole", b.Name, b.RoleRef.Kind, b.RoleRef.Name)
+			}
+			checkSubjects(t, m, o.key(), b.Subjects)
+		}
+		for _, o := range m.ofKind("RoleBinding") {
+			b := convert[rbacv1.RoleBinding](t, o)
+			switch b.RoleRef.Kind {
+			case "Role":
+				if m.find("Role", b.Namespace, b.RoleRef.Name) == nil {
+					t.Errorf("RoleBinding %s/%s: roleRef Role %s is not rendered in %s", b.Namespace, b.Name, b.RoleRef.Name, b.Namespace)
+				}
+			case "ClusterRole":
+				if m.find("ClusterRole", "", b.RoleRef.Name) == nil {
+					t.Errorf("RoleBinding %s/%s: roleRef ClusterRole %s is not rendered", b.Namespace, b.Name, b.RoleRef.Name)
+				}
+			default:
+				t.Errorf("RoleBinding %s/%s: roleRef kind %q", b.Namespace, b.Name, b.RoleRef.Kind)
+			}
+			checkSubjects(t, m, o.key(), b.Subjects)
+		}
+	})
+
+	t.Run("manager deployment", func(t *testing.T) {
+		pod := deploy.Spec.Template.Spec
+		sa := pod.ServiceAccountName
+		if sa == "" || m.find("ServiceAccount", ns, sa) == nil {
+			t.Errorf("serviceAccountName %q is not a rendered ServiceAccount in %s", sa, ns)
+		}
+		sel, err := metav1.LabelSelectorAsSelector(deploy.Spec.Selector)
+		if err != nil || sel.Empty() || !sel.Matches(labels.Set(deploy.Spec.Template.Labels)) {
+			t.Errorf("the selector %v does not select the pod template's labels %v", deploy.Spec.Selector, deploy.Spec.Template.Labels)
+		}
+		if container.Image == "" {
+			t.Error("the manager container names no image")
+		}
+		// Query pods run the operator's own image unless a Retriever names one.
+		if got := envValue(container, "PARENTRAG_IMAGE"); got != container.Image {
+			t.Errorf("PARENTRAG_IMAGE = %q, want the manager's own image %q", got, container.Image)
+		}
+		// The image's entrypoint is the parentrag binary (Dockerfile); its
+		// args must be a valid `parentrag manager` command line.
+		if len(container.Command) > 0 {
+			t.Errorf("the manager container overrides the image's entrypoint with %q", container.Command)
+		}
+		root := cli.NewRootCommand()
+		cmd, rest, err := root.Find(container.Args)
+		if err != nil || cmd.Name() != "manager" {
+			t.Errorf("args %q are not a `parentrag manager` command line: %v", container.Args, err)
+		} else if err := cmd.ParseFlags(rest); err != nil {
+			t.Errorf("args %q: %v", container.Args, err)
+		} else if extra := cmd.Flags().Args(); len(extra) > 0 {
+			t.Errorf("args %q: `parentrag manager` takes no arguments, got %q", container.Args, extra)
+		}
+		checkLockedDown(t, pod, container)
+		// Corpora are built in os.MkdirTemp: TMPDIR must be writable.
+		tmp := envValue(container, "TMPDIR")
+		if tmp == "" {
+			tmp = "/tmp"
+		}
+		if !writableMount(pod, container, tmp) {
+			t.Errorf("TMPDIR %s is not on a writable volume, and the root file system is read-only", tmp)
+		}
+		// The probes must reach the port `parentrag manager` serves them on
+		// (--health-probe-bind-address, default :8081).
+		probePort := flagPort(container.Args, "--health-probe-bind-address", ":8081")
+		for _, p := range []*corev1.Probe{container.LivenessProbe, container.ReadinessProbe} {
+			if p == nil || p.HTTPGet == nil {
+				t.Error("the manager container needs HTTP liveness and readiness probes")
+				continue
+			}
+			port := p.HTTPGet.Port.String()
+			if name := p.HTTPGet.Port.StrVal; name != "" {
+				port = ""
+				for _, cp := range container.Ports {
+					if cp.Name == name {
+						port = fmt.Sprint(cp.ContainerPort)
+					}
+				}
+			}
+			if port != probePort {
+				t.Errorf("probe %s goes to port %q; the manager serves probes on %q", p.HTTPGet.Path, port, probePort)
+			}
+		}
+	})
+
+	t.Run("operator permissions", func(t *testing.T) {
+		sa := deploy.Spec.Template.Spec.ServiceAccountName
+		clusterRules, nsRules := grantedRules(t, m, ns, sa)
+		for _, need := range clusterWideNeeds {
+			for _, verb := range need.verbs {
+				for _, res := range need.resources {
+					if !allows(clusterRules, need.group, res, verb) {
+						t.Errorf("the operator may not %s %s in every namespace (%s)", verb, groupResource(need.group, res), need.why)
+					}
+				}
+			}
+		}
+		all := append(slices.Clone(clusterRules), nsRules...)
+		for _, need := range ownNamespaceNeeds(container) {
+			for _, verb := range need.verbs {
+				for _, res := range need.resources {
+					if !allows(all, need.group, res, verb) {
+						t.Errorf("the operator may not %s %s in its namespace %s (%s)", verb, groupResource(need.group, res), ns, need.why)
+					}
+				}
+			}
+		}
+		// The operator gives each Retriever's pods a Role that reads the
+		// revision's ConfigMaps. RBAC lets it create that Role and bind it
+		// only if it holds the same permission itself (or escalate/bind).
+		if !allows(clusterRules, "", "configmaps", "get") {
+			t.Error("the operator cannot grant query pods `get configmaps`: it does not hold that permission itself")
+		}
+	})
+}
+
+// need is a permission the operator's code uses.
+type need struct {
+	group     string
+	resources []string
+	verbs     []string
+	why       string
+}
+
+// clusterWideNeeds is what controllers/*.go do, in every namespace. It is
+// written from the code, not from the +kubebuilder:rbac markers that
+// generate config/rbac/role.yaml, so that a marker that goes missing is
+// caught.
+var clusterWideNeeds = []need{
+	// Corpus: reads source ConfigMaps (cached: list/watch), creates the
+	// revision ConfigMaps, deletes old revisions with DeleteAllOf and all of
+	// them in its finalizer. Retriever reads the manifest ConfigMap.
+	{"", []string{"configmaps"}, []string{"get", "list", "watch", "create", "delete", "deletecollection"}, "corpus sources and revisions"},
+	// Corpus: the OpenAI API key Secret, read through the cache.
+	{"", []string{"secrets"}, []string{"get", "list", "watch"}, "embedding API key"},
+	// Retriever: server-side apply (patch, and create for a new object) of
+	// the query ServiceAccount, Role, RoleBinding, Service and Deployment.
+	{"", []string{"serviceaccounts", "services"}, []string{"create", "patch"}, "Retriever objects, server-side apply"},
+	{"apps", []string{"deployments"}, []string{"create", "patch"}, "Retriever objects, server-side apply"},
+	{"rbac.authorization.k8s.io", []string{"roles", "rolebindings"}, []string{"create", "patch"}, "Retriever objects, server-side apply"},
+	// Retriever: Owns Deployments, Services and Roles (informers) and Gets
+	// the Deployment to read its rollout.
+	{"apps", []string{"deployments"}, []string{"get", "list", "watch"}, "Retriever owns and reads its Deployment"},
+	{"", []string{"services"}, []string{"get", "list", "watch"}, "Retriever owns its Service"},
+	{"rbac.authorization.k8s.io", []string{"roles"}, []string{"get", "list", "watch"}, "Retriever owns its Role"},
+	// mgr.GetEventRecorder: the events.k8s.io API.
+	{"events.k8s.io", []string{"events"}, []string{"create", "patch"}, "controller events"},
+	// The three controllers watch their kinds; ChunkingPolicy and Corpus
+	// add and remove finalizers with Update.
+	{group, []string{"chunkingpolicies", "corpora", "retrievers"}, []string{"get", "list", "watch"}, "reconciled kinds"},
+	{group, []string{"chunkingpolicies", "corpora"}, []string{"update"}, "finalizers"},
+	// Status().Patch on all three.
+	{group, []string{"chunkingpolicies/status", "corpora/status", "retrievers/status"}, []string{"patch"}, "status"},
+	// Owner references with blockOwnerDeletion: the revision ConfigMaps
+	// (owned by the Corpus) and the Retriever's objects.
+	{group, []string{"corpora/finalizers", "retrievers/finalizers"}, []string{"update"}, "owner references that block deletion"},
+}
+
+// ownNamespaceNeeds is what the manager process needs in its own
+// namespace: leader election, when --leader-elect is on.
+func ownNamespaceNeeds(c *corev1.Container) []need {
+	if !slices.Contains(c.Args, "--leader-elect") && !slices.Contains(c.Args, "--leader-elect=true") {
+		return nil
+	}
+	return []need{
+		{"coordination.k8s.io", []string{"leases"}, []string{"get", "create", "update"}, "leader election lease"},
+		// controller-runtime's leader election records "became leader"
+		// with the deprecated core/v1 event recorder.
+		{"", []string{"events"}, []string{"create", "patch"}, "leader election events"},
+	}
+}
+
+// grantedRules collects the rules bound to the service account: those of
+// ClusterRoleBindings (every namespace) and those of RoleBindings in ns.
+func grantedRules(t *testing.T, m manifests, ns, sa string) (cluster, namespaced []rbacv1.PolicyRule) {
+	t.Helper()
+	isSubject := func(subjects []rbacv1.Subject) bool {
+		for _, s := range subjects {
+			if s.Kind == "ServiceAccount" && s.Name == sa && s.Namespace == ns {
+				return true
+			}
+		}
+		return false
+	}
+	rulesOf := func(kind, namespace, name string) []rbacv1.PolicyRule {
+		if kind == "ClusterRole" {
+			if o := m.find("ClusterRole", "", name); o != nil {
+				return convert[rbacv1.ClusterRole](t, *o).Rules
+			}
+		} else if o := m.find("Role", namespace, name); o != nil {
+			return convert[rbacv1.Role](t, *o).Rules
+		}
+		return nil
+	}
+	for _, o := range m.ofKind("ClusterRoleBinding") {
+		b := convert[rbacv1.ClusterRoleBinding](t, o)
+		if isSubject(b.Subjects) {
+			cluster = append(cluster, rulesOf("ClusterRole", "", b.RoleRef.Name)...)
+		}
+	}
+	for _, o := range m.ofKind("RoleBinding") {
+		b := convert[rbacv1.RoleBinding](t, o)
+		if b.Namespace == ns && isSubject(b.Subjects) {
+			namespaced = append(namespaced, rulesOf(b.RoleRef.Kind, b.Namespace, b.RoleRef.Name)...)
+		}
+	}
+	return cluster, namespaced
+}
+
+// allows reports whether a rule grants verb on group/resource (any name).
+func allows(rules []rbacv1.PolicyRule, group, resource, verb string) bool {
+	has := func(list []string, v string) bool {
+		return slices.Contains(list, v) || slices.Contains(list, "*")
+	}
+	for _, r := range rules {
+		if len(r.ResourceNames) == 0 && has(r.APIGroups, group) && has(r.Resources, resource) && has(r.Verbs, verb) {
+			return true
+		}
+	}
+	return false
+}
+
+func groupResource(group, resource string) string {
+	if group == "" {
+		return resource
+	}
+	return resource + "." + group
+}
+
+// checkSubjects checks that every ServiceAccount a binding names is
+// rendered.
+func checkSubjects(t *testing.T, m manifests, binding string, subjects []rbacv1.Subject) {
+	t.Helper()
+	if len(subjects) == 0 {
+		t.Errorf("%s binds nobody", binding)
+	}
+	for _, s := range subjects {
+		if s.Kind == "ServiceAccount" && m.find("ServiceAccount", s.Namespace, s.Name) == nil {
+			t.Errorf("%s: subject ServiceAccount %s/%s is not rendered", binding, s.Namespace, s.Name)
+		}
+	}
+}
+
+// checkLockedDown checks that the container runs as non-root with a
+// read-only root file system, no privilege escalation and no capabilities.
+func checkLockedDown(t *testing.T, pod corev1.PodSpec, c *corev1.Container) {
+	t.Helper()
+	sc := c.SecurityContext
+	if sc == nil {
+		sc = &corev1.SecurityContext{}
+	}
+	nonRoot := (sc.RunAsNonRoot != nil && *sc.RunAsNonRoot) ||
+		(sc.RunAsNonRoot == nil && pod.SecurityContext != nil && pod.SecurityContext.RunAsNonRoot != nil && *pod.SecurityContext.RunAsNonRoot)
+	if !nonRoot {
+		t.Error("the manager does not run as non-root (runAsNonRoot)")
+	}
+	if sc.RunAsUser != nil && *sc.RunAsUser == 0 {
+		t.Error("the manager runs as user 0")
+	}
+	if sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+		t.Error("the manager's root file system is not read-only")
+	}
+	if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+		t.Error("the manager allows privilege escalation")
+	}
+	if sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") || len(sc.Capabilities.Add) > 0 {
+		t.Error("the manager does not drop ALL capabilities")
+	}
+	seccomp := sc.SeccompProfile
+	if seccomp == nil && pod.SecurityContext != nil {
+		seccomp = pod.SecurityContext.SeccompProfile
+	}
+	if seccomp == nil || seccomp.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Error("the manager has no RuntimeDefault seccomp profile")
+	}
+}
+
+// envValue returns the literal value of the container's variable.
+func envValue(c *corev1.Container, name string) string {
+	for _, e := range c.Env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
+}
+
+// writableMount reports whether dir lies in a volume the container mounts
+// read-write.
+func writableMount(pod corev1.PodSpec, c *corev1.Container, dir string) bool {
+	for _, vm := range c.VolumeMounts {
+		if vm.ReadOnly {
+			continue
+		}
+		mp := strings.TrimSuffix(vm.MountPath, "/")
+		if dir == mp || strings.HasPrefix(dir, mp+"/") {
+			for _, v := range pod.Volumes {
+				if v.Name == vm.Name {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// flagPort returns the port of an address flag (--flag=host:port), or of
+// def when the flag is absent.
+func flagPort(args []string, flag, def string) string {
+	addr := def
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			addr = v
+		}
+	}
+	return addr[strings.LastIndex(addr, ":")+1:]
+}
+
+// checkLastApplied checks that `kubectl apply` (client-side) can store the
+// object in its last-applied annotation.
+func checkLastApplied(t *testing.T, o object) {
+	t.Helper()
+	b, err := json.Marshal(o.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) >= lastAppliedLimit {
+		t.Errorf("%s is %d bytes of JSON: `kubectl apply` cannot store it in the last-applied annotation (limit %d)", o.key(), len(b), lastAppliedLimit)
+	}
+}
+
+// overlayRE finds the kustomization hack/kind-e2e.sh writes: the heredoc
+// between `<<EOF` on a line that names kustomization.yaml and `EOF`.
+var overlayRE = regexp.MustCompile(`(?s)kustomization\.yaml"? <<EOF\n(.*?)\nEOF\n`)
+
+// TestKindOverlaySetsBothImages renders the overlay hack/kind-e2e.sh applies
+// and checks that the manager and the query pods (PARENTRAG_IMAGE) both get
+// the image the script built and loaded into kind.
+func TestKindOverlaySetsBothImages(t *testing.T) {
+	root := repoRoot(t)
+	script, err := os.ReadFile(filepath.Join(root, "hack", "kind-e2e.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	match := overlayRE.FindSubmatch(script)
+	if match == nil {
+		t.Fatal("hack/kind-e2e.sh writes no kustomization.yaml with a <<EOF heredoc")
+	}
+	const image = "registry.example/parentrag:e2e-test"
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	physRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The script gives the base relative to its temporary directory:
+	// kustomize refuses an absolute one.
+	base, err := filepath.Rel(dir, filepath.Join(physRoot, "config", "default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"BASE": base, "IMAGE": image}
+	var unknown []string
+	text := os.Expand(string(match[1]), func(name string) string {
+		v, ok := vars[name]
+		if !ok {
+			unknown = append(unknown, name)
+		}
+		return v
+	})
+	if len(unknown) > 0 {
+		t.Fatalf("the overlay uses variables this test does not know: %v", unknown)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := render(t, dir)
+	_, c := managerDeployment(t, m)
+	if c.Image != image {
+		t.Errorf("manager image = %q, want %q", c.Image, image)
+	}
+	if got := envValue(c, "PARENTRAG_IMAGE"); got != image {
+		t.Errorf("PARENTRAG_IMAGE = %q, want %q", got, image)
+	}
+	if c.ImagePullPolicy != corev1.PullIfNotPresent && c.ImagePullPolicy != corev1.PullNever {
+		t.Errorf("imagePullPolicy = %q: an image loaded into kind must not be pulled", c.ImagePullPolicy)
+	}
+	// The overlay changes nothing else: the same objects, and all but the
+	// manager Deployment identical.
+	orig := render(t, "config/default")
+	if len(orig) != len(m) {
+		t.Errorf("the overlay renders %d objects, config/default %d", len(m), len(orig))
+	}
+	for _, o := range orig {
+		got := m.find(o.GetKind(), o.GetNamespace(), o.GetName())
+		switch {
+		case got == nil:
+			t.Errorf("the overlay drops %s", o.key())
+		case o.GetKind() != "Deployment" && !equality.Semantic.DeepEqual(o.Object, got.Object):
+			t.Errorf("the overlay changes %s", o.key())
+		}
+	}
+}
+
+// TestDockerfileFitsTheManifests checks the image the manifests run: its
+// entrypoint is the parentrag binary the build stage compiles, and it runs
+// as a numeric non-root user, which the kubelet needs to enforce
+// runAsNonRoot.
+func TestDockerfileFitsTheManifests(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var final []string // instructions of the last stage
+	built := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasPrefix(line, "FROM ") {
+			final = nil
+		}
+		if strings.Contains(line, "go build") && strings.Contains(line, "./cmd/parentrag") {
+			built = true
+		}
+		final = append(final, line)
+	}
+	if !built {
+		t.Error("no stage runs `go build ... ./cmd/parentrag`")
+	}
+	var entrypoint []string
+	user := ""
+	copied := map[string]bool{}
+	for _, line := range final {
+		instr, arg, _ := strings.Cut(line, " ")
+		switch strings.ToUpper(instr) {
+		case "ENTRYPOINT":
+			if err := json.Unmarshal([]byte(arg), &entrypoint); err != nil {
+				t.Errorf("ENTRYPOINT %s is not in exec form: %v", arg, err)
+			}
+		case "USER":
+			user = arg
+		case "COPY":
+			f := strings.Fields(arg)
+			copied[f[len(f)-1]] = true
+		}
+	}
+	if len(entrypoint) != 1 || filepath.Base(entrypoint[0]) != "parentrag" {
+		t.Errorf("ENTRYPOINT %q: want the parentrag binary alone, so that container args are its subcommand", entrypoint)
+	} else if dir := filepath.Dir(entrypoint[0]); !copied[entrypoint[0]] && !copied[dir] && !copied[dir+"/"] && !copied["."] {
+		t.Errorf("the final stage does not copy %s", entrypoint[0])
+	}
+	uid, _, _ := strings.Cut(user, ":")
+	if !regexp.MustCompile(`^[0-9]+$`).MatchString(uid) || uid == "0" {
+		t.Errorf("USER %q: want a numeric non-root user", user)
+	}
+}
+
+// TestSetImageReachesQueryPods follows docs/operator.md: `kustomize edit
+// set image parentrag=...` in config/manager, then `kubectl apply -k
+// config/default`. The query pods (PARENTRAG_IMAGE) must get the new image
+// too, not the parentrag:dev placeholder.
+func TestSetImageReachesQueryPods(t *testing.T) {
+	const image = "registry.example.com/parentrag:v0.1.0"
+	dst := filepath.Join(t.TempDir(), "config")
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join(repoRoot(t), "config"))); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dst, "manager", "kustomization.yaml")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k types.Kustomization
+	if err := yaml.UnmarshalStrict(raw, &k); err != nil {
+		t.Fatalf("config/manager/kustomization.yaml: %v", err)
+	}
+	// What `kustomize edit set image parentrag=IMAGE` writes.
+	name, tag, _ := strings.Cut(image[strings.LastIndex(image, "/")+1:], ":")
+	newName := image[:strings.LastIndex(image, "/")+1] + name
+	set := false
+	for i := range k.Images {
+		if k.Images[i].Name == "parentrag" {
+			k.Images[i].NewName, k.Images[i].NewTag, set = newName, tag, true
+		}
+	}
+	if !set {
+		k.Images = append(k.Images, types.Image{Name: "parentrag", NewName: newName, NewTag: tag})
+	}
+	if raw, err = yaml.Marshal(&k); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, c := managerDeployment(t, render(t, filepath.Join(dst, "default")))
+	if c.Image != image {
+		t.Errorf("manager image = %q, want %q", c.Image, image)
+	}
+	if got := envValue(c, "PARENTRAG_IMAGE"); got != image {
+		t.Errorf("PARENTRAG_IMAGE = %q, want %q: query pods would run another image than the operator", got, image)
+	}
+}
+
+func TestSamplesAreCoherent(t *testing.T) {
+	samples := render(t, "config/samples")
+	crds := crdsByKind(t, render(t, "config/default"))
+
+	t.Run("no namespace", func(t *testing.T) {
+		// They are applied with `kubectl apply -n NS -k config/samples`.
+		for _, o := range samples {
+			if o.GetNamespace() != "" {
+				t.Errorf("%s names a namespace; the samples go wherever -n puts them", o.key())
+			}
+		}
+	})
+
+	t.Run("client-side apply fits", func(t *testing.T) {
+		for _, o := range samples {
+			checkLastApplied(t, o)
+		}
+	})
+
+	policy := samples.find("ChunkingPolicy", "", "handbook")
+	if policy == nil {
+		t.Fatal("no ChunkingPolicy handbook")
+	}
+	var docs []object
+	for _, o := range samples.ofKind("ConfigMap") {
+		if o.GetLabels()["parentrag.io/sample"] == "docs" {
+			docs = append(docs, o)
+		}
+	}
+	if len(docs) == 0 {
+		t.Fatal("no ConfigMap labelled parentrag.io/sample=docs")
+	}
+	for _, d := range docs {
+		cm := convert[corev1.ConfigMap](t, d)
+		if len(cm.Data)+len(cm.BinaryData) == 0 {
+			t.Errorf("ConfigMap %s holds no document", cm.Name)
+		}
+	}
+
+	corpora := samples.ofKind("Corpus")
+	if len(corpora) == 0 {
+		t.Fatal("no Corpus")
+	}
+	for _, c := range corpora {
+		ref, _, _ := unstructured.NestedString(c.Object, "spec", "chunkingPolicyRef", "name")
+		if ref != "handbook" {
+			t.Errorf("Corpus %s uses ChunkingPolicy %q, want handbook", c.GetName(), ref)
+		}
+		if samples.find("ChunkingPolicy", "", ref) == nil {
+			t.Errorf("Corpus %s: ChunkingPolicy %q is not among the samples", c.GetName(), ref)
+		}
+		sources, _, _ := unstructured.NestedSlice(c.Object, "spec", "sources")
+		selects := false
+		for _, s := range sources {
+			sm, _ := s.(map[string]any)
+			raw, ok := sm["selector"]
+			if !ok {
+				continue
+			}
+			var ls metav1.LabelSelector
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw.(map[string]any), &ls); err != nil {
+				t.Fatalf("Corpus %s: selector: %v", c.GetName(), err)
+			}
+			sel, err := metav1.LabelSelectorAsSelector(&ls)
+			if err != nil {
+				t.Fatalf("Corpus %s: selector: %v", c.GetName(), err)
+			}
+			for _, d := range docs {
+				if !sel.Empty() && sel.Matches(labels.Set(d.GetLabels())) {
+					selects = true
+				}
+			}
+		}
+		if !selects {
+			t.Errorf("Corpus %s has no source whose selector picks the parentrag.io/sample=docs ConfigMap", c.GetName())
+		}
+	}
+
+	retrievers := samples.ofKind("Retriever")
+	if len(retrievers) == 0 {
+		t.Fatal("no Retriever")
+	}
+	for _, r := range retrievers {
+		ref, _, _ := unstructured.NestedString(r.Object, "spec", "corpusRef", "name")
+		if samples.find("Corpus", "", ref) == nil {
+			t.Errorf("Retriever %s serves Corpus %q, which is not among the samples", r.GetName(), ref)
+		}
+	}
+	// hack/kind-e2e.sh waits for these two names and port-forwards to the
+	// Retriever's Service of the same name.
+	if samples.find("Corpus", "", "parentrag-docs") == nil || samples.find("Retriever", "", "parentrag-docs") == nil {
+		t.Error("hack/kind-e2e.sh expects a Corpus and a Retriever named parentrag-docs")
+	}
+
+	t.Run("schemas", func(t *testing.T) {
+		for _, o := range samples {
+			gv := o.GroupVersionKind()
+			if gv.Group != group {
+				continue
+			}
+			crd, ok := crds[gv.Kind]
+			if !ok {
+				t.Errorf("%s: no CRD in config/default defines kind %s", o.key(), gv.Kind)
+				continue
+			}
+			for _, msg := range validate(t, crd, o) {
+				t.Errorf("%s: %s", o.key(), msg)
+			}
+		}
+	})
+}
+
+// crdsByKind indexes the rendered CRDs of the operator's group by kind.
+func crdsByKind(t *testing.T, m manifests) map[string]*apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	out := map[string]*apiextensionsv1.CustomResourceDefinition{}
+	for _, o := range m.ofKind("CustomResourceDefinition") {
+		crd := convert[apiextensionsv1.CustomResourceDefinition](t, o)
+		if crd.Spec.Group == group {
+			out[crd.Spec.Names.Kind] = crd
+		}
+	}
+	return out
+}
+
+// validate checks o against its CRD as the API server would on create:
+// the version is served, the scope fits, no field is unknown to the schema
+// (kubectl apply refuses them by default), defaults are applied, and then
+// the OpenAPI schema and the CEL rules (x-kubernetes-validations) hold.
+func validate(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition, o object) []string {
+	t.Helper()
+	var version *apiextensionsv1.CustomResourceDefinitionVersion
+	for i, v := range crd.Spec.Versions {
+		if crd.Spec.Group+"/"+v.Name == o.GetAPIVersion() {
+			version = &crd.Spec.Versions[i]
+		}
+	}
+	if version == nil || !version.Served {
+		return []string{fmt.Sprintf("CRD %s serves no version %s", crd.Name, o.GetAPIVersion())}
+	}
+	var problems []string
+	if crd.Spec.Scope == apiextensionsv1.ClusterScoped && o.GetNamespace() != "" {
+		problems = append(problems, "a cluster-scoped kind with a namespace")
+	}
+	var internal apiextensions.JSONSchemaProps
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(version.Schema.OpenAPIV3Schema, &internal, nil); err != nil {
+		t.Fatalf("CRD %s: %v", crd.Name, err)
+	}
+	structural, err := structuralschema.NewStructural(&internal)
+	if err != nil {
+		t.Fatalf("CRD %s: not a structural schema: %v", crd.Name, err)
+	}
+	obj := runtime.DeepCopyJSON(o.Object)
+	pruned := structuralpruning.PruneWithOptions(obj, structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
+	sort.Strings(pruned)
+	for _, p := range pruned {
+		problems = append(problems, "unknown field "+p)
+	}
+	structuraldefaulting.Default(obj, structural)
+	validator, _, err := validation.NewSchemaValidator(&internal)
+	if err != nil {
+		t.Fatalf("CRD %s: %v", crd.Name, err)
+	}
+	for _, e := range validation.ValidateCustomResource(nil, obj, validator) {
+		problems = append(problems, e.Error())
+	}
+	if celValidator := cel.NewValidator(structural, true, celconfig.PerCallLimit); celValidator != nil {
+		errs, _ := celValidator.Validate(context.Background(), nil, structural, obj, nil, celconfig.RuntimeCELCostBudget)
+		for _, e := range errs {
+			problems = append(problems, e.Error())
+		}
+	}
+	return problems
+}
+
+// TestValidateCatchesMistakes makes sure the schema check above is not
+// vacuous: a misspelt field, a value outside an enum and a broken CEL rule
+// in the handbook policy are each reported.
+func TestValidateCatchesMistakes(t *testing.T) {
+	crds := crdsByKind(t, render(t, "config/default"))
+	good := render(t, "config/samples").find("ChunkingPolicy", "", "handbook")
+	if good == nil {
+		t.Fatal("no ChunkingPolicy handbook")
+	}
+	for name, c := range map[string]struct {
+		mutate func(map[string]any)
+		want   string
+	}{
+		"unknown field": {func(o map[string]any) { _ = unstructured.SetNestedField(o, int64(300), "spec", "child", "chunkSise") }, "unknown field"},
+		"enum":          {func(o map[string]any) { _ = unstructured.SetNestedField(o, "Bogus", "spec", "strategy") }, "Unsupported value"},
+		"cel rule":      {func(o map[string]any) { _ = unstructured.SetNestedField(o, int64(2000), "spec", "child", "chunkSize") }, "child.chunkSize"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			bad := object{good.DeepCopy()}
+			c.mutate(bad.Object)
+			problems := validate(t, crds["ChunkingPolicy"], bad)
+			if !strings.Contains(strings.Join(problems, "\n"), c.want) {
+				t.Errorf("problems %q, want one with %q", problems, c.want)
+			}
+		})
+	}
+}
