@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Defaults of a Corpus.
@@ -70,4 +71,51 @@ func ShortRevision(revision string) string {
 // the Corpus: "<corpus>-<rev8>".
 func (c *Corpus) RevisionObjectName(revision string) string {
 	return c.Name + "-" + ShortRevision(revision)
+}
+
+// milvusName turns Kubernetes names into a Milvus identifier: letters,
+// digits and underscores, starting with a letter or an underscore.
+func milvusName(parts ...string) string {
+	var b strings.Builder
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteByte('_')
+		}
+		for _, r := range p {
+			switch {
+			case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_':
+				b.WriteRune(r)
+			default:
+				b.WriteByte('_')
+			}
+		}
+	}
+	name := b.String()
+	if name != "" && name[0] >= '0' && name[0] <= '9' {
+		name = "_" + name
+	}
+	return name
+}
+
+// MilvusAlias is the alias that points at the serving revision's
+// collection: "<namespace>_<corpus>".
+func (c *Corpus) MilvusAlias() string { return milvusName(c.Namespace, c.Name) }
+
+// MilvusCollection is the collection of one revision:
+// "<namespace>_<corpus>_<revision>".
+func (c *Corpus) MilvusCollection(revision string) string {
+	return milvusName(c.Namespace, c.Name, revision)
+}
+
+// UsesMilvus reports whether children are indexed in Milvus.
+func (c *Corpus) UsesMilvus() bool {
+	return c.Spec.VectorStore != nil && c.Spec.VectorStore.Milvus != nil
+}
+
+// GetDeletionPolicy returns the deletion policy, Delete when unset.
+func (c *Corpus) GetDeletionPolicy() DeletionPolicy {
+	if c.Spec.DeletionPolicy == "" {
+		return DeletionDelete
+	}
+	return c.Spec.DeletionPolicy
 }

@@ -155,13 +155,110 @@ type Embedding struct {
 // EmbeddedVectorStore keeps the child index inside the revision's bundle.
 type EmbeddedVectorStore struct{}
 
+// MilvusIndex chooses the index of the dense vector field.
+// +kubebuilder:validation:XValidation:rule="self.type == 'HNSW' || (!has(self.m) && !has(self.efConstruction) && !has(self.ef))",message="m, efConstruction and ef apply to the HNSW index only"
+type MilvusIndex struct {
+	// type is HNSW or AUTOINDEX (the default).
+	// +kubebuilder:validation:Enum=HNSW;AUTOINDEX
+	// +kubebuilder:default=AUTOINDEX
+	// +optional
+	Type string `json:"type,omitempty"`
+
+	// m is the HNSW graph degree (4 to 64; default 16).
+	// +kubebuilder:validation:Minimum=4
+	// +kubebuilder:validation:Maximum=64
+	// +optional
+	M int `json:"m,omitempty"`
+
+	// efConstruction is the HNSW build breadth (8 to 512; default 200).
+	// +kubebuilder:validation:Minimum=8
+	// +kubebuilder:validation:Maximum=512
+	// +optional
+	EfConstruction int `json:"efConstruction,omitempty"`
+
+	// ef is the HNSW search breadth (1 to 32768; default 64).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=32768
+	// +optional
+	Ef int `json:"ef,omitempty"`
+}
+
+// MilvusVectorStore indexes children in Milvus: one collection per
+// revision, "<namespace>_<corpus>_<revision>", and the alias
+// "<namespace>_<corpus>" on the serving one for readers outside parentrag.
+type MilvusVectorStore struct {
+	// address of the Milvus proxy, host:port.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}$`
+	// +required
+	Address string `json:"address"`
+
+	// database holds the collections; "default" when unset.
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_]*$`
+	// +optional
+	Database string `json:"database,omitempty"`
+
+	// secretRef names a Secret with either "token", or "username" and
+	// "password".
+	// +optional
+	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
+
+	// tls connects with TLS.
+	// +optional
+	TLS bool `json:"tls,omitempty"`
+
+	// index of the dense vector field, when an embedding model is set.
+	// +optional
+	Index *MilvusIndex `json:"index,omitempty"`
+
+	// metric of the dense vector field: COSINE (default), IP or L2. The
+	// sparse BM25 field always uses IP.
+	// +kubebuilder:validation:Enum=COSINE;IP;L2
+	// +kubebuilder:default=COSINE
+	// +optional
+	Metric string `json:"metric,omitempty"`
+
+	// shards of each collection (1 to 16; default 1).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16
+	// +optional
+	Shards int `json:"shards,omitempty"`
+
+	// consistency of searches: Strong, Bounded (default), Session or
+	// Eventually.
+	// +kubebuilder:validation:Enum=Strong;Bounded;Session;Eventually
+	// +kubebuilder:default=Bounded
+	// +optional
+	Consistency string `json:"consistency,omitempty"`
+}
+
 // VectorStore chooses where children are indexed.
+// +kubebuilder:validation:XValidation:rule="!(has(self.embedded) && has(self.milvus))",message="vectorStore sets at most one of embedded or milvus"
 type VectorStore struct {
 	// embedded keeps an exact in-process index in the revision's parent
 	// store (the default).
 	// +optional
 	Embedded *EmbeddedVectorStore `json:"embedded,omitempty"`
+
+	// milvus indexes children in Milvus collections.
+	// +optional
+	Milvus *MilvusVectorStore `json:"milvus,omitempty"`
 }
+
+// DeletionPolicy says what happens to what a Corpus owns outside
+// Kubernetes (Milvus collections) when the Corpus is deleted.
+// +kubebuilder:validation:Enum=Delete;Retain
+type DeletionPolicy string
+
+// Deletion policies.
+const (
+	// DeletionDelete drops the collections and the alias.
+	DeletionDelete DeletionPolicy = "Delete"
+	// DeletionRetain leaves them for someone else to manage.
+	DeletionRetain DeletionPolicy = "Retain"
+)
 
 // ConfigMapParentStore keeps a revision in immutable ConfigMaps.
 type ConfigMapParentStore struct{}
@@ -208,6 +305,12 @@ type CorpusSpec struct {
 	// +kubebuilder:default=2
 	// +optional
 	RetainRevisions int `json:"retainRevisions,omitempty"`
+
+	// deletionPolicy says what deleting the Corpus does to its Milvus
+	// collections: Delete (default) or Retain.
+	// +kubebuilder:default=Delete
+	// +optional
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
 
 	// suspend stops reconciliation; the active revision keeps serving.
 	// +optional
@@ -291,10 +394,45 @@ type CorpusStatus struct {
 	// +optional
 	SourceErrors []SourceError `json:"sourceErrors,omitempty"`
 
+	// inventory lists what the Corpus owns outside Kubernetes, so nothing
+	// leaks: Milvus collections and the alias.
+	// +optional
+	Inventory *Inventory `json:"inventory,omitempty"`
+
 	// lastHandledReconcileAt echoes the reconcile.fluxcd.io/requestedAt
 	// annotation last handled.
 	// +optional
 	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+}
+
+// Inventory lists external objects a Corpus owns.
+type Inventory struct {
+	// collections are the Milvus collections of the Corpus's revisions.
+	// +optional
+	Collections []InventoryCollection `json:"collections,omitempty"`
+
+	// alias is the Milvus alias and the collection it points at.
+	// +optional
+	Alias *InventoryAlias `json:"alias,omitempty"`
+}
+
+// InventoryCollection is one Milvus collection.
+type InventoryCollection struct {
+	// name of the collection.
+	Name string `json:"name"`
+	// revision it holds.
+	Revision string `json:"revision"`
+	// address and database of the Milvus that holds it.
+	Address  string `json:"address"`
+	Database string `json:"database,omitempty"`
+}
+
+// InventoryAlias is the Milvus alias of the serving revision.
+type InventoryAlias struct {
+	// name of the alias.
+	Name string `json:"name"`
+	// collection it points at.
+	Collection string `json:"collection"`
 }
 
 // +kubebuilder:object:root=true
