@@ -1,21 +1,15 @@
 package cmbundle
 
 import (
-	"context"
-	"encoding/json"
-	"path/filepath"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
-	"github.com/parentrag/parentrag/internal/retrieval/indexer"
-	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
 // corpus is a few documents on distinct topics.
@@ -42,41 +36,10 @@ var queries = []string{
 	"nothing matches xylophone",
 }
 
-// saveBundle indexes docs with the lexical embedder and saves the bundle
-// under a new temporary directory, whose path it returns.
+// saveBundle indexes docs and saves them as a bundle of revision rev,
+// returning its directory.
 func saveBundle(t testing.TB, docs []hierarchy.Document, rev string) string {
-	t.Helper()
-	parent, err := split.NewRecursive(split.DefaultOptions(200, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	child, err := split.NewRecursive(split.DefaultOptions(60, 10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "policy-rev", Parent: parent, Child: child}
-	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := indexer.Build(context.Background(), docs, b, lex, indexer.Options{Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := bundle.Manifest{
-		Revision:       rev,
-		PolicyRevision: "policy-rev",
-		Policy:         json.RawMessage(`{"strategy":"ParentChild"}`),
-		LengthUnit:     "Characters",
-		SourceDigest:   bundle.SourceDigest(docs),
-		Embedder:       bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB},
-		CreatedAt:      time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
-	}
-	dir := filepath.Join(t.TempDir(), "bundle")
-	if _, err := bundle.Save(dir, ix, m, false); err != nil {
-		t.Fatalf("Save: %v", err)
-	}
-	return dir
+	return bundletest.Save(t, docs, rev)
 }
 
 // pack packs dir as corpus "docs" in namespace "ns" under name, failing the

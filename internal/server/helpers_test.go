@@ -2,20 +2,15 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
-	"github.com/parentrag/parentrag/internal/retrieval/indexer"
-	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
 // corpus is a few documents on distinct topics, two of them sharing words
@@ -42,37 +37,7 @@ func corpus() []hierarchy.Document {
 // saveBundle indexes docs and saves them as a bundle of revision rev,
 // returning its directory.
 func saveBundle(t testing.TB, docs []hierarchy.Document, rev string) string {
-	t.Helper()
-	parent, err := split.NewRecursive(split.DefaultOptions(200, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	child, err := split.NewRecursive(split.DefaultOptions(60, 10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "policy-rev", Parent: parent, Child: child}
-	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := indexer.Build(context.Background(), docs, b, lex, indexer.Options{Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := bundle.Manifest{
-		Revision:       rev,
-		PolicyRevision: "policy-rev",
-		LengthUnit:     "Characters",
-		SourceDigest:   bundle.SourceDigest(docs),
-		Embedder:       bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB},
-		CreatedAt:      time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
-	}
-	dir := filepath.Join(t.TempDir(), "bundle")
-	if _, err := bundle.Save(dir, ix, m, false); err != nil {
-		t.Fatalf("Save: %v", err)
-	}
-	return dir
+	return bundletest.Save(t, docs, rev)
 }
 
 // openBundle saves docs as revision rev and opens the bundle, closing it

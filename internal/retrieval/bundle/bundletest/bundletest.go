@@ -1,0 +1,75 @@
+// Package bundletest builds small real indexes and revision bundles for
+// tests: the default-shaped splitters at a small scale, the lexical
+// embedder, and a bundle saved in a temporary directory.
+package bundletest
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/split"
+)
+
+// PolicyRevision is the policy revision of every builder made here.
+const PolicyRevision = "policy-rev"
+
+// Builder returns a ParentChild builder with parents of 200 and children of
+// 60 code points overlapping by 10: small enough that a few short
+// documents make several parents.
+func Builder(tb testing.TB) *hierarchy.Builder {
+	tb.Helper()
+	parent, err := split.NewRecursive(split.DefaultOptions(200, 0))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	child, err := split.NewRecursive(split.DefaultOptions(60, 10))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: PolicyRevision, Parent: parent, Child: child}
+}
+
+// Build indexes docs in memory with the lexical embedder and Builder.
+func Build(tb testing.TB, docs []hierarchy.Document) *indexer.Index {
+	tb.Helper()
+	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ix, err := indexer.Build(context.Background(), docs, Builder(tb), lex, indexer.Options{Workers: 2})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ix
+}
+
+// Manifest is the manifest Save writes for docs at revision rev.
+func Manifest(docs []hierarchy.Document, rev string) bundle.Manifest {
+	return bundle.Manifest{
+		Revision:       rev,
+		PolicyRevision: PolicyRevision,
+		Policy:         json.RawMessage(`{"strategy":"ParentChild"}`),
+		LengthUnit:     "Characters",
+		SourceDigest:   bundle.SourceDigest(docs),
+		Embedder:       bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB},
+		CreatedAt:      time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+	}
+}
+
+// Save indexes docs and saves them as a bundle of revision rev in a new
+// temporary directory, whose path it returns.
+func Save(tb testing.TB, docs []hierarchy.Document, rev string) string {
+	tb.Helper()
+	dir := filepath.Join(tb.TempDir(), "bundle")
+	if _, err := bundle.Save(dir, Build(tb, docs), Manifest(docs, rev), false); err != nil {
+		tb.Fatalf("Save: %v", err)
+	}
+	return dir
+}
