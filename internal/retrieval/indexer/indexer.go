@@ -182,7 +182,7 @@ func embedBatch(ctx context.Context, e embed.Embedder, ctxs *contexts, store vec
 	}
 	records := make([]vectorstore.Record, len(children))
 	for i, c := range children {
-		records[i] = vectorstore.Record{ID: c.ID, ParentID: c.ParentID, DocID: c.DocID, Ordinal: c.Ordinal, Vector: vecs[i]}
+		records[i] = vectorstore.Record{ID: c.ID, ParentID: c.ParentID, DocID: c.DocID, Ordinal: c.Ordinal, Vector: vecs[i], Text: c.Text}
 	}
 	if err := store.Upsert(ctx, records); err != nil {
 		return fmt.Errorf("indexing children: %w", err)

@@ -10,13 +10,17 @@ import (
 )
 
 // Record is one indexed child: its id, the parent it points to, the source
-// document, its ordinal within the document and its vector.
+// document, its ordinal within the document and its vector. Text and
+// Metadata are the child's payload: stores that keep payloads beside the
+// vectors (Milvus) store them, the embedded store ignores them.
 type Record struct {
 	ID       string
 	ParentID string
 	DocID    string
 	Ordinal  int
 	Vector   vector.Vector
+	Text     string
+	Metadata map[string]string
 }
 
 // Hit is one search result, best first within a result list.
