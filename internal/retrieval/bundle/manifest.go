@@ -38,6 +38,9 @@ type Manifest struct {
 	// SourceDigest is a hash of every document's id and text.
 	SourceDigest string   `json:"sourceDigest"`
 	Embedder     Embedder `json:"embedder"`
+	// VectorStore says where the children are: in the bundle (embedded,
+	// the default) or in a Milvus collection.
+	VectorStore VectorStoreRef `json:"vectorStore"`
 	Documents    int      `json:"documents"`
 	Parents      int      `json:"parents"`
 	Children     int      `json:"children"`
@@ -63,6 +66,29 @@ type Embedder struct {
 	Dimensions int    `json:"dimensions,omitempty"`
 	APIKeyEnv  string `json:"apiKeyEnv,omitempty"`
 }
+
+// VectorStoreRef locates a bundle's children. Credentials are never
+// stored: a reader takes them from MILVUS_TOKEN, or MILVUS_USERNAME and
+// MILVUS_PASSWORD.
+type VectorStoreRef struct {
+	// Kind is "embedded" (or empty) or "milvus".
+	Kind string `json:"kind,omitempty"`
+	// Address, Database, Collection, TLS, Dense, Metric and Consistency
+	// locate and describe a Milvus collection.
+	Address     string `json:"address,omitempty"`
+	Database    string `json:"database,omitempty"`
+	Collection  string `json:"collection,omitempty"`
+	TLS         bool   `json:"tls,omitempty"`
+	Dense       int    `json:"dense,omitempty"`
+	Metric      string `json:"metric,omitempty"`
+	Consistency string `json:"consistency,omitempty"`
+}
+
+// Vector store kinds.
+const (
+	VectorStoreEmbedded = "embedded"
+	VectorStoreMilvus   = "milvus"
+)
 
 // Embedder kinds.
 const (

@@ -1,6 +1,8 @@
 package bundle
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
+	"github.com/parentrag/parentrag/internal/retrieval/vectorstore/milvus"
 )
 
 // Bundle is an opened revision bundle, ready to answer queries.
@@ -16,40 +19,83 @@ type Bundle struct {
 	Manifest  Manifest
 	Retriever *retrieval.Retriever
 	parents   *parentstore.Files
+	external  *milvus.Store
 }
 
-// Open opens the bundle in dir: it checks the manifest, loads the child
-// index and the embedder state, and opens the parent store for reading by
-// offset. The counts on disk must match the manifest.
+// Open opens the bundle in dir; see OpenContext.
 func Open(dir string) (*Bundle, error) {
+	return OpenContext(context.Background(), dir)
+}
+
+// OpenContext opens the bundle in dir: it checks the manifest, loads the
+// child index (or connects to the Milvus collection that holds it) and the
+// embedder state, and opens the parent store for reading by offset. The
+// counts of both stores must match the manifest.
+func OpenContext(ctx context.Context, dir string) (*Bundle, error) {
 	m, err := ReadManifest(dir)
 	if err != nil {
 		return nil, err
 	}
-	children, err := vectorstore.LoadEmbedded(filepath.Join(dir, ChildrenDir))
-	if err != nil {
-		return nil, fmt.Errorf("%s: loading child index: %w", dir, err)
-	}
-	parents, err := parentstore.OpenFiles(dir)
+	children, external, err := openChildren(ctx, dir, m.VectorStore)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	if err := checkCounts(m, children, parents); err != nil {
-		parents.Close()
+	b := &Bundle{Manifest: m, external: external}
+	if b.parents, err = parentstore.OpenFiles(dir); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	if err := checkCounts(ctx, m, children, b.parents); err != nil {
+		b.Close()
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	e, err := openEmbedder(dir, m.Embedder)
 	if err != nil {
-		parents.Close()
+		b.Close()
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	r := &retrieval.Retriever{Embedder: e, Children: children, Parents: parents}
-	return &Bundle{Manifest: m, Retriever: r, parents: parents}, nil
+	b.Retriever = &retrieval.Retriever{Embedder: e, Children: children, Parents: b.parents}
+	return b, nil
+}
+
+// openChildren loads the embedded child index, or connects to the Milvus
+// collection the manifest names with credentials from the environment.
+func openChildren(ctx context.Context, dir string, ref VectorStoreRef) (vectorstore.VectorStore, *milvus.Store, error) {
+	switch ref.Kind {
+	case "", VectorStoreEmbedded:
+		children, err := vectorstore.LoadEmbedded(filepath.Join(dir, ChildrenDir))
+		if err != nil {
+			return nil, nil, fmt.Errorf("loading child index: %w", err)
+		}
+		return children, nil, nil
+	case VectorStoreMilvus:
+		store, err := milvus.Open(ctx, MilvusConfig(ref))
+		if err != nil {
+			return nil, nil, fmt.Errorf("connecting to Milvus collection %s: %w", ref.Collection, err)
+		}
+		return store, store, nil
+	}
+	return nil, nil, fmt.Errorf("unknown vector store kind %q", ref.Kind)
+}
+
+// MilvusConfig is the client configuration of a Milvus reference, with the
+// credentials of the environment (MILVUS_TOKEN, or MILVUS_USERNAME and
+// MILVUS_PASSWORD).
+func MilvusConfig(ref VectorStoreRef) milvus.Config {
+	return milvus.Config{
+		Address: ref.Address, Database: ref.Database, Collection: ref.Collection, TLS: ref.TLS,
+		Dense: ref.Dense, Metric: ref.Metric, Consistency: ref.Consistency,
+		Token: os.Getenv("MILVUS_TOKEN"), Username: os.Getenv("MILVUS_USERNAME"), Password: os.Getenv("MILVUS_PASSWORD"),
+	}
 }
 
 // checkCounts refuses a bundle whose stores disagree with its manifest.
-func checkCounts(m Manifest, children *vectorstore.Embedded, parents *parentstore.Files) error {
-	if n := children.Stats().Records; n != m.Children {
+func checkCounts(ctx context.Context, m Manifest, children vectorstore.VectorStore, parents *parentstore.Files) error {
+	n, err := children.Count(ctx)
+	if err != nil {
+		return fmt.Errorf("counting children: %w", err)
+	}
+	if n != m.Children {
 		return fmt.Errorf("child index holds %d children, manifest says %d", n, m.Children)
 	}
 	if n := parents.Len(); n != m.Parents {
@@ -76,5 +122,14 @@ func openEmbedder(dir string, cfg Embedder) (embed.Embedder, error) {
 	}
 }
 
-// Close releases the parent store.
-func (b *Bundle) Close() error { return b.parents.Close() }
+// Close releases the parent store and any connection to Milvus.
+func (b *Bundle) Close() error {
+	var errs []error
+	if b.parents != nil {
+		errs = append(errs, b.parents.Close())
+	}
+	if b.external != nil {
+		errs = append(errs, b.external.Close(context.Background()))
+	}
+	return errors.Join(errs...)
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
+	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // Save writes ix as a bundle into dir. It builds the bundle in a sibling
@@ -46,8 +47,13 @@ func writeContents(dir string, ix *indexer.Index, m Manifest) (Manifest, error) 
 	if err := writeParents(dir, ix); err != nil {
 		return m, err
 	}
-	if err := ix.Store.Save(filepath.Join(dir, ChildrenDir)); err != nil {
-		return m, fmt.Errorf("writing child index: %w", err)
+	if embedded, ok := ix.Store.(*vectorstore.Embedded); ok {
+		if err := embedded.Save(filepath.Join(dir, ChildrenDir)); err != nil {
+			return m, fmt.Errorf("writing child index: %w", err)
+		}
+		m.VectorStore = VectorStoreRef{Kind: VectorStoreEmbedded}
+	} else if m.VectorStore.Kind != VectorStoreMilvus {
+		return m, fmt.Errorf("the children are in %T, but the manifest names no external store", ix.Store)
 	}
 	if lex, ok := ix.Embedder.(*embed.Lexical); ok {
 		stats, err := lex.MarshalStats()

@@ -43,6 +43,9 @@ type Options struct {
 	BatchSize int
 	// OnProgress, when set, is called after each step, from one goroutine.
 	OnProgress func(Progress)
+	// Store receives the children; a new embedded store when nil. An
+	// external store (Milvus) must exist and be empty.
+	Store vectorstore.VectorStore
 	// ContextWeight, when above zero, adds each child's context (its
 	// document's title and its parent's text) to the child's vector with
 	// this weight, so a child is scored as itself plus ContextWeight times
@@ -56,7 +59,8 @@ type Index struct {
 	Parents   []hierarchy.Parent
 	Children  []hierarchy.Child
 	Embedder  embed.Embedder
-	Store     *vectorstore.Embedded
+	// Store holds the children: the embedded store, or Options.Store.
+	Store vectorstore.VectorStore
 }
 
 // Build splits, embeds and indexes docs. Parents and children come out in
@@ -152,17 +156,22 @@ func (ix *Index) embedAll(ctx context.Context, opts Options) error {
 		}
 		opts.OnProgress(Progress{Stage: StageFit, Done: len(texts), Total: len(texts)})
 	}
-	store, err := vectorstore.NewEmbedded(vectorstore.EmbeddedOptions{})
-	if err != nil {
-		return err
+	store := opts.Store
+	if store == nil {
+		embedded, err := vectorstore.NewEmbedded(vectorstore.EmbeddedOptions{})
+		if err != nil {
+			return err
+		}
+		store = embedded
 	}
 	ctxs := newContexts(ix.Parents, ix.Embedder, opts.ContextWeight)
+	meta := parentMetadata(ix.Parents)
 	for from := 0; from < len(texts); from += opts.BatchSize {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		to := min(from+opts.BatchSize, len(texts))
-		if err := embedBatch(ctx, ix.Embedder, ctxs, store, ix.Children[from:to], texts[from:to]); err != nil {
+		if err := embedBatch(ctx, ix.Embedder, ctxs, meta, store, ix.Children[from:to], texts[from:to]); err != nil {
 			return err
 		}
 		opts.OnProgress(Progress{Stage: StageEmbed, Done: to, Total: len(texts)})
@@ -172,7 +181,7 @@ func (ix *Index) embedAll(ctx context.Context, opts Options) error {
 }
 
 // embedBatch embeds one batch of children and upserts them.
-func embedBatch(ctx context.Context, e embed.Embedder, ctxs *contexts, store vectorstore.VectorStore, children []hierarchy.Child, texts []string) error {
+func embedBatch(ctx context.Context, e embed.Embedder, ctxs *contexts, meta map[string]map[string]string, store vectorstore.VectorStore, children []hierarchy.Child, texts []string) error {
 	vecs, err := e.EmbedDocuments(ctx, texts)
 	if err != nil {
 		return fmt.Errorf("embedding children: %w", err)
@@ -182,12 +191,24 @@ func embedBatch(ctx context.Context, e embed.Embedder, ctxs *contexts, store vec
 	}
 	records := make([]vectorstore.Record, len(children))
 	for i, c := range children {
-		records[i] = vectorstore.Record{ID: c.ID, ParentID: c.ParentID, DocID: c.DocID, Ordinal: c.Ordinal, Vector: vecs[i], Text: c.Text}
+		records[i] = vectorstore.Record{ID: c.ID, ParentID: c.ParentID, DocID: c.DocID, Ordinal: c.Ordinal, Vector: vecs[i], Text: c.Text, Metadata: meta[c.ParentID]}
 	}
 	if err := store.Upsert(ctx, records); err != nil {
 		return fmt.Errorf("indexing children: %w", err)
 	}
 	return nil
+}
+
+// parentMetadata maps each parent with metadata to it; children carry
+// their document's metadata through their parent.
+func parentMetadata(parents []hierarchy.Parent) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, p := range parents {
+		if len(p.Metadata) > 0 {
+			out[p.ID] = p.Metadata
+		}
+	}
+	return out
 }
 
 // Retriever returns a retriever over the in-memory index.

@@ -79,7 +79,7 @@ func buildFixture(docs, queries int) (*fixture, error) {
 	for i := range ix.Parents {
 		parents[ix.Parents[i].ID] = &ix.Parents[i]
 	}
-	f := &fixture{ref: ix.Store, lex: ix.Embedder}
+	f := &fixture{ref: ix.Store.(*vectorstore.Embedded), lex: ix.Embedder}
 	for i, c := range ix.Children {
 		f.records = append(f.records, vectorstore.Record{
 			ID: c.ID, ParentID: c.ParentID, DocID: c.DocID, Ordinal: c.Ordinal, Vector: vecs[i],
