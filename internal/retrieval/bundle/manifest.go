@@ -41,9 +41,9 @@ type Manifest struct {
 	// VectorStore says where the children are: in the bundle (embedded,
 	// the default) or in a Milvus collection.
 	VectorStore VectorStoreRef `json:"vectorStore"`
-	Documents    int      `json:"documents"`
-	Parents      int      `json:"parents"`
-	Children     int      `json:"children"`
+	Documents   int            `json:"documents"`
+	Parents     int            `json:"parents"`
+	Children    int            `json:"children"`
 	// Bytes is the bundle's size on disk, manifest excluded.
 	Bytes     int64     `json:"bytes"`
 	CreatedAt time.Time `json:"createdAt"`
