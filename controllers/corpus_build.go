@@ -20,6 +20,7 @@ import (
 	"github.com/parentrag/parentrag/internal/cmbundle"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/vectorstore/milvus"
 )
 
 // ensureRevision makes sure the revision exists in ConfigMaps, building it
@@ -55,9 +56,24 @@ func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name strin
 	s.progress.start(s.revision)
 	defer s.progress.stop()
 	opts := indexer.Options{Workers: 2, OnProgress: s.progress.report, ContextWeight: float32(s.embedCfg.ContextWeight)}
+	if s.corpus.UsesMilvus() {
+		store, err := r.openCollection(ctx, s, s.vectorStore)
+		if err != nil {
+			return err
+		}
+		defer store.Close(ctx)
+		opts.Store = store
+	}
 	ix, err := indexer.Build(ctx, s.sources.docs, s.compiled.Builder, s.embedder, opts)
 	if err != nil {
 		return err
+	}
+	if store, ok := opts.Store.(*milvus.Store); ok {
+		// Flush, index, load, and check the row count before the revision
+		// can be marked built.
+		if err := store.Finish(ctx, len(ix.Children)); err != nil {
+			return fmt.Errorf("finishing collection %s: %w", store.Name(), err)
+		}
 	}
 	tmp, err := os.MkdirTemp("", "parentrag-build-*")
 	if err != nil {
@@ -69,7 +85,8 @@ func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name strin
 	m := bundle.Manifest{
 		Revision: s.revision, PolicyRevision: s.compiled.Revision, Policy: spec,
 		LengthUnit: string(s.compiled.Spec.LengthUnit), Tokenizer: string(s.compiled.Spec.Tokenizer),
-		SourceDigest: bundle.SourceDigest(s.sources.docs), Embedder: s.embedCfg, CreatedAt: time.Now().UTC().Truncate(time.Second),
+		SourceDigest: bundle.SourceDigest(s.sources.docs), Embedder: s.embedCfg, VectorStore: s.vectorStore,
+		CreatedAt: time.Now().UTC().Truncate(time.Second),
 	}
 	if _, err := bundle.Save(dir, ix, m, false); err != nil {
 		return err

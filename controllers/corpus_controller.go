@@ -47,7 +47,10 @@ type corpusState struct {
 	embedder embed.Embedder
 	embedCfg bundle.Embedder
 	revision string
-	built    *v1alpha1.RevisionStatus
+	// vectorStore locates the revision's children: zero for the embedded
+	// store, a Milvus collection otherwise.
+	vectorStore bundle.VectorStoreRef
+	built       *v1alpha1.RevisionStatus
 	progress *progressPatcher
 	// reason and message explain a wait or a failure in the conditions.
 	reason, message string
@@ -84,7 +87,7 @@ func (r *CorpusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 			err = errors.Join(err, perr)
 		}
 	}()
-	for _, step := range []corpusStep{r.resolvePolicy, r.readSources, r.resolveEmbedder, r.computeRevision, r.ensureRevision, r.promote, r.collectGarbage} {
+	for _, step := range []corpusStep{r.resolvePolicy, r.readSources, r.resolveEmbedder, r.computeRevision, r.ensureRevision, r.promote, r.moveAlias, r.collectGarbage} {
 		if result, err = step(ctx, s); err != nil || !result.IsZero() {
 			return result, err
 		}
@@ -102,7 +105,15 @@ func (r *CorpusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.Corpus{}).
 		Watches(&v1alpha1.ChunkingPolicy{}, handler.EnqueueRequestsFromMapFunc(r.corporaOfPolicy)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.corporaOfConfigMap)).
+		Watches(&v1alpha1.Retriever{}, handler.EnqueueRequestsFromMapFunc(corpusOfRetriever)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentBuilds}).
 		Named("corpus").
 		Complete(r)
+}
+
+// corpusOfRetriever maps a Retriever to its Corpus, whose Milvus alias
+// moves once its Retrievers serve the active revision.
+func corpusOfRetriever(_ context.Context, o client.Object) []ctrl.Request {
+	rt := o.(*v1alpha1.Retriever)
+	return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: rt.Namespace, Name: rt.Spec.CorpusRef.Name}}}
 }

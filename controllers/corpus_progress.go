@@ -49,10 +49,11 @@ func (p *progressPatcher) report(pr indexer.Progress) {
 	p.publish(pr)
 }
 
-// publish patches the progress into status; a failure is logged, not
-// fatal, since the final status patch follows.
+// publish patches the progress, and whatever else changed in status since
+// the last patch, against the last status written; a failure is logged,
+// not fatal, since the final status patch follows.
 func (p *progressPatcher) publish(pr indexer.Progress) {
-	before := p.corpus.DeepCopy()
+	before := p.base.DeepCopy()
 	p.corpus.Status.Progress = &v1alpha1.IndexProgress{Revision: p.revision, Stage: pr.Stage, Done: pr.Done, Total: pr.Total}
 	if err := p.client.Status().Patch(p.ctx, p.corpus, client.MergeFrom(before)); err != nil {
 		log.FromContext(p.ctx).V(1).Info("could not publish progress", "error", err.Error())
@@ -60,6 +61,16 @@ func (p *progressPatcher) publish(pr indexer.Progress) {
 	}
 	p.last = time.Now()
 	p.base.Status = *p.corpus.Status.DeepCopy()
+}
+
+// flush publishes the status as it is now, progress unchanged, so that
+// what must survive a crash (the inventory) is recorded before it is used.
+func (p *progressPatcher) flush() {
+	pr := indexer.Progress{}
+	if cur := p.corpus.Status.Progress; cur != nil {
+		pr = indexer.Progress{Stage: cur.Stage, Done: cur.Done, Total: cur.Total}
+	}
+	p.publish(pr)
 }
 
 // stop clears the progress from the object; the final patch writes it.

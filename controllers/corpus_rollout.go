@@ -45,8 +45,18 @@ func planHistory(history []v1alpha1.RevisionStatus, active v1alpha1.RevisionStat
 
 // collectGarbage deletes the ConfigMaps of every revision that is neither
 // in the history nor the one just built, including shards that a crashed
-// build left without a manifest.
+// build left without a manifest, and drops their Milvus collections once
+// the alias no longer points at them.
 func (r *CorpusReconciler) collectGarbage(ctx context.Context, s *corpusState) (ctrl.Result, error) {
+	if s.corpus.UsesMilvus() {
+		keep := map[string]bool{s.revision: true}
+		for _, h := range s.corpus.Status.History {
+			keep[h.Name] = true
+		}
+		if err := r.dropCollections(ctx, s.corpus, func(c v1alpha1.InventoryCollection) bool { return keep[c.Revision] }); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	present, err := r.storedRevisions(ctx, s.corpus)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -100,6 +110,9 @@ func (r *CorpusReconciler) storedRevisions(ctx context.Context, c *v1alpha1.Corp
 func (r *CorpusReconciler) finalize(ctx context.Context, c *v1alpha1.Corpus) error {
 	if !controllerutil.ContainsFinalizer(c, CorpusFinalizer) {
 		return nil
+	}
+	if err := r.releaseMilvus(ctx, c); err != nil {
+		return fmt.Errorf("releasing Milvus objects (deletionPolicy %s): %w", c.GetDeletionPolicy(), err)
 	}
 	err := r.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(c.Namespace), client.MatchingLabels{cmbundle.LabelCorpus: c.Name})
 	if err != nil {

@@ -116,7 +116,13 @@ func secretKey(ref *v1alpha1.SecretKeyReference) string {
 // computeRevision names the revision the spec and sources call for.
 func (r *CorpusReconciler) computeRevision(_ context.Context, s *corpusState) (ctrl.Result, error) {
 	digest := bundle.SourceDigest(s.sources.docs)
-	s.revision = bundle.Revision(s.compiled.Revision, digest, s.embedCfg)
+	if s.corpus.UsesMilvus() {
+		s.vectorStore = milvusRef(s.corpus, "", s.embedCfg.Dimensions)
+	}
+	s.revision = bundle.Revision(s.compiled.Revision, digest, s.embedCfg, s.vectorStore)
+	if s.corpus.UsesMilvus() {
+		s.vectorStore.Collection = s.corpus.MilvusCollection(s.revision)
+	}
 	s.corpus.Status.LastAttemptedRevision = s.revision
 	return ctrl.Result{}, nil
 }

@@ -159,10 +159,23 @@ func (p *queryPlan) env() []*corev1ac.EnvVarApplyConfiguration {
 			WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.namespace"))),
 	}
 	if e := p.corpus.Spec.Embedding; e.IsOpenAI() && e.OpenAI.SecretRef != nil {
-		env = append(env, corev1ac.EnvVar().WithName(apiKeyEnv).WithValueFrom(corev1ac.EnvVarSource().
-			WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(e.OpenAI.SecretRef.Name).WithKey(secretKey(e.OpenAI.SecretRef)))))
+		env = append(env, secretEnv(apiKeyEnv, e.OpenAI.SecretRef.Name, secretKey(e.OpenAI.SecretRef), false))
+	}
+	if p.corpus.UsesMilvus() && p.corpus.Spec.VectorStore.Milvus.SecretRef != nil {
+		name := p.corpus.Spec.VectorStore.Milvus.SecretRef.Name
+		env = append(env,
+			secretEnv("MILVUS_TOKEN", name, milvusTokenKey, true),
+			secretEnv("MILVUS_USERNAME", name, milvusUsernameKey, true),
+			secretEnv("MILVUS_PASSWORD", name, milvusPasswordKey, true))
 	}
 	return env
+}
+
+// secretEnv is a variable read from a Secret key; an optional key may be
+// absent (a Milvus Secret holds a token or a user name and password).
+func secretEnv(variable, secret, key string, optional bool) *corev1ac.EnvVarApplyConfiguration {
+	return corev1ac.EnvVar().WithName(variable).WithValueFrom(corev1ac.EnvVarSource().
+		WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(secret).WithKey(key).WithOptional(optional)))
 }
 
 // resources are the Retriever's, or modest requests when unset.

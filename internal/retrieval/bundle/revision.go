@@ -52,14 +52,23 @@ func SourceDigest(docs []hierarchy.Document) string {
 }
 
 // Revision returns the revision of an index: a hash of the policy revision,
-// the source digest, the embedder configuration and the schema version.
-// Anything that changes the index changes it; nothing else does.
-func Revision(policyRevision, sourceDigest string, e Embedder) string {
+// the source digest, the embedder configuration, where the children are
+// indexed (an external store only; the embedded store adds nothing) and
+// the schema version. Anything that changes the index changes it; nothing
+// else does.
+func Revision(policyRevision, sourceDigest string, e Embedder, vs VectorStoreRef) string {
 	h := sha256.New()
 	cfg, _ := json.Marshal(e)
 	var schema [8]byte
 	binary.LittleEndian.PutUint64(schema[:], SchemaVersion)
-	for _, part := range []string{policyRevision, sourceDigest, string(cfg), string(schema[:])} {
+	parts := []string{policyRevision, sourceDigest, string(cfg), string(schema[:])}
+	if vs.Kind == VectorStoreMilvus {
+		where := vs
+		where.Collection = "" // named after the revision itself
+		ref, _ := json.Marshal(where)
+		parts = append(parts, string(ref))
+	}
+	for _, part := range parts {
 		writeField(h, part)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
