@@ -51,7 +51,7 @@ type corpusState struct {
 	// store, a Milvus collection otherwise.
 	vectorStore bundle.VectorStoreRef
 	built       *v1alpha1.RevisionStatus
-	progress *progressPatcher
+	progress    *progressPatcher
 	// reason and message explain a wait or a failure in the conditions.
 	reason, message string
 }

@@ -213,4 +213,3 @@ func hasCollection(inv *v1alpha1.Inventory, name string) bool {
 	}
 	return false
 }
-
