@@ -40,7 +40,7 @@ func TestSamplesServeQueriesAndRollToANewRevision(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := "parentrag-e2e"
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+	if err := createNamespace(ctx, env, ns); err != nil {
 		t.Fatal(err)
 	}
 	files, err := env.SampleFiles()
@@ -68,6 +68,11 @@ func TestSamplesServeQueriesAndRollToANewRevision(t *testing.T) {
 		t.Fatalf("the policy change did not make a new revision")
 	}
 	askLikeAPod(t, ctx, env, bin, retriever, second)
+}
+
+// createNamespace creates a namespace.
+func createNamespace(ctx context.Context, env *devcluster.Env, name string) error {
+	return env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
 }
 
 // startCluster starts the control plane with workloads and the operator.
