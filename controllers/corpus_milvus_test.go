@@ -2,6 +2,9 @@ package controllers_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +115,67 @@ func TestMilvusOutageKeepsTheActiveRevisionServing(t *testing.T) {
 	})
 	if len(srv.Collections()) == 0 {
 		t.Fatal("deletionPolicy Retain dropped the collections")
+	}
+}
+
+// embeddingServer answers OpenAI /v1/embeddings requests with 8-dimension
+// vectors derived from each input's letters.
+func embeddingServer(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input []string `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/v1/embeddings" {
+			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+			return
+		}
+		type item struct {
+			Object    string    `json:"object"`
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		out := struct {
+			Object string `json:"object"`
+			Data   []item `json:"data"`
+			Model  string `json:"model"`
+		}{Object: "list", Model: "letters"}
+		for i, text := range req.Input {
+			v := make([]float32, 8)
+			for _, r := range strings.ToLower(text) {
+				if r >= 'a' && r <= 'z' {
+					v[(r-'a')%8]++
+				}
+			}
+			v[0] += 1 // never the zero vector
+			out.Data = append(out.Data, item{Object: "embedding", Index: i, Embedding: v})
+		}
+		json.NewEncoder(w).Encode(out)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestMilvusWithAnEmbeddingModelIndexesBothFields(t *testing.T) {
+	srv := milvustest.Start(t)
+	model := embeddingServer(t)
+	ns := newNamespace(t)
+	p := newPolicy(t, 800, 160)
+	c := milvusCorpus(ns, p.Name, srv.Addr())
+	c.Spec.Embedding = &v1alpha1.Embedding{OpenAI: &v1alpha1.OpenAIEmbedding{Endpoint: model.URL, Model: "letters"}}
+	err := k8s.Create(context.Background(), c)
+	if err == nil || !strings.Contains(err.Error(), "embedding.openAI.dimensions is required with vectorStore.milvus") {
+		t.Fatalf("a Milvus Corpus without dimensions: %v", err)
+	}
+	c.Spec.Embedding.OpenAI.Dimensions = 8
+	if err := k8s.Create(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	waitCurrent(t, c, 60*time.Second)
+	coll := c.MilvusCollection(c.Status.ActiveRevision.Name)
+	if srv.RowCount(coll) != c.Status.ActiveRevision.Children {
+		t.Fatalf("collection %s holds %d rows, want %d", coll, srv.RowCount(coll), c.Status.ActiveRevision.Children)
+	}
+	if len(srv.IndexParams(coll, "dense")) == 0 || len(srv.IndexParams(coll, "sparse")) == 0 {
+		t.Fatalf("collection %s lacks an index on the dense or the sparse field", coll)
 	}
 }

@@ -102,6 +102,16 @@ func (r *CorpusReconciler) resolveOpenAI(ctx context.Context, s *corpusState, o 
 	}
 	s.embedder = e
 	s.embedCfg = bundle.Embedder{Kind: bundle.EmbedderOpenAI, Endpoint: o.Endpoint, Model: o.Model, Dimensions: o.Dimensions, APIKeyEnv: apiKeyEnv}
+	if s.corpus.UsesMilvus() {
+		// Milvus holds both fields: BM25 for words, the model for meaning,
+		// fused at query time.
+		lex, err := embed.NewLexical(v1alpha1.DefaultK1, v1alpha1.DefaultB)
+		if err != nil {
+			return ctrl.Result{}, stalled(err)
+		}
+		s.embedder = &embed.Hybrid{Lexical: lex, Dense: e}
+		s.embedCfg.Kind, s.embedCfg.K1, s.embedCfg.B = bundle.EmbedderHybrid, v1alpha1.DefaultK1, v1alpha1.DefaultB
+	}
 	return ctrl.Result{}, nil
 }
 

@@ -273,6 +273,7 @@ type ParentStore struct {
 
 // CorpusSpec declares documents, how they are split and where they are
 // indexed.
+// +kubebuilder:validation:XValidation:rule="!has(self.vectorStore) || !has(self.vectorStore.milvus) || !has(self.embedding) || !has(self.embedding.openAI) || has(self.embedding.openAI.dimensions)",message="embedding.openAI.dimensions is required with vectorStore.milvus: it sizes the collection's dense vector field"
 type CorpusSpec struct {
 	// chunkingPolicyRef names the ChunkingPolicy that splits the documents.
 	// +required

@@ -52,7 +52,8 @@ type Manifest struct {
 // Embedder records how children were embedded, so queries are embedded the
 // same way.
 type Embedder struct {
-	// Kind is "lexical" (BM25 sparse vectors) or "openai" (dense vectors).
+	// Kind is "lexical" (BM25 sparse vectors), "openai" (dense vectors) or
+	// "hybrid" (both: BM25 with K1 and B, and the endpoint's vectors).
 	Kind string  `json:"kind"`
 	K1   float64 `json:"k1,omitempty"`
 	B    float64 `json:"b,omitempty"`
@@ -94,6 +95,7 @@ const (
 const (
 	EmbedderLexical = "lexical"
 	EmbedderOpenAI  = "openai"
+	EmbedderHybrid  = "hybrid"
 )
 
 // ReadManifest reads the manifest of the bundle in dir, refusing a

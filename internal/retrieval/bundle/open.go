@@ -114,12 +114,32 @@ func openEmbedder(dir string, cfg Embedder) (embed.Embedder, error) {
 		}
 		return embed.LoadLexical(stats)
 	case EmbedderOpenAI:
-		return embed.NewOpenAI(embed.OpenAIOptions{
-			Endpoint: cfg.Endpoint, Model: cfg.Model, Dimensions: cfg.Dimensions, APIKeyEnv: cfg.APIKeyEnv,
-		})
+		return openAIEmbedder(cfg)
+	case EmbedderHybrid:
+		stats, err := os.ReadFile(filepath.Join(dir, LexicalFile))
+		if err != nil {
+			return nil, fmt.Errorf("reading lexical statistics: %w", err)
+		}
+		lex, err := embed.LoadLexical(stats)
+		if err != nil {
+			return nil, err
+		}
+		dense, err := openAIEmbedder(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &embed.Hybrid{Lexical: lex, Dense: dense}, nil
 	default:
 		return nil, fmt.Errorf("unknown embedder kind %q", cfg.Kind)
 	}
+}
+
+// openAIEmbedder is the endpoint client of an embedder configuration; the
+// API key comes from the variable it names.
+func openAIEmbedder(cfg Embedder) (*embed.OpenAI, error) {
+	return embed.NewOpenAI(embed.OpenAIOptions{
+		Endpoint: cfg.Endpoint, Model: cfg.Model, Dimensions: cfg.Dimensions, APIKeyEnv: cfg.APIKeyEnv,
+	})
 }
 
 // Close releases the parent store and any connection to Milvus.

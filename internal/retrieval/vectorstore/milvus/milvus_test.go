@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -254,6 +255,19 @@ func TestSearchHybrid(t *testing.T) {
 		}
 		if len(got) != min(10, len(fused)) {
 			t.Fatalf("query %d: %d hybrid hits", qi, len(got))
+		}
+		// A plain Search with both parts is the default hybrid search (a
+		// query whose sparse part is empty is a dense search).
+		viaSearch, err := st.Search(ctx, vectorstore.SearchRequest{Vector: vector.Vector{Sparse: sq.Sparse, Dense: dq}, TopK: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		byDefault, err := st.SearchHybrid(ctx, milvus.HybridRequest{Sparse: sq.Sparse, Dense: dq, TopK: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sq.Sparse.Indices) > 0 && (!reflect.DeepEqual(viaSearch, byDefault) || len(viaSearch) == 0) {
+			t.Fatalf("query %d: Search with both parts %v, default hybrid %v", qi, viaSearch, byDefault)
 		}
 		for i, h := range got {
 			if math.Abs(float64(h.Score)-fused[h.ID]) > 1e-6 {

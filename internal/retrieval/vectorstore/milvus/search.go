@@ -57,7 +57,9 @@ func (s *Store) Search(ctx context.Context, req vectorstore.SearchRequest) ([]ve
 	return s.SearchWith(ctx, req, SearchOptions{})
 }
 
-// SearchWith is Search with a filter and optional grouping by parent.
+// SearchWith is Search with a filter and optional grouping by parent. A
+// query with both a sparse and a dense part, on a collection with a dense
+// field, is a hybrid search fused with RRF (grouping does not apply).
 func (s *Store) SearchWith(ctx context.Context, req vectorstore.SearchRequest, opts SearchOptions) ([]vectorstore.Hit, error) {
 	if req.TopK <= 0 {
 		return nil, fmt.Errorf("search %s: topk must be positive, got %d: %w", s.cfg.Collection, req.TopK, vectorstore.ErrInvalidInput)
@@ -66,8 +68,12 @@ func (s *Store) SearchWith(ctx context.Context, req vectorstore.SearchRequest, o
 	if sp != nil && len(sp.Indices) == 0 && len(sp.Values) == 0 {
 		sp = nil
 	}
+	if sp != nil && len(dense) > 0 && s.cfg.Dense > 0 {
+		// Both parts: search both fields and fuse the rankings with RRF.
+		return s.SearchHybrid(ctx, HybridRequest{Sparse: sp, Dense: dense, TopK: req.TopK, Fusion: RRF, Filter: opts.Filter})
+	}
 	if sp != nil && len(dense) > 0 {
-		return nil, fmt.Errorf("search %s: query sets both sparse and dense vectors, use SearchHybrid: %w", s.cfg.Collection, vectorstore.ErrInvalidInput)
+		return nil, fmt.Errorf("search %s: query sets both sparse and dense vectors but the collection has no dense field: %w", s.cfg.Collection, vectorstore.ErrInvalidInput)
 	}
 	var l *leg
 	var err error
