@@ -177,10 +177,36 @@ func aggregate(hits []vectorstore.Hit, agg Aggregation) float32 {
 	}
 }
 
-// searchGroups searches children, doubling the number fetched until
+// groupedMatches is how many children per parent a grouping search returns
+// as the parent's matches.
+const groupedMatches = 3
+
+// searchGroups returns the best MaxParents groups. A store that groups by
+// parent itself (Milvus) answers in one search when parents are scored by
+// their best child; otherwise children are fetched, doubling the number,
+// until MaxParents distinct parents are found or the index has no more
+// hits. Both ways rank the same parents the same way.
+func (r *Retriever) searchGroups(ctx context.Context, qv vector.Vector, opts Options) ([]group, error) {
+	if grouper, ok := r.Children.(vectorstore.ParentGrouper); ok && opts.Aggregation == AggregateMax && !hybrid(qv) {
+		hits, err := grouper.SearchByParent(ctx, vectorstore.SearchRequest{Vector: qv, TopK: opts.MaxParents}, groupedMatches)
+		if err != nil {
+			return nil, fmt.Errorf("searching children grouped by parent: %w", err)
+		}
+		groups := groupHits(hits, opts.Aggregation)
+		return groups[:min(len(groups), opts.MaxParents)], nil
+	}
+	return r.overFetch(ctx, qv, opts)
+}
+
+// hybrid reports whether a query has both a sparse and a dense part.
+func hybrid(v vector.Vector) bool {
+	return v.Sparse != nil && len(v.Sparse.Indices) > 0 && len(v.Dense) > 0
+}
+
+// overFetch searches children, doubling the number fetched until
 // MaxParents distinct parents are found or the index has no more hits, and
 // returns the best MaxParents groups.
-func (r *Retriever) searchGroups(ctx context.Context, qv vector.Vector, opts Options) ([]group, error) {
+func (r *Retriever) overFetch(ctx context.Context, qv vector.Vector, opts Options) ([]group, error) {
 	total, err := r.Children.Count(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("counting children: %w", err)

@@ -49,3 +49,13 @@ type VectorStore interface {
 	Search(ctx context.Context, req SearchRequest) ([]Hit, error)
 	Count(ctx context.Context) (int, error)
 }
+
+// ParentGrouper is a VectorStore that can return the best children grouped
+// by parent in one search (Milvus's grouping search), instead of the core
+// over-fetching children until enough distinct parents appear.
+type ParentGrouper interface {
+	// SearchByParent returns the children of the req.TopK best parents,
+	// at most groupSize per parent, each parent ranked by its best child;
+	// hits are ordered by descending score, ties by ascending id.
+	SearchByParent(ctx context.Context, req SearchRequest, groupSize int) ([]Hit, error)
+}

@@ -484,3 +484,13 @@ func normalize(l *leg, raw float64) float64 {
 	}
 	return 1 - 2*math.Atan(raw)/math.Pi
 }
+
+// SearchByParent implements vectorstore.ParentGrouper with Milvus grouping
+// search on parent_id. A query with both a sparse and a dense part is not
+// grouped by Milvus; it returns ErrInvalidInput so callers group it.
+func (s *Store) SearchByParent(ctx context.Context, req vectorstore.SearchRequest, groupSize int) ([]vectorstore.Hit, error) {
+	if req.Vector.Sparse != nil && len(req.Vector.Sparse.Indices) > 0 && len(req.Vector.Dense) > 0 {
+		return nil, fmt.Errorf("search %s: grouping a hybrid search: %w", s.cfg.Collection, vectorstore.ErrInvalidInput)
+	}
+	return s.SearchWith(ctx, req, SearchOptions{GroupByParent: true, GroupSize: groupSize})
+}

@@ -112,7 +112,9 @@ func TestSquadParity(t *testing.T) {
 			t.Fatalf("question %s: %d parents, want %d", q.ID, len(gotRes), len(wantRes))
 		}
 		for j := range gotRes {
-			if gotRes[j].ParentID != wantRes[j].ParentID || gotRes[j].Score != wantRes[j].Score || len(gotRes[j].Matches) != len(wantRes[j].Matches) {
+			// Milvus groups by parent itself and lists at most three matches
+			// per parent; the best match is the same child.
+			if gotRes[j].ParentID != wantRes[j].ParentID || gotRes[j].Score != wantRes[j].Score || gotRes[j].Matches[0].ChildID != wantRes[j].Matches[0].ChildID {
 				t.Fatalf("question %s: parent %d is %s (%v), want %s (%v)", q.ID, j, gotRes[j].ParentID, gotRes[j].Score, wantRes[j].ParentID, wantRes[j].Score)
 			}
 		}
