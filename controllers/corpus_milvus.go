@@ -25,23 +25,26 @@ const (
 // credentials.
 func milvusRef(c *v1alpha1.Corpus, revision string, dense int) bundle.VectorStoreRef {
 	m := c.Spec.VectorStore.Milvus
-	return bundle.VectorStoreRef{
+	ref := bundle.VectorStoreRef{
 		Kind: bundle.VectorStoreMilvus, Address: m.Address, Database: m.Database, TLS: m.TLS,
 		Collection: c.MilvusCollection(revision), Dense: dense, Metric: m.Metric, Consistency: m.Consistency,
 	}
+	if idx := m.Index; idx != nil {
+		ref.Index, ref.HNSWM, ref.HNSWEfConstruction, ref.HNSWEf = idx.Type, idx.M, idx.EfConstruction, idx.Ef
+	}
+	return ref
 }
 
 // milvusConfig is the client configuration of a revision's collection,
 // with the credentials of the Corpus's Secret.
 func (r *CorpusReconciler) milvusConfig(ctx context.Context, c *v1alpha1.Corpus, ref bundle.VectorStoreRef) (milvus.Config, error) {
+	cfg := bundle.MilvusConfig(ref)
+	cfg.Token, cfg.Username, cfg.Password = "", "", ""
+	if !c.UsesMilvus() {
+		return cfg, nil
+	}
 	m := c.Spec.VectorStore.Milvus
-	cfg := milvus.Config{
-		Address: ref.Address, Database: ref.Database, TLS: ref.TLS, Collection: ref.Collection,
-		Dense: ref.Dense, Metric: ref.Metric, Consistency: ref.Consistency, Shards: m.Shards,
-	}
-	if idx := m.Index; idx != nil {
-		cfg.Index, cfg.HNSWM, cfg.HNSWEfConstruction, cfg.HNSWEf = idx.Type, idx.M, idx.EfConstruction, idx.Ef
-	}
+	cfg.Shards = m.Shards
 	if m.SecretRef == nil {
 		return cfg, nil
 	}
@@ -94,7 +97,8 @@ func (r *CorpusReconciler) moveAlias(ctx context.Context, s *corpusState) (ctrl.
 	if err != nil || !serving {
 		return ctrl.Result{}, err
 	}
-	store, err := r.connect(ctx, c, active)
+	m := c.Spec.VectorStore.Milvus
+	store, err := r.connect(ctx, c, m.Address, m.Database, active)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -122,10 +126,14 @@ func (r *CorpusReconciler) retrieversServe(ctx context.Context, c *v1alpha1.Corp
 	return true, nil
 }
 
-// connect opens an existing collection of the Corpus.
-func (r *CorpusReconciler) connect(ctx context.Context, c *v1alpha1.Corpus, collection string) (*milvus.Store, error) {
-	ref := milvusRef(c, "", 0)
-	ref.Collection = collection
+// connect opens an existing collection of the Corpus on the Milvus at
+// address and database (those of the inventory, which outlive a change of
+// the spec), with the credentials of the spec when it still names Milvus.
+func (r *CorpusReconciler) connect(ctx context.Context, c *v1alpha1.Corpus, address, database, collection string) (*milvus.Store, error) {
+	ref := bundle.VectorStoreRef{Kind: bundle.VectorStoreMilvus, Address: address, Database: database, Collection: collection}
+	if c.UsesMilvus() {
+		ref.TLS = c.Spec.VectorStore.Milvus.TLS
+	}
 	cfg, err := r.milvusConfig(ctx, c, ref)
 	if err != nil {
 		return nil, err
@@ -150,7 +158,7 @@ func (r *CorpusReconciler) dropCollections(ctx context.Context, c *v1alpha1.Corp
 			kept = append(kept, col)
 			continue
 		}
-		if err := r.dropCollection(ctx, c, col.Name); err != nil {
+		if err := r.dropCollection(ctx, c, col); err != nil {
 			kept = append(kept, col)
 			errs = append(errs, err)
 			continue
@@ -162,14 +170,14 @@ func (r *CorpusReconciler) dropCollections(ctx context.Context, c *v1alpha1.Corp
 }
 
 // dropCollection drops one collection; a missing one counts as dropped.
-func (r *CorpusReconciler) dropCollection(ctx context.Context, c *v1alpha1.Corpus, name string) error {
-	store, err := r.connect(ctx, c, name)
+func (r *CorpusReconciler) dropCollection(ctx context.Context, c *v1alpha1.Corpus, col v1alpha1.InventoryCollection) error {
+	store, err := r.connect(ctx, c, col.Address, col.Database, col.Name)
 	if err != nil {
 		return err
 	}
 	defer store.Close(ctx)
 	if err := store.Drop(ctx); err != nil && !errors.Is(err, milvus.ErrNotFound) {
-		return fmt.Errorf("dropping collection %s: %w", name, err)
+		return fmt.Errorf("dropping collection %s: %w", col.Name, err)
 	}
 	return nil
 }
@@ -178,11 +186,18 @@ func (r *CorpusReconciler) dropCollection(ctx context.Context, c *v1alpha1.Corpu
 // objects: Delete drops the alias and every collection, Retain leaves them.
 func (r *CorpusReconciler) releaseMilvus(ctx context.Context, c *v1alpha1.Corpus) error {
 	inv := c.Status.Inventory
-	if inv == nil || c.GetDeletionPolicy() == v1alpha1.DeletionRetain || !c.UsesMilvus() {
+	if inv == nil || c.GetDeletionPolicy() == v1alpha1.DeletionRetain {
 		return nil
 	}
+	return r.dropAll(ctx, c)
+}
+
+// dropAll drops the alias and every inventoried collection.
+func (r *CorpusReconciler) dropAll(ctx context.Context, c *v1alpha1.Corpus) error {
+	inv := inventoryOf(c)
 	if inv.Alias != nil {
-		store, err := r.connect(ctx, c, inv.Alias.Collection)
+		col := collectionEntry(inv, inv.Alias.Collection)
+		store, err := r.connect(ctx, c, col.Address, col.Database, inv.Alias.Collection)
 		if err != nil {
 			return err
 		}
@@ -194,6 +209,17 @@ func (r *CorpusReconciler) releaseMilvus(ctx context.Context, c *v1alpha1.Corpus
 		inv.Alias = nil
 	}
 	return r.dropCollections(ctx, c, func(v1alpha1.InventoryCollection) bool { return false })
+}
+
+// collectionEntry returns the inventory entry of a collection (a bare one
+// when it is not listed).
+func collectionEntry(inv *v1alpha1.Inventory, name string) v1alpha1.InventoryCollection {
+	for _, col := range inv.Collections {
+		if col.Name == name {
+			return col
+		}
+	}
+	return v1alpha1.InventoryCollection{Name: name}
 }
 
 // inventoryOf returns the Corpus's inventory, creating it when absent.

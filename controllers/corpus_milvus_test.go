@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -92,10 +93,10 @@ func TestMilvusOutageKeepsTheActiveRevisionServing(t *testing.T) {
 	if err := k8s.Update(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 90*time.Second, "the build to fail visibly", func() (bool, error) {
+	eventually(t, 180*time.Second, "the build to fail visibly", func() (bool, error) {
 		get(t, c)
 		ready := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady)
-		return ready != nil && ready.Reason == v1alpha1.ReasonIndexFailed && strings.Contains(ready.Message, active+" keeps serving"), nil
+		return ready != nil && ready.Reason == v1alpha1.ReasonIndexFailed && strings.Contains(ready.Message, active+" keeps serving"), fmt.Errorf("Ready %+v", ready)
 	})
 	if c.Status.ActiveRevision.Name != active {
 		t.Fatalf("active revision moved to %s during the outage", c.Status.ActiveRevision.Name)

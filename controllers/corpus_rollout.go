@@ -48,6 +48,12 @@ func planHistory(history []v1alpha1.RevisionStatus, active v1alpha1.RevisionStat
 // build left without a manifest, and drops their Milvus collections once
 // the alias no longer points at them.
 func (r *CorpusReconciler) collectGarbage(ctx context.Context, s *corpusState) (ctrl.Result, error) {
+	if inv := s.corpus.Status.Inventory; inv != nil && !s.corpus.UsesMilvus() && (len(inv.Collections) > 0 || inv.Alias != nil) {
+		// The Corpus left Milvus: its collections serve nobody any more.
+		if err := r.dropAll(ctx, s.corpus); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if s.corpus.UsesMilvus() {
 		keep := map[string]bool{s.revision: true}
 		for _, h := range s.corpus.Status.History {

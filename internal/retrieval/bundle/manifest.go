@@ -83,6 +83,12 @@ type VectorStoreRef struct {
 	Dense       int    `json:"dense,omitempty"`
 	Metric      string `json:"metric,omitempty"`
 	Consistency string `json:"consistency,omitempty"`
+	// Index, HNSWM, HNSWEfConstruction and HNSWEf describe the dense index;
+	// query pods search with HNSWEf.
+	Index              string `json:"index,omitempty"`
+	HNSWM              int    `json:"hnswM,omitempty"`
+	HNSWEfConstruction int    `json:"hnswEfConstruction,omitempty"`
+	HNSWEf             int    `json:"hnswEf,omitempty"`
 }
 
 // Vector store kinds.

@@ -85,6 +85,7 @@ func MilvusConfig(ref VectorStoreRef) milvus.Config {
 	return milvus.Config{
 		Address: ref.Address, Database: ref.Database, Collection: ref.Collection, TLS: ref.TLS,
 		Dense: ref.Dense, Metric: ref.Metric, Consistency: ref.Consistency,
+		Index: ref.Index, HNSWM: ref.HNSWM, HNSWEfConstruction: ref.HNSWEfConstruction, HNSWEf: ref.HNSWEf,
 		Token: os.Getenv("MILVUS_TOKEN"), Username: os.Getenv("MILVUS_USERNAME"), Password: os.Getenv("MILVUS_PASSWORD"),
 	}
 }
