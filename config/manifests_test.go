@@ -963,3 +963,62 @@ func TestValidateCatchesMistakes(t *testing.T) {
 		})
 	}
 }
+
+// TestMilvusSamplesAreCoherent checks config/samples/milvus as the other
+// samples are checked: valid against the CRDs, no namespace, and a Corpus
+// that is the docs sample with only its children moved to Milvus, reading a
+// Secret of the right shape that comes with it.
+func TestMilvusSamplesAreCoherent(t *testing.T) {
+	samples := render(t, "config/samples/milvus")
+	crds := crdsByKind(t, render(t, "config/default"))
+	for _, o := range samples {
+		if o.GetNamespace() != "" {
+			t.Errorf("%s names a namespace; the samples go wherever -n puts them", o.key())
+		}
+		checkLastApplied(t, o)
+		if gv := o.GroupVersionKind(); gv.Group == group {
+			crd, ok := crds[gv.Kind]
+			if !ok {
+				t.Errorf("%s: no CRD in config/default defines kind %s", o.key(), gv.Kind)
+				continue
+			}
+			for _, msg := range validate(t, crd, o) {
+				t.Errorf("%s: %s", o.key(), msg)
+			}
+		}
+	}
+	c := samples.find("Corpus", "", "parentrag-docs")
+	if c == nil {
+		t.Fatal("no Corpus parentrag-docs: the Retriever of config/samples and hack/kind-e2e.sh expect that name")
+	}
+	milvus, _, _ := unstructured.NestedMap(c.Object, "spec", "vectorStore", "milvus")
+	if milvus["address"] != "milvus.milvus.svc:19530" {
+		t.Errorf("vectorStore.milvus.address = %v, want milvus.milvus.svc:19530 (where hack/kind-e2e.sh installs Milvus)", milvus["address"])
+	}
+	if p, _, _ := unstructured.NestedString(c.Object, "spec", "deletionPolicy"); p != "Delete" {
+		t.Errorf("deletionPolicy = %q, want Delete", p)
+	}
+	// The Secret it names comes with it and holds a token, or a user name
+	// and a password.
+	name, _, _ := unstructured.NestedString(c.Object, "spec", "vectorStore", "milvus", "secretRef", "name")
+	if s := samples.find("Secret", "", name); s == nil {
+		t.Errorf("secretRef %q is not a Secret of config/samples/milvus", name)
+	} else {
+		secret := convert[corev1.Secret](t, *s)
+		has := func(k string) bool { _, d := secret.Data[k]; _, sd := secret.StringData[k]; return d || sd }
+		if !has("token") && !(has("username") && has("password")) {
+			t.Errorf("Secret %s holds neither token nor username and password", name)
+		}
+	}
+	// Applied over config/samples it changes only where the children go.
+	base := render(t, "config/samples").find("Corpus", "", "parentrag-docs")
+	if base == nil {
+		t.Fatal("config/samples has no Corpus parentrag-docs")
+	}
+	variant := c.DeepCopy()
+	unstructured.RemoveNestedField(variant.Object, "spec", "vectorStore")
+	unstructured.RemoveNestedField(variant.Object, "spec", "deletionPolicy")
+	if !equality.Semantic.DeepEqual(base.Object, variant.Object) {
+		t.Errorf("the Milvus Corpus differs from config/samples' beyond vectorStore and deletionPolicy:\n%v\n%v", variant.Object, base.Object)
+	}
+}

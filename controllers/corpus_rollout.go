@@ -49,9 +49,12 @@ func planHistory(history []v1alpha1.RevisionStatus, active v1alpha1.RevisionStat
 // the alias no longer points at them.
 func (r *CorpusReconciler) collectGarbage(ctx context.Context, s *corpusState) (ctrl.Result, error) {
 	if inv := s.corpus.Status.Inventory; inv != nil && !s.corpus.UsesMilvus() && (len(inv.Collections) > 0 || inv.Alias != nil) {
-		// The Corpus left Milvus: its collections serve nobody any more.
+		// The Corpus left Milvus: its collections serve nobody any more. The
+		// spec may no longer hold the credentials, so a failure is reported
+		// and retried on later reconciles without holding the Corpus back.
 		if err := r.dropAll(ctx, s.corpus); err != nil {
-			return ctrl.Result{}, err
+			r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeWarning, "CollectionDropFailed", "GarbageCollect",
+				"the Corpus no longer uses Milvus, but its collections could not be dropped: %v", err)
 		}
 	}
 	if s.corpus.UsesMilvus() {
