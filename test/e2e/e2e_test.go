@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -86,7 +87,14 @@ func startCluster(t *testing.T, ctx context.Context) *devcluster.Env {
 	if err := env.StartWorkloads(ctx); err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: controllers.NewScheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	// Each test of this package runs its own operator against its own
+	// control plane; controller names are registered per process.
+	skip := true
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:     controllers.NewScheme(),
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: &skip},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
