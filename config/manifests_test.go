@@ -42,6 +42,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/parentrag/parentrag/internal/cli"
+	"github.com/parentrag/parentrag/internal/repo"
 )
 
 // group is the operator's API group.
@@ -90,23 +91,14 @@ func (m manifests) ofKind(kind string) []object {
 	return out
 }
 
-// repoRoot walks up from the test's directory to the folder holding go.mod.
+// repoRoot is the module root.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	root, err := repo.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
+	return root
 }
 
 // render builds the kustomization in dir (relative to the repository

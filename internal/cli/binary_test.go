@@ -8,26 +8,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parentrag/parentrag/internal/repo"
 )
 
-// moduleRoot walks up from the working directory to the folder holding
-// go.mod.
+// moduleRoot is the module root.
 func moduleRoot(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	root, err := repo.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	return root
 }
 
 // TestBinaryReportsOneErrorLine builds the real binary and checks what a

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/parentrag/parentrag/controllers"
+	"github.com/parentrag/parentrag/internal/repo"
 )
 
 // Env is a running control plane.
@@ -42,7 +43,7 @@ func Start() (*Env, error) {
 	if _, err := os.Stat(filepath.Join(assets, "kube-apiserver")); err != nil {
 		return nil, fmt.Errorf("no kube-apiserver in KUBEBUILDER_ASSETS=%s: run hack/control-plane.sh", assets)
 	}
-	root, err := repoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		return nil, err
 	}
@@ -73,23 +74,4 @@ func (e *Env) Stop() error {
 	err := e.env.Stop()
 	os.RemoveAll(e.dir)
 	return err
-}
-
-// repoRoot returns the nearest directory above the working directory that
-// holds go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/parentrag/parentrag/internal/repo"
 )
 
 // EnvDir names the environment variable that, when set, overrides where the
@@ -21,7 +23,7 @@ func Dir(tb testing.TB, parts ...string) string {
 	tb.Helper()
 	base := os.Getenv(EnvDir)
 	if base == "" {
-		if root := repoRoot(); root != "" {
+		if root, err := repo.Root(); err == nil {
 			base = filepath.Join(root, "..", "shared")
 		} else {
 			base = filepath.Join("..", "shared")
@@ -35,23 +37,4 @@ func Dir(tb testing.TB, parts ...string) string {
 		tb.Skipf("shared test data not found at %s", p)
 	}
 	return p
-}
-
-// repoRoot returns the nearest directory at or above the working directory
-// that holds go.mod, or "".
-func repoRoot() string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
 }
