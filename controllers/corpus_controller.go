@@ -54,6 +54,9 @@ type corpusState struct {
 	progress    *progressPatcher
 	// reason and message explain a wait or a failure in the conditions.
 	reason, message string
+	// hold says why a built revision is not active (pinned, or awaiting
+	// promotion); the Corpus is still Ready on its active revision.
+	hold string
 }
 
 // corpusStep is one step of a reconcile. A step returns a non-zero result

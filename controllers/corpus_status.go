@@ -30,7 +30,11 @@ func (r *CorpusReconciler) summarize(s *corpusState, result ctrl.Result, err err
 		markNotReady(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonProgressing), withActive(c, s.message))
 	default:
 		a := c.Status.ActiveRevision
-		markReady(&c.Status.Conditions, gen, fmt.Sprintf("revision %s: %d documents, %d parents, %d children", a.Name, a.Documents, a.Parents, a.Children))
+		msg := fmt.Sprintf("revision %s: %d documents, %d parents, %d children", a.Name, a.Documents, a.Parents, a.Children)
+		if s.hold != "" {
+			msg += "; " + s.hold
+		}
+		markReady(&c.Status.Conditions, gen, msg)
 	}
 	if settled(c.Status.Conditions) {
 		c.Status.ObservedGeneration = gen

@@ -56,4 +56,11 @@ const (
 	ReasonDeletionBlocked = "DeletionBlocked"
 	// ReasonUnused: no Corpus refers to the ChunkingPolicy.
 	ReasonUnused = "Unused"
+	// ReasonAwaitingPromotion: a built revision waits for the promote
+	// annotation (Manual promotion).
+	ReasonAwaitingPromotion = "AwaitingPromotion"
+	// ReasonPinned: a pinned revision is active instead of the latest.
+	ReasonPinned = "Pinned"
+	// ReasonPinnedRevisionMissing: the pinned revision is not retained.
+	ReasonPinnedRevisionMissing = "PinnedRevisionMissing"
 )

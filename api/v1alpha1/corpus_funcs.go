@@ -119,3 +119,19 @@ func (c *Corpus) GetDeletionPolicy() DeletionPolicy {
 	}
 	return c.Spec.DeletionPolicy
 }
+
+// GetPromotion returns the promotion policy, Auto when unset.
+func (c *Corpus) GetPromotion() Promotion {
+	if c.Spec.Rollout == nil || c.Spec.Rollout.Promotion == "" {
+		return PromotionAuto
+	}
+	return c.Spec.Rollout.Promotion
+}
+
+// PinnedRevision returns the pinned revision, "" when none.
+func (c *Corpus) PinnedRevision() string {
+	if c.Spec.Rollout == nil {
+		return ""
+	}
+	return c.Spec.Rollout.PinnedRevision
+}

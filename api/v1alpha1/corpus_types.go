@@ -247,6 +247,40 @@ type VectorStore struct {
 	Milvus *MilvusVectorStore `json:"milvus,omitempty"`
 }
 
+// Promotion says when a built revision becomes active.
+// +kubebuilder:validation:Enum=Auto;Manual
+type Promotion string
+
+// Promotions.
+const (
+	// PromotionAuto makes each built revision active at once.
+	PromotionAuto Promotion = "Auto"
+	// PromotionManual keeps a built revision as the candidate until the
+	// annotation parentrag.io/promote names it.
+	PromotionManual Promotion = "Manual"
+)
+
+// PromoteAnnotation, set to a built revision's name, promotes it under
+// Manual promotion.
+const PromoteAnnotation = "parentrag.io/promote"
+
+// Rollout says how revisions take over.
+type Rollout struct {
+	// promotion is Auto (default: each built revision becomes active) or
+	// Manual (a built revision waits as the candidate until the annotation
+	// parentrag.io/promote names it).
+	// +kubebuilder:default=Auto
+	// +optional
+	Promotion Promotion `json:"promotion,omitempty"`
+
+	// pinnedRevision makes this retained revision the active one, whatever
+	// the spec builds: a rollback without re-indexing. Remove it to return
+	// to the latest revision.
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{16}$`
+	// +optional
+	PinnedRevision string `json:"pinnedRevision,omitempty"`
+}
+
 // DeletionPolicy says what happens to what a Corpus owns outside
 // Kubernetes (Milvus collections) when the Corpus is deleted.
 // +kubebuilder:validation:Enum=Delete;Retain
@@ -306,6 +340,10 @@ type CorpusSpec struct {
 	// +kubebuilder:default=2
 	// +optional
 	RetainRevisions int `json:"retainRevisions,omitempty"`
+
+	// rollout says how a new revision takes over from the active one.
+	// +optional
+	Rollout *Rollout `json:"rollout,omitempty"`
 
 	// deletionPolicy says what deleting the Corpus does to its Milvus
 	// collections: Delete (default) or Retain.
@@ -380,6 +418,17 @@ type CorpusStatus struct {
 	// lastAttemptedRevision is the revision last built or being built.
 	// +optional
 	LastAttemptedRevision string `json:"lastAttemptedRevision,omitempty"`
+
+	// lastAppliedRevision is the revision the spec calls for once it is
+	// active; it differs from the active revision while a candidate waits
+	// for promotion or a revision is pinned.
+	// +optional
+	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
+
+	// candidate is a built revision that is not active: waiting for manual
+	// promotion, or held back by a pinned revision.
+	// +optional
+	Candidate *RevisionStatus `json:"candidate,omitempty"`
 
 	// history lists the retained revisions, newest first.
 	// +kubebuilder:validation:MaxItems=10
