@@ -177,6 +177,12 @@ func aggregate(hits []vectorstore.Hit, agg Aggregation) float32 {
 	}
 }
 
+// MaxOverFetch is the most children one query fetches while looking for
+// distinct parents (Milvus's largest top-k). The store says the index is
+// exhausted by returning fewer hits than asked for, so no query needs to
+// count the children first.
+const MaxOverFetch = 16384
+
 // groupedMatches is how many children per parent a grouping search returns
 // as the parent's matches.
 const groupedMatches = 3
@@ -207,21 +213,17 @@ func hybrid(v vector.Vector) bool {
 // MaxParents distinct parents are found or the index has no more hits, and
 // returns the best MaxParents groups.
 func (r *Retriever) overFetch(ctx context.Context, qv vector.Vector, opts Options) ([]group, error) {
-	total, err := r.Children.Count(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("counting children: %w", err)
-	}
-	k := min(opts.ChildTopK, max(total, 1))
+	k := min(opts.ChildTopK, MaxOverFetch)
 	for {
 		hits, err := r.Children.Search(ctx, vectorstore.SearchRequest{Vector: qv, TopK: k})
 		if err != nil {
 			return nil, fmt.Errorf("searching children: %w", err)
 		}
 		groups := groupHits(hits, opts.Aggregation)
-		exhausted := len(hits) < k || k >= total
+		exhausted := len(hits) < k || k == MaxOverFetch
 		if len(groups) >= opts.MaxParents || exhausted {
 			return groups[:min(len(groups), opts.MaxParents)], nil
 		}
-		k = min(k*2, total)
+		k = min(k*2, MaxOverFetch)
 	}
 }
