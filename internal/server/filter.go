@@ -93,11 +93,7 @@ func (c *filteredChildren) Count(ctx context.Context) (int, error) { return c.in
 // It returns fewer only when the inner index is exhausted or MaxFilterScan
 // children were examined.
 func (c *filteredChildren) Search(ctx context.Context, req vectorstore.SearchRequest) ([]vectorstore.Hit, error) {
-	total, err := c.inner.Count(ctx)
-	if err != nil {
-		return nil, err
-	}
-	limit := min(total, MaxFilterScan)
+	limit := MaxFilterScan
 	k := min(max(req.TopK, c.scanned), limit)
 	for {
 		if k <= 0 {
