@@ -8,7 +8,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
@@ -62,13 +61,7 @@ func TestManualPromotionWaitsForTheAnnotation(t *testing.T) {
 func TestPinnedRevisionRollsBackWithoutReindexing(t *testing.T) {
 	ns := newNamespace(t)
 	p, c := readyCorpus(t, ns)
-	rt := &v1alpha1.Retriever{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ask"},
-		Spec:       v1alpha1.RetrieverSpec{CorpusRef: v1alpha1.LocalObjectReference{Name: c.Name}},
-	}
-	if err := k8s.Create(context.Background(), rt); err != nil {
-		t.Fatal(err)
-	}
+	newRetriever(t, ns, "ask", c.Name)
 	first := c.Status.ActiveRevision.Name
 	second := changeChild(t, p, c, 100)
 	eventually(t, 30*time.Second, "the second revision to be active", func() (bool, error) {

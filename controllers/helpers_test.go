@@ -98,3 +98,16 @@ func get(t *testing.T, obj client.Object) {
 
 // contains reports whether s holds sub.
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// newRetriever creates a Retriever with default settings over a Corpus.
+func newRetriever(t *testing.T, ns, name, corpus string) *v1alpha1.Retriever {
+	t.Helper()
+	rt := &v1alpha1.Retriever{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       v1alpha1.RetrieverSpec{CorpusRef: v1alpha1.LocalObjectReference{Name: corpus}},
+	}
+	if err := k8s.Create(context.Background(), rt); err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}

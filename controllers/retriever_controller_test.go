@@ -88,13 +88,7 @@ func TestRetrieverRunsTheActiveRevisionWithLeastPrivilege(t *testing.T) {
 func TestRetrieverFollowsTheCorpusToANewRevision(t *testing.T) {
 	ns := newNamespace(t)
 	p, c := readyCorpus(t, ns)
-	rt := &v1alpha1.Retriever{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ask"},
-		Spec:       v1alpha1.RetrieverSpec{CorpusRef: v1alpha1.LocalObjectReference{Name: c.Name}},
-	}
-	if err := k8s.Create(context.Background(), rt); err != nil {
-		t.Fatal(err)
-	}
+	newRetriever(t, ns, "ask", c.Name)
 	first := c.Status.ActiveRevision.Name
 	get(t, p)
 	p.Spec.Child = &v1alpha1.ChunkSize{ChunkSize: 100}
