@@ -80,7 +80,7 @@ func (r *ChunkingPolicyReconciler) summarize(p *v1alpha1.ChunkingPolicy, users i
 	}
 	setCondition(&p.Status.Conditions, p.Generation, v1alpha1.ConditionInUse, inUse, reason, message)
 	if _, err := policy.Compile(&p.Spec); err != nil {
-		markStalled(&p.Status.Conditions, p.Generation, v1alpha1.ReasonPolicyInvalid, err.Error())
+		markStalled(&p.Status.Conditions, p.Generation, v1alpha1.ReasonPolicyInvalid, stalledMessage(err))
 	} else {
 		p.Status.Revision = p.Spec.Revision()
 		markReady(&p.Status.Conditions, p.Generation, "revision "+p.Status.Revision)

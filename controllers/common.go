@@ -3,6 +3,7 @@ package controllers
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -38,6 +39,12 @@ const waitInterval = 10 * time.Second
 // stalled marks an error that no retry can fix: the object is Stalled until
 // its spec (or what it refers to) changes. The workqueue does not retry it.
 func stalled(err error) error { return reconcile.TerminalError(err) }
+
+// stalledMessage is the message of an error marked with stalled, without
+// the mark.
+func stalledMessage(err error) string {
+	return strings.TrimPrefix(err.Error(), reconcile.TerminalError(nil).Error()+": ")
+}
 
 // isStalled reports whether err was marked with stalled.
 func isStalled(err error) bool { return errors.Is(err, reconcile.TerminalError(nil)) }

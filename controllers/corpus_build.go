@@ -38,7 +38,11 @@ func (r *CorpusReconciler) ensureRevision(ctx context.Context, s *corpusState) (
 	if !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, fmt.Errorf("reading revision %s: %w", name, err)
 	}
-	if err := r.build(ctx, s, name); err != nil {
+	by, err := r.buildUnlessSuperseded(ctx, s, name)
+	if by != "" {
+		return r.discardSuperseded(ctx, s, by)
+	}
+	if err != nil {
 		s.reason = v1alpha1.ReasonIndexFailed
 		r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeWarning, v1alpha1.ReasonIndexFailed, "Build", "revision %s failed: %v", s.revision, err)
 		return ctrl.Result{}, fmt.Errorf("building revision %s: %w", s.revision, err)

@@ -29,8 +29,19 @@ type CorpusReconciler struct {
 	// MaxConcurrentBuilds bounds how many Corpora index at once (default 2).
 	MaxConcurrentBuilds int
 	// ProgressInterval is the least time between progress updates in
-	// status (default 2s).
+	// status, and between checks that a build is still wanted (default 2s).
 	ProgressInterval time.Duration
+	// APIReader reads what must not come from the cache, such as the
+	// ConfigMaps of a revision just stored; the client when nil.
+	APIReader client.Reader
+}
+
+// reader returns the uncached reader, or the client.
+func (r *CorpusReconciler) reader() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
 }
 
 // +kubebuilder:rbac:groups=parentrag.io,resources=corpora,verbs=get;list;watch;update;patch
@@ -90,7 +101,7 @@ func (r *CorpusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 			err = errors.Join(err, perr)
 		}
 	}()
-	for _, step := range []corpusStep{r.resolvePolicy, r.readSources, r.resolveEmbedder, r.computeRevision, r.ensureRevision, r.promote, r.moveAlias, r.collectGarbage} {
+	for _, step := range []corpusStep{r.resolvePolicy, r.readSources, r.resolveEmbedder, r.computeRevision, r.ensureRevision, r.checkRevision, r.promote, r.moveAlias, r.collectGarbage} {
 		if result, err = step(ctx, s); err != nil || !result.IsZero() {
 			return result, err
 		}

@@ -111,15 +111,16 @@ func (r *CorpusReconciler) moveAlias(ctx context.Context, s *corpusState) (ctrl.
 	return ctrl.Result{}, nil
 }
 
-// retrieversServe reports whether every Retriever of the Corpus serves the
-// revision (true when there is none).
+// retrieversServe reports whether every Retriever of the Corpus on the
+// Active track serves the revision (true when there is none); previews of
+// the candidate do not hold the alias back.
 func (r *CorpusReconciler) retrieversServe(ctx context.Context, c *v1alpha1.Corpus, revision string) (bool, error) {
 	var list v1alpha1.RetrieverList
 	if err := r.List(ctx, &list, client.InNamespace(c.Namespace)); err != nil {
 		return false, fmt.Errorf("listing Retrievers: %w", err)
 	}
 	for _, rt := range list.Items {
-		if rt.Spec.CorpusRef.Name == c.Name && rt.Status.ServingRevision != revision {
+		if rt.Spec.CorpusRef.Name == c.Name && rt.GetTrack() == v1alpha1.TrackActive && rt.Status.ServingRevision != revision {
 			return false, nil
 		}
 	}

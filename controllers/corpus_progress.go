@@ -27,11 +27,15 @@ type progressPatcher struct {
 // newProgressPatcher returns a patcher for corpus, whose reconcile started
 // from base.
 func (r *CorpusReconciler) newProgressPatcher(ctx context.Context, corpus, base *v1alpha1.Corpus) *progressPatcher {
-	interval := r.ProgressInterval
-	if interval <= 0 {
-		interval = 2 * time.Second
+	return &progressPatcher{ctx: ctx, client: r.Client, corpus: corpus, base: base, interval: r.progressInterval()}
+}
+
+// progressInterval is ProgressInterval, 2s when unset.
+func (r *CorpusReconciler) progressInterval() time.Duration {
+	if r.ProgressInterval <= 0 {
+		return 2 * time.Second
 	}
-	return &progressPatcher{ctx: ctx, client: r.Client, corpus: corpus, base: base, interval: interval}
+	return r.ProgressInterval
 }
 
 // start marks the Corpus Reconciling for the revision and publishes it.

@@ -23,7 +23,7 @@ func (r *CorpusReconciler) summarize(s *corpusState, result ctrl.Result, err err
 	setSourcesCondition(c)
 	switch {
 	case err != nil && isStalled(err):
-		markStalled(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonSourceError), err.Error())
+		markStalled(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonSourceError), withActive(c, stalledMessage(err)))
 	case err != nil:
 		markNotReady(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonProgressing), withActive(c, err.Error()))
 	case !result.IsZero():
@@ -98,8 +98,12 @@ func (r *CorpusReconciler) corporaOfConfigMap(ctx context.Context, o client.Obje
 	return requestsFor(list.Items, func(c *v1alpha1.Corpus) bool { return readsConfigMap(c, cm) })
 }
 
-// readsConfigMap reports whether a source of c names or selects cm.
+// readsConfigMap reports whether a source of c names or selects cm, or
+// its quality gate reads golden queries from it.
 func readsConfigMap(c *v1alpha1.Corpus, cm *corev1.ConfigMap) bool {
+	if g := c.QualityGate(); g != nil && g.GoldenQueries.Name == cm.Name {
+		return true
+	}
 	for _, src := range c.Spec.Sources {
 		if src.ConfigMap != nil && src.ConfigMap.Name == cm.Name {
 			return true

@@ -73,8 +73,8 @@ func (r *RetrieverReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	return ctrl.Result{}, r.observe(ctx, s, plan)
 }
 
-// plan reads the Corpus and the ConfigMaps of its active revision. Without
-// a Corpus or an active revision it waits.
+// plan reads the Corpus and the ConfigMaps of the revision the Retriever's
+// track serves. Without a Corpus or an active revision it waits.
 func (r *RetrieverReconciler) plan(ctx context.Context, s *retrieverState) (*queryPlan, ctrl.Result, error) {
 	rt := s.retriever
 	var c v1alpha1.Corpus
@@ -86,11 +86,12 @@ func (r *RetrieverReconciler) plan(ctx context.Context, s *retrieverState) (*que
 	if err != nil {
 		return nil, ctrl.Result{}, fmt.Errorf("reading Corpus %s: %w", rt.Spec.CorpusRef.Name, err)
 	}
-	if c.Status.ActiveRevision == nil {
+	served := c.RevisionFor(rt.GetTrack())
+	if served == nil {
 		s.reason, s.message = v1alpha1.ReasonCorpusNotReady, fmt.Sprintf("Corpus %s has no active revision yet", c.Name)
 		return nil, ctrl.Result{RequeueAfter: waitInterval}, nil
 	}
-	s.revision = c.Status.ActiveRevision.Name
+	s.revision = served.Name
 	var manifest corev1.ConfigMap
 	if err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.RevisionObjectName(s.revision)}, &manifest); err != nil {
 		return nil, ctrl.Result{}, fmt.Errorf("reading revision %s of Corpus %s: %w", s.revision, c.Name, err)

@@ -41,7 +41,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := policy.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ChunkingPolicy controller: %w", err)
 	}
-	corpus := &CorpusReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("corpus-controller"), MaxConcurrentBuilds: o.ConcurrentBuilds}
+	corpus := &CorpusReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("corpus-controller"), MaxConcurrentBuilds: o.ConcurrentBuilds}
 	if err := corpus.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Corpus controller: %w", err)
 	}

@@ -63,4 +63,22 @@ const (
 	ReasonPinned = "Pinned"
 	// ReasonPinnedRevisionMissing: the pinned revision is not retained.
 	ReasonPinnedRevisionMissing = "PinnedRevisionMissing"
+	// ReasonVerificationFailed: a built revision failed its checks (store
+	// counts, parents of sample children, sample queries); it is not
+	// promoted.
+	ReasonVerificationFailed = "VerificationFailed"
+	// ReasonQualityGateFailed: the candidate missed the quality gate's
+	// thresholds; it is not promoted.
+	ReasonQualityGateFailed = "QualityGateFailed"
+	// ReasonQualityGateInconclusive: the quality gate could not decide; the
+	// rollout pauses until the candidate is promoted by annotation.
+	ReasonQualityGateInconclusive = "QualityGateInconclusive"
+	// ReasonGoldenQueriesNotFound: the quality gate's ConfigMap or key does
+	// not exist.
+	ReasonGoldenQueriesNotFound = "GoldenQueriesNotFound"
+	// ReasonGoldenQueriesInvalid: the golden queries cannot be parsed.
+	ReasonGoldenQueriesInvalid = "GoldenQueriesInvalid"
+	// ReasonBuildSuperseded: a change during a build called for another
+	// revision; the stale build was stopped and removed.
+	ReasonBuildSuperseded = "BuildSuperseded"
 )

@@ -128,10 +128,30 @@ func (c *Corpus) GetPromotion() Promotion {
 	return c.Spec.Rollout.Promotion
 }
 
-// PinnedRevision returns the pinned revision, "" when none.
+// PinnedRevision returns the pinned revision: spec.rollout.pinnedRevision,
+// else the pin annotation, "" when neither is set.
 func (c *Corpus) PinnedRevision() string {
-	if c.Spec.Rollout == nil {
-		return ""
+	if c.Spec.Rollout != nil && c.Spec.Rollout.PinnedRevision != "" {
+		return c.Spec.Rollout.PinnedRevision
 	}
-	return c.Spec.Rollout.PinnedRevision
+	return c.Annotations[PinAnnotation]
+}
+
+// QualityGate returns the quality gate, nil when none is set.
+func (c *Corpus) QualityGate() *QualityGate {
+	if c.Spec.Rollout == nil {
+		return nil
+	}
+	return c.Spec.Rollout.QualityGate
+}
+
+// RevisionFor returns the revision a Retriever on track serves: the active
+// one, or on the Candidate track a candidate that passed verification,
+// when there is one. It is nil before the first revision is active.
+func (c *Corpus) RevisionFor(track Track) *RevisionStatus {
+	cand := c.Status.Candidate
+	if track == TrackCandidate && cand != nil && cand.Verification != nil && cand.Verification.Result == CheckPassed {
+		return cand
+	}
+	return c.Status.ActiveRevision
 }

@@ -279,7 +279,69 @@ type Rollout struct {
 	// +kubebuilder:validation:Pattern=`^[0-9a-f]{16}$`
 	// +optional
 	PinnedRevision string `json:"pinnedRevision,omitempty"`
+
+	// qualityGate measures golden queries on the candidate and the active
+	// revision before promotion: a failure aborts the rollout, an
+	// inconclusive result pauses it.
+	// +optional
+	QualityGate *QualityGate `json:"qualityGate,omitempty"`
 }
+
+// QualityGate compares a candidate revision with the active one on golden
+// queries before it is promoted.
+type QualityGate struct {
+	// goldenQueries names a ConfigMap key holding golden queries as JSON
+	// Lines: {"query": "...", "docIds": ["..."], "answers": ["..."]}. A
+	// query is a hit when a returned parent comes from one of docIds or
+	// contains one of answers.
+	// +required
+	GoldenQueries ConfigMapKeyReference `json:"goldenQueries"`
+
+	// minHitRate is the least share of golden queries the candidate must
+	// hit, a decimal between 0 and 1; default "0".
+	// +kubebuilder:validation:Pattern=`^(0(\.[0-9]+)?|1(\.0+)?)$`
+	// +optional
+	MinHitRate string `json:"minHitRate,omitempty"`
+
+	// maxDrop is how much lower the candidate's hit rate may be than the
+	// active revision's, a decimal between 0 and 1; unset, the drop is not
+	// limited.
+	// +kubebuilder:validation:Pattern=`^(0(\.[0-9]+)?|1(\.0+)?)$`
+	// +optional
+	MaxDrop string `json:"maxDrop,omitempty"`
+
+	// minQueries is the least number of golden queries that must be
+	// measured on both revisions; with fewer the result is inconclusive
+	// and the rollout pauses. Default 1.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	// +optional
+	MinQueries int `json:"minQueries,omitempty"`
+
+	// maxParents is how many parents each golden query returns; default 3.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=20
+	// +optional
+	MaxParents int `json:"maxParents,omitempty"`
+}
+
+// ConfigMapKeyReference names one key of a ConfigMap in the same
+// namespace.
+type ConfigMapKeyReference struct {
+	// name of the ConfigMap.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Name string `json:"name"`
+
+	// key in the ConfigMap; defaults to "queries.jsonl".
+	// +kubebuilder:default=queries.jsonl
+	// +optional
+	Key string `json:"key,omitempty"`
+}
+
+// PinAnnotation, set to a retained revision's name, pins it like
+// spec.rollout.pinnedRevision; the spec field wins when both are set.
+const PinAnnotation = "parentrag.io/pin"
 
 // DeletionPolicy says what happens to what a Corpus owns outside
 // Kubernetes (Milvus collections) when the Corpus is deleted.
@@ -374,6 +436,106 @@ type RevisionStatus struct {
 	ConfigMaps int `json:"configMaps"`
 	// builtAt is when the revision was built.
 	BuiltAt metav1.Time `json:"builtAt"`
+	// promotedAt is when the revision last became active.
+	// +optional
+	PromotedAt *metav1.Time `json:"promotedAt,omitempty"`
+	// supersededAt is when another revision took over from it.
+	// +optional
+	SupersededAt *metav1.Time `json:"supersededAt,omitempty"`
+	// outcome is where the revision stands: Active or Superseded in the
+	// history; AwaitingPromotion, Paused, Failed or Held as the candidate.
+	// +optional
+	Outcome RevisionOutcome `json:"outcome,omitempty"`
+	// verification is what was checked before promotion.
+	// +optional
+	Verification *VerificationStatus `json:"verification,omitempty"`
+	// qualityGate is the golden-query comparison before promotion.
+	// +optional
+	QualityGate *QualityGateStatus `json:"qualityGate,omitempty"`
+}
+
+// RevisionOutcome says where a revision stands.
+// +kubebuilder:validation:Enum=Active;Superseded;AwaitingPromotion;Paused;Failed;Held
+type RevisionOutcome string
+
+// Revision outcomes.
+const (
+	// OutcomeActive: the revision is served.
+	OutcomeActive RevisionOutcome = "Active"
+	// OutcomeSuperseded: the revision was served and is retained for
+	// rollback.
+	OutcomeSuperseded RevisionOutcome = "Superseded"
+	// OutcomeAwaitingPromotion: the candidate waits for the promote
+	// annotation.
+	OutcomeAwaitingPromotion RevisionOutcome = "AwaitingPromotion"
+	// OutcomePaused: the quality gate was inconclusive; the candidate waits
+	// for the promote annotation.
+	OutcomePaused RevisionOutcome = "Paused"
+	// OutcomeFailed: verification or the quality gate failed; the candidate
+	// is not promoted.
+	OutcomeFailed RevisionOutcome = "Failed"
+	// OutcomeHeld: a pinned revision is active instead.
+	OutcomeHeld RevisionOutcome = "Held"
+)
+
+// CheckResult is the result of a check before promotion.
+// +kubebuilder:validation:Enum=Passed;Failed;Inconclusive
+type CheckResult string
+
+// Check results.
+const (
+	CheckPassed       CheckResult = "Passed"
+	CheckFailed       CheckResult = "Failed"
+	CheckInconclusive CheckResult = "Inconclusive"
+)
+
+// VerificationStatus reports the checks of a built revision: the counts of
+// its stores against its manifest, sample children resolving to parents of
+// the same revision, sample queries answering.
+type VerificationStatus struct {
+	// result is Passed or Failed.
+	Result CheckResult `json:"result"`
+	// children and parents counted in the stores.
+	Children int `json:"children"`
+	Parents  int `json:"parents"`
+	// sampledQueries run against the revision.
+	SampledQueries int `json:"sampledQueries"`
+	// resolvedChildren is how many hit children resolved to a parent of
+	// the same revision.
+	ResolvedChildren int `json:"resolvedChildren"`
+	// message says what failed, or what passed.
+	Message string `json:"message"`
+	// checkedAt is when the checks ran.
+	CheckedAt metav1.Time `json:"checkedAt"`
+}
+
+// QualityGateStatus reports a golden-query comparison.
+type QualityGateStatus struct {
+	// result is Passed, Failed or Inconclusive.
+	Result CheckResult `json:"result"`
+	// queries measured on both revisions.
+	Queries int `json:"queries"`
+	// candidateHitRate and activeHitRate, as decimals.
+	CandidateHitRate string `json:"candidateHitRate"`
+	// +optional
+	ActiveHitRate string `json:"activeHitRate,omitempty"`
+	// activeRevision is the revision compared against.
+	// +optional
+	ActiveRevision string `json:"activeRevision,omitempty"`
+	// errors counts queries that failed on either revision.
+	// +optional
+	Errors int `json:"errors,omitempty"`
+	// misses lists golden queries the candidate missed (at most 5).
+	// +kubebuilder:validation:MaxItems=5
+	// +optional
+	Misses []string `json:"misses,omitempty"`
+	// message explains the result.
+	Message string `json:"message"`
+	// digest identifies the gate settings and golden queries measured; a
+	// change of either measures again.
+	Digest string `json:"digest"`
+	// evaluatedAt is when the gate ran.
+	EvaluatedAt metav1.Time `json:"evaluatedAt"`
 }
 
 // SourceError reports a source that could not be read in full.

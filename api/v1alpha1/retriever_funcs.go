@@ -56,3 +56,11 @@ func (r *Retriever) GetServiceType() corev1.ServiceType {
 	}
 	return r.Spec.Service.Type
 }
+
+// GetTrack returns the track, Active when unset.
+func (r *Retriever) GetTrack() Track {
+	if r.Spec.Track == "" {
+		return TrackActive
+	}
+	return r.Spec.Track
+}

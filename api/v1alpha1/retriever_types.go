@@ -32,11 +32,31 @@ type RetrieverService struct {
 	Type corev1.ServiceType `json:"type,omitempty"`
 }
 
+// Track chooses which revision of its Corpus a Retriever serves.
+// +kubebuilder:validation:Enum=Active;Candidate
+type Track string
+
+// Tracks.
+const (
+	// TrackActive serves the Corpus's active revision (the default).
+	TrackActive Track = "Active"
+	// TrackCandidate serves the candidate revision as a preview while it
+	// waits for promotion, and the active revision when there is none.
+	TrackCandidate Track = "Candidate"
+)
+
 // RetrieverSpec declares a query service over a Corpus.
 type RetrieverSpec struct {
 	// corpusRef names the Corpus, in the same namespace, to serve.
 	// +required
 	CorpusRef LocalObjectReference `json:"corpusRef"`
+
+	// track is which revision to serve: Active (default) or Candidate, a
+	// preview of a verified revision before it is promoted. Candidate
+	// Retrievers do not hold back the Milvus alias.
+	// +kubebuilder:default=Active
+	// +optional
+	Track Track `json:"track,omitempty"`
 
 	// childTopK is how many children a query fetches first; more are
 	// fetched until maxParents parents are found. Default 20.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
@@ -27,16 +28,35 @@ func Open(dir string) (*Bundle, error) {
 	return OpenContext(context.Background(), dir)
 }
 
-// OpenContext opens the bundle in dir: it checks the manifest, loads the
+// OpenContext opens the bundle in dir with the environment's Milvus
+// credentials; see OpenWith.
+func OpenContext(ctx context.Context, dir string) (*Bundle, error) {
+	return OpenWith(ctx, dir, OpenOptions{})
+}
+
+// OpenOptions tune OpenWith.
+type OpenOptions struct {
+	// MilvusConfig returns the client configuration of a child index held
+	// in Milvus; MilvusConfig(ref), with the environment's credentials,
+	// when nil.
+	MilvusConfig func(VectorStoreRef) (milvus.Config, error)
+}
+
+// ErrCountMismatch marks a bundle whose stores hold other counts than its
+// manifest says.
+var ErrCountMismatch = errors.New("the stores disagree with the manifest")
+
+// OpenWith opens the bundle in dir: it checks the manifest, loads the
 // child index (or connects to the Milvus collection that holds it) and the
 // embedder state, and opens the parent store for reading by offset. The
-// counts of both stores must match the manifest.
-func OpenContext(ctx context.Context, dir string) (*Bundle, error) {
+// counts of both stores must match the manifest; an error wrapping
+// ErrCountMismatch says which does not.
+func OpenWith(ctx context.Context, dir string, opts OpenOptions) (*Bundle, error) {
 	m, err := ReadManifest(dir)
 	if err != nil {
 		return nil, err
 	}
-	children, external, err := openChildren(ctx, dir, m.VectorStore)
+	children, external, err := openChildren(ctx, dir, m.VectorStore, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
@@ -60,7 +80,7 @@ func OpenContext(ctx context.Context, dir string) (*Bundle, error) {
 
 // openChildren loads the embedded child index, or connects to the Milvus
 // collection the manifest names with credentials from the environment.
-func openChildren(ctx context.Context, dir string, ref VectorStoreRef) (vectorstore.VectorStore, *milvus.Store, error) {
+func openChildren(ctx context.Context, dir string, ref VectorStoreRef, opts OpenOptions) (vectorstore.VectorStore, *milvus.Store, error) {
 	switch ref.Kind {
 	case "", VectorStoreEmbedded:
 		children, err := vectorstore.LoadEmbedded(filepath.Join(dir, ChildrenDir))
@@ -69,7 +89,14 @@ func openChildren(ctx context.Context, dir string, ref VectorStoreRef) (vectorst
 		}
 		return children, nil, nil
 	case VectorStoreMilvus:
-		store, err := milvus.Open(ctx, MilvusConfig(ref))
+		cfg := MilvusConfig(ref)
+		if opts.MilvusConfig != nil {
+			var err error
+			if cfg, err = opts.MilvusConfig(ref); err != nil {
+				return nil, nil, err
+			}
+		}
+		store, err := milvus.Open(ctx, cfg)
 		if err != nil {
 			return nil, nil, fmt.Errorf("connecting to Milvus collection %s: %w", ref.Collection, err)
 		}
@@ -97,10 +124,10 @@ func checkCounts(ctx context.Context, m Manifest, children vectorstore.VectorSto
 		return fmt.Errorf("counting children: %w", err)
 	}
 	if n != m.Children {
-		return fmt.Errorf("child index holds %d children, manifest says %d", n, m.Children)
+		return fmt.Errorf("%w: the child index holds %d children, the manifest says %d", ErrCountMismatch, n, m.Children)
 	}
 	if n := parents.Len(); n != m.Parents {
-		return fmt.Errorf("parent store holds %d parents, manifest says %d", n, m.Parents)
+		return fmt.Errorf("%w: the parent store holds %d parents, the manifest says %d", ErrCountMismatch, n, m.Parents)
 	}
 	return nil
 }
@@ -141,6 +168,19 @@ func openAIEmbedder(cfg Embedder) (*embed.OpenAI, error) {
 	return embed.NewOpenAI(embed.OpenAIOptions{
 		Endpoint: cfg.Endpoint, Model: cfg.Model, Dimensions: cfg.Dimensions, APIKeyEnv: cfg.APIKeyEnv,
 	})
+}
+
+// ParentIDs returns the id of every parent in the bundle's parent store,
+// sorted, so that callers sampling parents do so deterministically. It
+// lists what the store holds, not what the manifest says; a Bundle that
+// was not opened (a literal) has none.
+func (b *Bundle) ParentIDs() []string {
+	if b.parents == nil {
+		return nil
+	}
+	ids := b.parents.IDs()
+	slices.Sort(ids)
+	return ids
 }
 
 // Close releases the parent store and any connection to Milvus.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -14,99 +13,6 @@ import (
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/cmbundle"
 )
-
-// promote makes a revision active as the plan says: the built one, a
-// pinned one (rollback), or none while a built candidate awaits manual
-// promotion. The history holds exactly the retained active revisions.
-func (r *CorpusReconciler) promote(_ context.Context, s *corpusState) (ctrl.Result, error) {
-	st := &s.corpus.Status
-	plan := planPromotion(s.corpus, *s.built)
-	st.Candidate = plan.candidate
-	s.hold = plan.message
-	if plan.stalled {
-		s.reason = plan.reason
-		return ctrl.Result{}, stalled(fmt.Errorf("%s", plan.message))
-	}
-	if plan.active.Name == s.built.Name {
-		st.LastAppliedRevision = s.built.Name
-	}
-	if st.ActiveRevision != nil && st.ActiveRevision.Name == plan.active.Name {
-		return ctrl.Result{}, nil
-	}
-	previous := "none"
-	if st.ActiveRevision != nil {
-		previous = st.ActiveRevision.Name
-	}
-	st.ActiveRevision = plan.active.DeepCopy()
-	st.History = planHistory(st.History, *plan.active, s.corpus.GetRetainRevisions())
-	reason := "Promoted"
-	if plan.reason == v1alpha1.ReasonPinned {
-		reason = "RolledBack"
-	}
-	r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeNormal, reason, "Promote", "revision %s is active (was %s)", plan.active.Name, previous)
-	return ctrl.Result{}, nil
-}
-
-// promotionPlan is which revision should be active, and why another one
-// waits.
-type promotionPlan struct {
-	active    *v1alpha1.RevisionStatus
-	candidate *v1alpha1.RevisionStatus
-	reason    string
-	message   string
-	stalled   bool
-}
-
-// planPromotion decides, from the spec and the status alone, which
-// revision is active once built is built. A pinned revision wins when it is
-// retained (and stalls the Corpus when it is not); under Manual promotion
-// a built revision waits as the candidate until the promote annotation
-// names it, except the very first, which has nothing to replace.
-func planPromotion(c *v1alpha1.Corpus, built v1alpha1.RevisionStatus) promotionPlan {
-	current := c.Status.ActiveRevision
-	if pinned := c.PinnedRevision(); pinned != "" && pinned != built.Name {
-		plan := promotionPlan{candidate: &built, reason: v1alpha1.ReasonPinned}
-		for i := range c.Status.History {
-			if c.Status.History[i].Name == pinned {
-				plan.active = &c.Status.History[i]
-				plan.message = fmt.Sprintf("revision %s is pinned; the latest revision %s is built and waits", pinned, built.Name)
-				return plan
-			}
-		}
-		plan.active, plan.stalled, plan.reason = current, true, v1alpha1.ReasonPinnedRevisionMissing
-		plan.message = fmt.Sprintf("pinned revision %s is not retained (retained: %s); pin one of those or remove the pin", pinned, historyNames(c.Status.History))
-		return plan
-	}
-	if c.GetPromotion() == v1alpha1.PromotionManual && current != nil && current.Name != built.Name && c.Annotations[v1alpha1.PromoteAnnotation] != built.Name {
-		return promotionPlan{active: current, candidate: &built, reason: v1alpha1.ReasonAwaitingPromotion,
-			message: fmt.Sprintf("revision %s is built and awaits promotion: annotate %s=%s", built.Name, v1alpha1.PromoteAnnotation, built.Name)}
-	}
-	return promotionPlan{active: &built}
-}
-
-// historyNames lists the revisions of a history.
-func historyNames(history []v1alpha1.RevisionStatus) string {
-	names := make([]string, len(history))
-	for i, h := range history {
-		names[i] = h.Name
-	}
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, ", ")
-}
-
-// planHistory puts the newly active revision first, drops an older entry
-// of the same revision, and keeps at most retain entries.
-func planHistory(history []v1alpha1.RevisionStatus, active v1alpha1.RevisionStatus, retain int) []v1alpha1.RevisionStatus {
-	out := []v1alpha1.RevisionStatus{active}
-	for _, h := range history {
-		if h.Name != active.Name && len(out) < retain {
-			out = append(out, h)
-		}
-	}
-	return out
-}
 
 // collectGarbage deletes the ConfigMaps of every revision that is neither
 // in the history nor the one just built, including shards that a crashed

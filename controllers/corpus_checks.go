@@ -1,0 +1,265 @@
+package controllers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/cmbundle"
+	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/vectorstore/milvus"
+	"github.com/parentrag/parentrag/internal/rollout"
+)
+
+// checkRevision verifies a built revision that is about to replace the
+// active one and, when the Corpus has a quality gate, measures it against
+// the active revision on the golden queries. The results go on the built
+// revision for promote to decide on; they are reused while the revision,
+// the gate settings and the golden queries stay the same, and measured
+// again on a reconcile request.
+func (r *CorpusReconciler) checkRevision(ctx context.Context, s *corpusState) (ctrl.Result, error) {
+	c := s.corpus
+	if !needsChecks(c, s.built.Name) {
+		return ctrl.Result{}, nil
+	}
+	golden, digest, result, err := r.readGolden(ctx, s)
+	if err != nil || !result.IsZero() {
+		return result, err
+	}
+	reuseChecks(c, s.built, digest)
+	if s.built.Verification != nil && (golden == nil || s.built.QualityGate != nil) {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, r.runChecks(ctx, s, golden, digest)
+}
+
+// needsChecks reports whether the built revision must pass the checks
+// before promote may activate it: it is not active already and no pin
+// holds it back.
+func needsChecks(c *v1alpha1.Corpus, built string) bool {
+	if a := c.Status.ActiveRevision; a != nil && a.Name == built {
+		return false
+	}
+	pinned := c.PinnedRevision()
+	return pinned == "" || pinned == built
+}
+
+// reuseChecks copies the results recorded for the same candidate, unless a
+// reconcile request asks to measure again. A candidate that waited for
+// the promote annotation is verified again when the annotation names it,
+// since its stores may have changed while it waited. A gate result is
+// reused only while its digest matches.
+func reuseChecks(c *v1alpha1.Corpus, built *v1alpha1.RevisionStatus, digest string) {
+	prev := c.Status.Candidate
+	if prev == nil || prev.Name != built.Name || reconcileRequested(c) {
+		return
+	}
+	waited := prev.Outcome == v1alpha1.OutcomeAwaitingPromotion || prev.Outcome == v1alpha1.OutcomePaused
+	if !waited || c.Annotations[v1alpha1.PromoteAnnotation] != built.Name {
+		built.Verification = prev.Verification
+	}
+	if prev.QualityGate != nil && prev.QualityGate.Digest == digest {
+		built.QualityGate = prev.QualityGate
+	}
+}
+
+// reconcileRequested reports whether the reconcile annotation holds a
+// value not handled yet.
+func reconcileRequested(c *v1alpha1.Corpus) bool {
+	v, ok := c.Annotations[ReconcileAtAnno]
+	return ok && v != c.Status.LastHandledReconcileAt
+}
+
+// runChecks opens the built revision from what the API server stores,
+// verifies it, and runs the quality gate when golden queries are set.
+// Failures of the checks are recorded on the revision; an error is
+// returned only when the checks could not run (and are retried).
+func (r *CorpusReconciler) runChecks(ctx context.Context, s *corpusState, golden []rollout.GoldenQuery, digest string) error {
+	tmp, err := os.MkdirTemp("", "parentrag-check-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	candidate, err := r.openRevision(ctx, s.corpus, s.built.Name, filepath.Join(tmp, "candidate"))
+	if err != nil {
+		if !errors.Is(err, bundle.ErrCountMismatch) {
+			s.reason = v1alpha1.ReasonVerificationFailed
+			return fmt.Errorf("opening revision %s to verify it: %w", s.built.Name, err)
+		}
+		s.built.Verification = failedVerification(errors.New(strings.TrimPrefix(err.Error(), filepath.Join(tmp, "candidate")+": ")))
+		return nil
+	}
+	defer candidate.Close()
+	if s.built.Verification == nil {
+		s.built.Verification = verification(rollout.Verify(ctx, candidate, rollout.VerifyOptions{}))
+		log.FromContext(ctx).Info("verified revision", "revision", s.built.Name, "result", s.built.Verification.Result, "message", s.built.Verification.Message)
+	}
+	if golden == nil || s.built.Verification.Result != v1alpha1.CheckPassed {
+		return nil
+	}
+	return r.runGate(ctx, s, candidate, golden, digest, filepath.Join(tmp, "active"))
+}
+
+// runGate measures the golden queries on the candidate and on the active
+// revision in the same run.
+func (r *CorpusReconciler) runGate(ctx context.Context, s *corpusState, candidate *bundle.Bundle, golden []rollout.GoldenQuery, digest, activeDir string) error {
+	spec, err := gateSpec(s.corpus.QualityGate())
+	if err != nil {
+		s.reason = v1alpha1.ReasonGoldenQueriesInvalid
+		return stalled(err)
+	}
+	var active *retrieval.Retriever
+	activeName := ""
+	if a := s.corpus.Status.ActiveRevision; a != nil {
+		b, err := r.openRevision(ctx, s.corpus, a.Name, activeDir)
+		if err != nil {
+			return fmt.Errorf("opening the active revision %s for the quality gate: %w", a.Name, err)
+		}
+		defer b.Close()
+		active, activeName = b.Retriever, a.Name
+	}
+	res, err := rollout.EvaluateGate(ctx, golden, candidate.Retriever, active, spec)
+	if err != nil {
+		return fmt.Errorf("running the quality gate: %w", err)
+	}
+	s.built.QualityGate = gateStatus(res, activeName, digest)
+	log.FromContext(ctx).Info("quality gate", "revision", s.built.Name, "result", res.Outcome, "message", res.Message)
+	return nil
+}
+
+// openRevision unpacks a revision from its ConfigMaps, read from the API
+// server rather than the cache, and opens it with the Corpus's Milvus
+// credentials.
+func (r *CorpusReconciler) openRevision(ctx context.Context, c *v1alpha1.Corpus, revision, dir string) (*bundle.Bundle, error) {
+	if _, err := cmbundle.Unpack(ctx, r.reader(), c.Namespace, c.RevisionObjectName(revision), dir); err != nil {
+		return nil, err
+	}
+	return bundle.OpenWith(ctx, dir, bundle.OpenOptions{MilvusConfig: func(ref bundle.VectorStoreRef) (milvus.Config, error) {
+		return r.milvusConfig(ctx, c, ref)
+	}})
+}
+
+// readGolden reads and parses the quality gate's golden queries, nil when
+// the Corpus has no gate, and digests them with the gate's settings and
+// the active revision they are compared with. A missing ConfigMap or key
+// is waited for; unparsable queries stall the Corpus.
+func (r *CorpusReconciler) readGolden(ctx context.Context, s *corpusState) ([]rollout.GoldenQuery, string, ctrl.Result, error) {
+	gate := s.corpus.QualityGate()
+	if gate == nil {
+		return nil, "", ctrl.Result{}, nil
+	}
+	ref := gate.GoldenQueries
+	key := orDefault(ref.Key, "queries.jsonl")
+	var cm corev1.ConfigMap
+	err := r.Get(ctx, client.ObjectKey{Namespace: s.corpus.Namespace, Name: ref.Name}, &cm)
+	if apierrors.IsNotFound(err) || (err == nil && cm.Data[key] == "") {
+		s.reason, s.message = v1alpha1.ReasonGoldenQueriesNotFound, fmt.Sprintf("the quality gate's golden queries: ConfigMap %s has no key %q", ref.Name, key)
+		return nil, "", ctrl.Result{RequeueAfter: waitInterval}, nil
+	}
+	if err != nil {
+		return nil, "", ctrl.Result{}, fmt.Errorf("reading golden queries ConfigMap %s: %w", ref.Name, err)
+	}
+	golden, err := rollout.ParseGolden([]byte(cm.Data[key]))
+	if err != nil {
+		s.reason = v1alpha1.ReasonGoldenQueriesInvalid
+		return nil, "", ctrl.Result{}, stalled(fmt.Errorf("golden queries in ConfigMap %s key %s: %w", ref.Name, key, err))
+	}
+	return golden, gateDigest(gate, cm.Data[key], s.corpus.Status.ActiveRevision), ctrl.Result{}, nil
+}
+
+// gateDigest identifies what a gate result measured: the settings, the
+// golden queries and the revision compared against.
+func gateDigest(gate *v1alpha1.QualityGate, golden string, active *v1alpha1.RevisionStatus) string {
+	h := sha256.New()
+	settings, _ := json.Marshal(gate)
+	h.Write(settings)
+	h.Write([]byte{0})
+	h.Write([]byte(golden))
+	if active != nil {
+		h.Write([]byte{0})
+		h.Write([]byte(active.Name))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// gateSpec turns the API's quality gate into the thresholds of the check.
+func gateSpec(g *v1alpha1.QualityGate) (rollout.GateSpec, error) {
+	spec := rollout.GateSpec{MaxDrop: -1, MinQueries: g.MinQueries, Options: retrieval.Options{MaxParents: g.MaxParents}}
+	var err error
+	if spec.MinHitRate, err = parseRate("minHitRate", g.MinHitRate); err != nil {
+		return spec, err
+	}
+	if g.MaxDrop != "" {
+		if spec.MaxDrop, err = parseRate("maxDrop", g.MaxDrop); err != nil {
+			return spec, err
+		}
+	}
+	return spec, nil
+}
+
+// parseRate parses a decimal between 0 and 1, 0 when empty.
+func parseRate(field, v string) (float64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 || f > 1 {
+		return 0, fmt.Errorf("rollout.qualityGate.%s %q is not a decimal between 0 and 1", field, v)
+	}
+	return f, nil
+}
+
+// verification records the result of rollout.Verify.
+func verification(v rollout.Verification, err error) *v1alpha1.VerificationStatus {
+	if err != nil {
+		out := failedVerification(err)
+		out.Children, out.Parents, out.SampledQueries, out.ResolvedChildren = v.Children, v.Parents, v.SampledQueries, v.ResolvedChildren
+		return out
+	}
+	return &v1alpha1.VerificationStatus{
+		Result: v1alpha1.CheckPassed, Children: v.Children, Parents: v.Parents,
+		SampledQueries: v.SampledQueries, ResolvedChildren: v.ResolvedChildren, CheckedAt: metav1.NewTime(time.Now()),
+		Message: fmt.Sprintf("stores hold %d children and %d parents as the manifest says; %d sample queries answered, %d hit children resolved to parents of the revision",
+			v.Children, v.Parents, v.SampledQueries, v.ResolvedChildren),
+	}
+}
+
+// failedVerification records a check that failed.
+func failedVerification(err error) *v1alpha1.VerificationStatus {
+	return &v1alpha1.VerificationStatus{Result: v1alpha1.CheckFailed, Message: err.Error(), CheckedAt: metav1.NewTime(time.Now())}
+}
+
+// gateStatus records a quality gate result.
+func gateStatus(res rollout.GateResult, activeName, digest string) *v1alpha1.QualityGateStatus {
+	out := &v1alpha1.QualityGateStatus{
+		Result: v1alpha1.CheckResult(res.Outcome), Queries: res.Queries, CandidateHitRate: rate(res.CandidateHitRate),
+		Errors: res.Errors, Misses: res.Misses, Message: res.Message, Digest: digest, EvaluatedAt: metav1.NewTime(time.Now()),
+	}
+	if res.HasActive {
+		out.ActiveHitRate, out.ActiveRevision = rate(res.ActiveHitRate), activeName
+	}
+	if len(out.Misses) > 5 {
+		out.Misses = out.Misses[:5]
+	}
+	return out
+}
+
+// rate formats a hit rate for status.
+func rate(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) }
