@@ -102,4 +102,24 @@ func TestPinnedRevisionRollsBackWithoutReindexing(t *testing.T) {
 	if c.Status.ActiveRevision.Name != first {
 		t.Fatalf("a bad pin changed the active revision to %s", c.Status.ActiveRevision.Name)
 	}
+	// Without the field, the latest revision returns; the pin annotation
+	// rolls back again.
+	get(t, c)
+	c.Spec.Rollout = nil
+	if err := k8s.Update(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the latest revision to return", func() (bool, error) {
+		get(t, c)
+		return c.Status.ActiveRevision.Name == second, nil
+	})
+	patch := client.MergeFrom(c.DeepCopy())
+	c.Annotations = map[string]string{v1alpha1.PinAnnotation: first}
+	if err := k8s.Patch(context.Background(), c, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the annotation to pin the first revision", func() (bool, error) {
+		get(t, c)
+		return c.Status.ActiveRevision.Name == first && c.Status.Candidate != nil && c.Status.Candidate.Outcome == v1alpha1.OutcomeHeld, nil
+	})
 }

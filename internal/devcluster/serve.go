@@ -50,12 +50,21 @@ type ServeProcess struct {
 // here: a free local port (--addr) and a scratch directory (--data-dir),
 // appended after the Deployment's own args.
 func (e *Env) StartServe(ctx context.Context, binary string, d *appsv1.Deployment) (*ServeProcess, error) {
-	c := d.Spec.Template.Spec.Containers[0]
-	kubeconfig, err := e.serviceAccountKubeconfig(ctx, d.Namespace, d.Spec.Template.Spec.ServiceAccountName)
+	return e.StartPodServe(ctx, binary, d.Namespace, d.Name, &d.Spec.Template.Spec)
+}
+
+// StartPodServe runs binary as a pod with spec would run it in namespace:
+// the first container's args and env, and a token of the pod's service
+// account, as StartServe does for a Deployment. name names the process's
+// log. It is not safe to call concurrently with another start of the same
+// Env.
+func (e *Env) StartPodServe(ctx context.Context, binary, namespace, name string, spec *corev1.PodSpec) (*ServeProcess, error) {
+	c := spec.Containers[0]
+	kubeconfig, err := e.serviceAccountKubeconfig(ctx, namespace, spec.ServiceAccountName)
 	if err != nil {
 		return nil, err
 	}
-	env, err := e.containerEnv(ctx, d.Namespace, c)
+	env, err := e.containerEnv(ctx, namespace, c)
 	if err != nil {
 		return nil, err
 	}
@@ -68,8 +77,8 @@ func (e *Env) StartServe(ctx context.Context, binary string, d *appsv1.Deploymen
 		return nil, err
 	}
 	args := append(append([]string{}, c.Args...), "--addr="+addr, "--data-dir="+dataDir)
-	name := fmt.Sprintf("serve-%s-%d", d.Name, len(e.processes))
-	if err := e.startProcessEnv(binary, name, args, append(env, "KUBECONFIG="+kubeconfig)); err != nil {
+	logName := fmt.Sprintf("serve-%s-%d", name, len(e.processes))
+	if err := e.startProcessEnv(binary, logName, args, append(env, "KUBECONFIG="+kubeconfig)); err != nil {
 		return nil, err
 	}
 	return &ServeProcess{URL: "http://" + addr, p: e.processes[len(e.processes)-1]}, nil
@@ -81,11 +90,18 @@ func (s *ServeProcess) Stop() { s.p.stop() }
 // WaitReady waits until /readyz answers 200, failing early if the server
 // exits.
 func (s *ServeProcess) WaitReady(timeout time.Duration) error {
+	return s.WaitReadyContext(context.Background(), timeout)
+}
+
+// WaitReadyContext is WaitReady that also gives up when ctx ends.
+func (s *ServeProcess) WaitReadyContext(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		select {
 		case <-s.p.done:
 			return fmt.Errorf("parentrag serve exited: %v", s.p.cmd.ProcessState)
+		case <-ctx.Done():
+			return ctx.Err()
 		default:
 		}
 		resp, err := http.Get(s.URL + "/readyz")
@@ -189,4 +205,42 @@ func freeAddr() (string, error) {
 func (s *ServeProcess) Log() string {
 	data, _ := os.ReadFile(s.p.log.Name())
 	return strings.TrimSpace(string(data))
+}
+
+// Memory is a process's resident memory as /proc/<pid>/status reports it.
+type Memory struct {
+	// RSS is the resident set size now (VmRSS).
+	RSS int64
+	// PeakRSS is the largest RSS so far (VmHWM).
+	PeakRSS int64
+}
+
+// Memory reads the server's resident memory; it works on Linux only.
+func (s *ServeProcess) Memory() (Memory, error) {
+	var m Memory
+	if s.p.cmd.Process == nil {
+		return m, fmt.Errorf("parentrag serve is not running")
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.p.cmd.Process.Pid))
+	if err != nil {
+		return m, fmt.Errorf("reading the memory of parentrag serve: %w", err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		var kib int64
+		switch {
+		case strings.HasPrefix(line, "VmRSS:"):
+			_, err = fmt.Sscanf(strings.TrimPrefix(line, "VmRSS:"), "%d kB", &kib)
+			m.RSS = kib << 10
+		case strings.HasPrefix(line, "VmHWM:"):
+			_, err = fmt.Sscanf(strings.TrimPrefix(line, "VmHWM:"), "%d kB", &kib)
+			m.PeakRSS = kib << 10
+		}
+		if err != nil {
+			return m, fmt.Errorf("parsing %q: %w", line, err)
+		}
+	}
+	if m.RSS == 0 {
+		return m, fmt.Errorf("no VmRSS in /proc/%d/status", s.p.cmd.Process.Pid)
+	}
+	return m, nil
 }
