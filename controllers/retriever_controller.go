@@ -92,19 +92,31 @@ func (r *RetrieverReconciler) plan(ctx context.Context, s *retrieverState) (*que
 		return nil, ctrl.Result{RequeueAfter: waitInterval}, nil
 	}
 	s.revision = served.Name
-	var manifest corev1.ConfigMap
-	if err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.RevisionObjectName(s.revision)}, &manifest); err != nil {
-		return nil, ctrl.Result{}, fmt.Errorf("reading revision %s of Corpus %s: %w", s.revision, c.Name, err)
-	}
-	names, err := cmbundle.Names(&manifest)
+	names, err := r.revisionConfigMaps(ctx, &c, s.revision)
 	if err != nil {
 		return nil, ctrl.Result{}, err
+	}
+	if old := rt.Status.ServingRevision; old != "" && old != s.revision {
+		// Until the rollout ends, a pod of the revision being replaced
+		// that restarts must still be able to load it.
+		if previous, err := r.revisionConfigMaps(ctx, &c, old); err == nil {
+			names = append(names, previous...)
+		}
 	}
 	image := rt.Spec.Image
 	if image == "" {
 		image = r.DefaultImage
 	}
 	return &queryPlan{retriever: rt, corpus: &c, revision: s.revision, configMaps: names, image: image}, ctrl.Result{}, nil
+}
+
+// revisionConfigMaps lists the ConfigMaps that hold a revision of c.
+func (r *RetrieverReconciler) revisionConfigMaps(ctx context.Context, c *v1alpha1.Corpus, revision string) ([]string, error) {
+	var manifest corev1.ConfigMap
+	if err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.RevisionObjectName(revision)}, &manifest); err != nil {
+		return nil, fmt.Errorf("reading revision %s of Corpus %s: %w", revision, c.Name, err)
+	}
+	return cmbundle.Names(&manifest)
 }
 
 // apply writes every object with server-side apply under one field

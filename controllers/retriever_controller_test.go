@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -88,20 +89,48 @@ func TestRetrieverRunsTheActiveRevisionWithLeastPrivilege(t *testing.T) {
 func TestRetrieverFollowsTheCorpusToANewRevision(t *testing.T) {
 	ns := newNamespace(t)
 	p, c := readyCorpus(t, ns)
-	newRetriever(t, ns, "ask", c.Name)
+	rt := newRetriever(t, ns, "ask", c.Name)
 	first := c.Status.ActiveRevision.Name
+	// The pods serve the first revision (no kubelet runs here to say so).
+	eventually(t, 30*time.Second, "the Retriever's first status", func() (bool, error) {
+		get(t, rt)
+		return rt.Status.DesiredRevision == first, nil
+	})
+	patch := client.MergeFrom(rt.DeepCopy())
+	rt.Status.ServingRevision = first
+	if err := k8s.Status().Patch(context.Background(), rt, patch); err != nil {
+		t.Fatal(err)
+	}
 	get(t, p)
 	p.Spec.Child = &v1alpha1.ChunkSize{ChunkSize: 100}
 	if err := k8s.Update(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
+	var second string
 	eventually(t, 60*time.Second, "the Deployment to roll to the new revision", func() (bool, error) {
 		var d appsv1.Deployment
 		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "ask"}, &d); err != nil {
 			return false, err
 		}
-		rev := d.Spec.Template.Annotations["parentrag.io/revision"]
-		return rev != "" && rev != first, nil
+		second = d.Spec.Template.Annotations["parentrag.io/revision"]
+		return second != "" && second != first, nil
+	})
+	// While the rollout runs, a restarting pod of either revision can load it.
+	var want []string
+	for _, rev := range []string{first, second} {
+		for _, cm := range revisionConfigMaps(t, c, rev) {
+			want = append(want, cm.Name)
+		}
+	}
+	slices.Sort(want)
+	eventually(t, 30*time.Second, "the Role to cover both revisions", func() (bool, error) {
+		var role rbacv1.Role
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "ask"}, &role); err != nil {
+			return false, err
+		}
+		got := slices.Clone(role.Rules[0].ResourceNames)
+		slices.Sort(got)
+		return slices.Equal(got, want), fmt.Errorf("role names %v, want %v", got, want)
 	})
 }
 

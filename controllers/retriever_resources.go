@@ -25,8 +25,9 @@ type queryPlan struct {
 	retriever *v1alpha1.Retriever
 	corpus    *v1alpha1.Corpus
 	revision  string
-	// configMaps are the names of the revision's ConfigMaps, the only ones
-	// the query pods may read.
+	// configMaps are the names of the revision's ConfigMaps and, while a
+	// rollout replaces it, those of the revision served before: the only
+	// ones the query pods may read.
 	configMaps []string
 	image      string
 }
