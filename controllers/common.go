@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/sourceset"
 )
 
 // FieldManager owns every field the operator writes with server-side apply.
@@ -26,8 +27,8 @@ const (
 
 // Labels on objects the operator creates.
 const (
-	LabelManagedBy  = "app.kubernetes.io/managed-by"
-	ManagedByValue  = "parentrag"
+	LabelManagedBy  = sourceset.LabelManagedBy
+	ManagedByValue  = sourceset.ManagedByValue
 	LabelRetriever  = "parentrag.io/retriever"
 	ReconcileAtAnno = "reconcile.fluxcd.io/requestedAt"
 )

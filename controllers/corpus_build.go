@@ -18,7 +18,9 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/cmbundle"
+	"github.com/parentrag/parentrag/internal/indexjob"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore/milvus"
 )
@@ -38,6 +40,9 @@ func (r *CorpusReconciler) ensureRevision(ctx context.Context, s *corpusState) (
 	if !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, fmt.Errorf("reading revision %s: %w", name, err)
 	}
+	if s.corpus.GetIndexingMode() == v1alpha1.IndexingJob {
+		return r.buildWithJob(ctx, s, name)
+	}
 	by, err := r.buildUnlessSuperseded(ctx, s, name)
 	if by != "" {
 		return r.discardSuperseded(ctx, s, by)
@@ -55,10 +60,17 @@ func (r *CorpusReconciler) ensureRevision(ctx context.Context, s *corpusState) (
 // build indexes the documents in process, writes the bundle to a temporary
 // directory and stores it as the revision's ConfigMaps, shards first and
 // the manifest last.
-func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name string) error {
-	log.FromContext(ctx).Info("building revision", "revision", s.revision, "documents", len(s.sources.docs))
+func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name string) (err error) {
+	log.FromContext(ctx).Info("building revision", "revision", s.revision, "documents", len(s.sources.Docs))
 	s.progress.start(s.revision)
 	defer s.progress.stop()
+	embedder, cache, release, err := r.withCache(s.corpus, s.embedder)
+	if err != nil {
+		return err
+	}
+	defer release()
+	started := metav1.Now()
+	defer func() { s.corpus.Status.LastBuild = inProcessBuild(s.revision, started, cache, err) }()
 	opts := indexer.Options{Workers: 2, OnProgress: s.progress.report, ContextWeight: float32(s.embedCfg.ContextWeight)}
 	if s.corpus.UsesMilvus() {
 		store, err := r.openCollection(ctx, s, s.vectorStore)
@@ -68,7 +80,7 @@ func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name strin
 		defer store.Close(ctx)
 		opts.Store = store
 	}
-	ix, err := indexer.Build(ctx, s.sources.docs, s.compiled.Builder, s.embedder, opts)
+	ix, err := indexer.Build(ctx, s.sources.Docs, s.compiled.Builder, embedder, opts)
 	if err != nil {
 		return err
 	}
@@ -89,7 +101,7 @@ func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name strin
 	m := bundle.Manifest{
 		Revision: s.revision, PolicyRevision: s.compiled.Revision, Policy: spec,
 		LengthUnit: string(s.compiled.Spec.LengthUnit), Tokenizer: string(s.compiled.Spec.Tokenizer),
-		SourceDigest: bundle.SourceDigest(s.sources.docs), Embedder: s.embedCfg, VectorStore: s.vectorStore,
+		SourceDigest: bundle.SourceDigest(s.sources.Docs), Embedder: s.embedCfg, VectorStore: s.vectorStore,
 		CreatedAt: time.Now().UTC().Truncate(time.Second),
 	}
 	if _, err := bundle.Save(dir, ix, m, false); err != nil {
@@ -126,13 +138,33 @@ func revisionFromManifest(cm *corev1.ConfigMap) (*v1alpha1.RevisionStatus, error
 	if err := json.Unmarshal([]byte(cm.Data[cmbundle.ManifestKey]), &m); err != nil {
 		return nil, fmt.Errorf("ConfigMap %s holds no valid manifest: %w", cm.Name, err)
 	}
+	rev := &v1alpha1.RevisionStatus{
+		Name: m.Revision, PolicyRevision: m.PolicyRevision, SourceDigest: m.SourceDigest,
+		Documents: m.Documents, Parents: m.Parents, Children: m.Children, Bytes: m.Bytes,
+		ConfigMaps: 1, BuiltAt: metav1.NewTime(m.CreatedAt), Claim: cm.Data[claimKey],
+	}
+	if rev.Claim != "" {
+		// Built by a Job, which verified it and measured the gate.
+		if err := decodeKey(cm, verificationKey, &rev.Verification); err != nil {
+			return nil, err
+		}
+		return rev, decodeKey(cm, qualityGateKey, &rev.QualityGate)
+	}
 	names, err := cmbundle.Names(cm)
 	if err != nil {
 		return nil, err
 	}
-	return &v1alpha1.RevisionStatus{
-		Name: m.Revision, PolicyRevision: m.PolicyRevision, SourceDigest: m.SourceDigest,
-		Documents: m.Documents, Parents: m.Parents, Children: m.Children, Bytes: m.Bytes,
-		ConfigMaps: len(names), BuiltAt: metav1.NewTime(m.CreatedAt),
-	}, nil
+	rev.ConfigMaps = len(names)
+	return rev, nil
+}
+
+// inProcessBuild records a build that ran in the operator.
+func inProcessBuild(revision string, started metav1.Time, cache *embed.Cached, err error) *v1alpha1.BuildStatus {
+	finished := metav1.Now()
+	b := &v1alpha1.BuildStatus{Revision: revision, Mode: v1alpha1.IndexingInProcess, Result: "Succeeded",
+		StartedAt: &started, FinishedAt: &finished, EmbeddingCache: indexjob.CacheStatus(cache), Logs: "the operator's log"}
+	if err != nil {
+		b.Result, b.Message = "Failed", err.Error()
+	}
+	return b
 }

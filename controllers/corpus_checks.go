@@ -11,17 +11,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/cmbundle"
+	"github.com/parentrag/parentrag/internal/indexjob"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore/milvus"
@@ -42,6 +41,10 @@ func (r *CorpusReconciler) checkRevision(ctx context.Context, s *corpusState) (c
 	golden, digest, result, err := r.readGolden(ctx, s)
 	if err != nil || !result.IsZero() {
 		return result, err
+	}
+	if s.built.Claim != "" {
+		// Its Job verified it and measured the gate where the volume is.
+		return ctrl.Result{}, nil
 	}
 	reuseChecks(c, s.built, digest)
 	if s.built.Verification != nil && (golden == nil || s.built.QualityGate != nil) {
@@ -103,12 +106,12 @@ func (r *CorpusReconciler) runChecks(ctx context.Context, s *corpusState, golden
 			s.reason = v1alpha1.ReasonVerificationFailed
 			return fmt.Errorf("opening revision %s to verify it: %w", s.built.Name, err)
 		}
-		s.built.Verification = failedVerification(errors.New(strings.TrimPrefix(err.Error(), filepath.Join(tmp, "candidate")+": ")))
+		s.built.Verification = indexjob.FailedVerification(errors.New(strings.TrimPrefix(err.Error(), filepath.Join(tmp, "candidate")+": ")))
 		return nil
 	}
 	defer candidate.Close()
 	if s.built.Verification == nil {
-		s.built.Verification = verification(rollout.Verify(ctx, candidate, rollout.VerifyOptions{}))
+		s.built.Verification = indexjob.VerificationStatus(rollout.Verify(ctx, candidate, rollout.VerifyOptions{}))
 		log.FromContext(ctx).Info("verified revision", "revision", s.built.Name, "result", s.built.Verification.Result, "message", s.built.Verification.Message)
 	}
 	if golden == nil || s.built.Verification.Result != v1alpha1.CheckPassed {
@@ -139,7 +142,7 @@ func (r *CorpusReconciler) runGate(ctx context.Context, s *corpusState, candidat
 	if err != nil {
 		return fmt.Errorf("running the quality gate: %w", err)
 	}
-	s.built.QualityGate = gateStatus(res, activeName, digest)
+	s.built.QualityGate = indexjob.GateStatus(res, activeName, digest)
 	log.FromContext(ctx).Info("quality gate", "revision", s.built.Name, "result", res.Outcome, "message", res.Message)
 	return nil
 }
@@ -225,41 +228,3 @@ func parseRate(field, v string) (float64, error) {
 	}
 	return f, nil
 }
-
-// verification records the result of rollout.Verify.
-func verification(v rollout.Verification, err error) *v1alpha1.VerificationStatus {
-	if err != nil {
-		out := failedVerification(err)
-		out.Children, out.Parents, out.SampledQueries, out.ResolvedChildren = v.Children, v.Parents, v.SampledQueries, v.ResolvedChildren
-		return out
-	}
-	return &v1alpha1.VerificationStatus{
-		Result: v1alpha1.CheckPassed, Children: v.Children, Parents: v.Parents,
-		SampledQueries: v.SampledQueries, ResolvedChildren: v.ResolvedChildren, CheckedAt: metav1.NewTime(time.Now()),
-		Message: fmt.Sprintf("stores hold %d children and %d parents as the manifest says; %d sample queries answered, %d hit children resolved to parents of the revision",
-			v.Children, v.Parents, v.SampledQueries, v.ResolvedChildren),
-	}
-}
-
-// failedVerification records a check that failed.
-func failedVerification(err error) *v1alpha1.VerificationStatus {
-	return &v1alpha1.VerificationStatus{Result: v1alpha1.CheckFailed, Message: err.Error(), CheckedAt: metav1.NewTime(time.Now())}
-}
-
-// gateStatus records a quality gate result.
-func gateStatus(res rollout.GateResult, activeName, digest string) *v1alpha1.QualityGateStatus {
-	out := &v1alpha1.QualityGateStatus{
-		Result: v1alpha1.CheckResult(res.Outcome), Queries: res.Queries, CandidateHitRate: rate(res.CandidateHitRate),
-		Errors: res.Errors, Misses: res.Misses, Message: res.Message, Digest: digest, EvaluatedAt: metav1.NewTime(time.Now()),
-	}
-	if res.HasActive {
-		out.ActiveHitRate, out.ActiveRevision = rate(res.ActiveHitRate), activeName
-	}
-	if len(out.Misses) > 5 {
-		out.Misses = out.Misses[:5]
-	}
-	return out
-}
-
-// rate formats a hit rate for status.
-func rate(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -18,6 +19,7 @@ import (
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/sourceset"
 )
 
 // CorpusReconciler indexes Corpora: it resolves the policy and the sources,
@@ -31,6 +33,13 @@ type CorpusReconciler struct {
 	// ProgressInterval is the least time between progress updates in
 	// status, and between checks that a build is still wanted (default 2s).
 	ProgressInterval time.Duration
+	// Image runs indexing Jobs when a Corpus names none.
+	Image string
+	// EmbeddingCacheDir holds one embedding cache per Corpus (default: a
+	// directory in os.TempDir()).
+	EmbeddingCacheDir string
+	// fetchers keep URL sources between reconciles.
+	fetchers sourceset.Fetchers
 	// APIReader reads what must not come from the cache, such as the
 	// ConfigMaps of a revision just stored; the client when nil.
 	APIReader client.Reader
@@ -49,12 +58,16 @@ func (r *CorpusReconciler) reader() client.Reader {
 // +kubebuilder:rbac:groups=parentrag.io,resources=corpora/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;delete;deletecollection
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;delete;deletecollection
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete;deletecollection
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch
 
 // corpusState is what the steps of one reconcile learn and pass on.
 type corpusState struct {
 	corpus   *v1alpha1.Corpus
 	compiled *policy.Compiled
-	sources  *sourceSet
+	sources  *sourceset.Set
 	embedder embed.Embedder
 	embedCfg bundle.Embedder
 	revision string
@@ -65,6 +78,8 @@ type corpusState struct {
 	progress    *progressPatcher
 	// reason and message explain a wait or a failure in the conditions.
 	reason, message string
+	// building is true while an indexing Job builds the revision.
+	building bool
 	// hold says why a built revision is not active (pinned, or awaiting
 	// promotion); the Corpus is still Ready on its active revision.
 	hold string
@@ -117,6 +132,7 @@ func (r *CorpusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Corpus{}).
+		Owns(&batchv1.Job{}).
 		Watches(&v1alpha1.ChunkingPolicy{}, handler.EnqueueRequestsFromMapFunc(r.corporaOfPolicy)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.corporaOfConfigMap)).
 		Watches(&v1alpha1.Retriever{}, handler.EnqueueRequestsFromMapFunc(corpusOfRetriever)).

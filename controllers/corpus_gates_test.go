@@ -44,7 +44,12 @@ func gatedCorpus(ns, policy, golden string, gate v1alpha1.QualityGate) *v1alpha1
 
 // condition returns a condition of the Corpus, or an empty one.
 func condition(c *v1alpha1.Corpus, typ string) metav1.Condition {
-	if cond := meta.FindStatusCondition(c.Status.Conditions, typ); cond != nil {
+	return conditionOf(c.Status.Conditions, typ)
+}
+
+// conditionOf returns a condition, or an empty one.
+func conditionOf(conds []metav1.Condition, typ string) metav1.Condition {
+	if cond := meta.FindStatusCondition(conds, typ); cond != nil {
 		return *cond
 	}
 	return metav1.Condition{}

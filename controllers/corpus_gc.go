@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"sort"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -42,10 +44,8 @@ func (r *CorpusReconciler) collectGarbage(ctx context.Context, s *corpusState) (
 		return ctrl.Result{}, err
 	}
 	for _, rev := range planGarbage(present, s.corpus.Status.History, s.revision) {
-		err := r.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(s.corpus.Namespace),
-			client.MatchingLabels{cmbundle.LabelCorpus: s.corpus.Name, cmbundle.LabelRevision: rev})
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("deleting revision %s: %w", rev, err)
+		if err := r.deleteRevisionObjects(ctx, s.corpus, rev); err != nil {
+			return ctrl.Result{}, err
 		}
 		r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeNormal, "RevisionDeleted", "GarbageCollect", "deleted revision %s, past retention", rev)
 	}
@@ -94,9 +94,12 @@ func (r *CorpusReconciler) finalize(ctx context.Context, c *v1alpha1.Corpus) err
 	if err := r.releaseMilvus(ctx, c); err != nil {
 		return fmt.Errorf("releasing Milvus objects (deletionPolicy %s): %w", c.GetDeletionPolicy(), err)
 	}
-	err := r.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(c.Namespace), client.MatchingLabels{cmbundle.LabelCorpus: c.Name})
-	if err != nil {
-		return fmt.Errorf("deleting revisions: %w", err)
+	for _, obj := range []client.Object{&batchv1.Job{}, &corev1.PersistentVolumeClaim{}, &corev1.ConfigMap{}} {
+		err := r.DeleteAllOf(ctx, obj, client.InNamespace(c.Namespace), client.MatchingLabels{cmbundle.LabelCorpus: c.Name},
+			client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil {
+			return fmt.Errorf("deleting revisions: %w", err)
+		}
 	}
 	controllerutil.RemoveFinalizer(c, CorpusFinalizer)
 	return r.Update(ctx, c)

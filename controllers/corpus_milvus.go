@@ -60,11 +60,7 @@ func (r *CorpusReconciler) milvusConfig(ctx context.Context, c *v1alpha1.Corpus,
 // openCollection records the revision's collection in the inventory (and
 // publishes it, so a crash cannot leak it), then connects and creates it.
 func (r *CorpusReconciler) openCollection(ctx context.Context, s *corpusState, ref bundle.VectorStoreRef) (*milvus.Store, error) {
-	inv := inventoryOf(s.corpus)
-	if !hasCollection(inv, ref.Collection) {
-		inv.Collections = append(inv.Collections, v1alpha1.InventoryCollection{Name: ref.Collection, Revision: s.revision, Address: ref.Address, Database: ref.Database})
-		s.progress.flush()
-	}
+	r.recordCollection(s, ref)
 	cfg, err := r.milvusConfig(ctx, s.corpus, ref)
 	if err != nil {
 		return nil, err
@@ -78,6 +74,16 @@ func (r *CorpusReconciler) openCollection(ctx context.Context, s *corpusState, r
 		return nil, fmt.Errorf("creating collection %s: %w", ref.Collection, err)
 	}
 	return store, nil
+}
+
+// recordCollection adds the revision's collection to the inventory and
+// publishes the status at once, before the collection can exist.
+func (r *CorpusReconciler) recordCollection(s *corpusState, ref bundle.VectorStoreRef) {
+	inv := inventoryOf(s.corpus)
+	if !hasCollection(inv, ref.Collection) {
+		inv.Collections = append(inv.Collections, v1alpha1.InventoryCollection{Name: ref.Collection, Revision: s.revision, Address: ref.Address, Database: ref.Database})
+		s.progress.flush()
+	}
 }
 
 // moveAlias points the Corpus's alias at the active revision's collection

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,6 +123,14 @@ func TestMilvusOutageKeepsTheActiveRevisionServing(t *testing.T) {
 // embeddingServer answers OpenAI /v1/embeddings requests with 8-dimension
 // vectors derived from each input's letters.
 func embeddingServer(t *testing.T) *httptest.Server {
+	srv, _ := countingEmbeddingServer(t)
+	return srv
+}
+
+// countingEmbeddingServer is embeddingServer that also counts the texts
+// it embeds.
+func countingEmbeddingServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	var texts atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Input []string `json:"input"`
@@ -130,6 +139,7 @@ func embeddingServer(t *testing.T) *httptest.Server {
 			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
 			return
 		}
+		texts.Add(int64(len(req.Input)))
 		type item struct {
 			Object    string    `json:"object"`
 			Index     int       `json:"index"`
@@ -153,7 +163,7 @@ func embeddingServer(t *testing.T) *httptest.Server {
 		json.NewEncoder(w).Encode(out)
 	}))
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, &texts
 }
 
 func TestMilvusWithAnEmbeddingModelIndexesBothFields(t *testing.T) {

@@ -31,6 +31,10 @@ func (r *CorpusReconciler) promote(_ context.Context, s *corpusState) (ctrl.Resu
 		st.LastAppliedRevision = s.built.Name
 	}
 	if st.ActiveRevision != nil && st.ActiveRevision.Name == plan.active.Name {
+		// retainRevisions may have been lowered: older revisions go.
+		if retain := s.corpus.GetRetainRevisions(); len(st.History) > retain {
+			st.History = st.History[:retain]
+		}
 		return ctrl.Result{}, nil
 	}
 	previous := "none"

@@ -3,6 +3,8 @@ package controllers
 import (
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
@@ -48,13 +50,13 @@ func TestPlanPromotion(t *testing.T) {
 		{"a pin rolls back", corpus(v1alpha1.PromotionAuto, older.Name, "", &active), nil, older.Name, built.Name, v1alpha1.ReasonPinned, false},
 		{"a pin of the built revision", corpus(v1alpha1.PromotionAuto, built.Name, "", &active), nil, built.Name, "", "", false},
 		{"a pin that is not retained stalls", corpus(v1alpha1.PromotionAuto, "dddddddddddddddd", "", &active), nil, active.Name, built.Name, v1alpha1.ReasonPinnedRevisionMissing, true},
-		{"failed verification stalls", corpus(v1alpha1.PromotionAuto, "", "", &active), ptr(checked(v1alpha1.CheckFailed, "")), active.Name, built.Name, v1alpha1.ReasonVerificationFailed, true},
-		{"a failed gate stalls even when annotated", corpus(v1alpha1.PromotionAuto, "", built.Name, &active), ptr(checked(v1alpha1.CheckPassed, v1alpha1.CheckFailed)), active.Name, built.Name, v1alpha1.ReasonQualityGateFailed, true},
-		{"a failed first revision leaves none active", corpus(v1alpha1.PromotionAuto, "", "", nil), ptr(checked(v1alpha1.CheckPassed, v1alpha1.CheckFailed)), "", built.Name, v1alpha1.ReasonQualityGateFailed, true},
-		{"an inconclusive gate pauses", corpus(v1alpha1.PromotionAuto, "", "", &active), ptr(checked(v1alpha1.CheckPassed, v1alpha1.CheckInconclusive)), active.Name, built.Name, v1alpha1.ReasonQualityGateInconclusive, false},
-		{"the annotation resumes a pause", corpus(v1alpha1.PromotionAuto, "", built.Name, &active), ptr(checked(v1alpha1.CheckPassed, v1alpha1.CheckInconclusive)), built.Name, "", "", false},
-		{"a passed gate promotes", corpus(v1alpha1.PromotionAuto, "", "", &active), ptr(checked(v1alpha1.CheckPassed, v1alpha1.CheckPassed)), built.Name, "", "", false},
-		{"manual still waits after a passed gate", corpus(v1alpha1.PromotionManual, "", "", &active), ptr(checked(v1alpha1.CheckPassed, v1alpha1.CheckPassed)), active.Name, built.Name, v1alpha1.ReasonAwaitingPromotion, false},
+		{"failed verification stalls", corpus(v1alpha1.PromotionAuto, "", "", &active), ptr.To(checked(v1alpha1.CheckFailed, "")), active.Name, built.Name, v1alpha1.ReasonVerificationFailed, true},
+		{"a failed gate stalls even when annotated", corpus(v1alpha1.PromotionAuto, "", built.Name, &active), ptr.To(checked(v1alpha1.CheckPassed, v1alpha1.CheckFailed)), active.Name, built.Name, v1alpha1.ReasonQualityGateFailed, true},
+		{"a failed first revision leaves none active", corpus(v1alpha1.PromotionAuto, "", "", nil), ptr.To(checked(v1alpha1.CheckPassed, v1alpha1.CheckFailed)), "", built.Name, v1alpha1.ReasonQualityGateFailed, true},
+		{"an inconclusive gate pauses", corpus(v1alpha1.PromotionAuto, "", "", &active), ptr.To(checked(v1alpha1.CheckPassed, v1alpha1.CheckInconclusive)), active.Name, built.Name, v1alpha1.ReasonQualityGateInconclusive, false},
+		{"the annotation resumes a pause", corpus(v1alpha1.PromotionAuto, "", built.Name, &active), ptr.To(checked(v1alpha1.CheckPassed, v1alpha1.CheckInconclusive)), built.Name, "", "", false},
+		{"a passed gate promotes", corpus(v1alpha1.PromotionAuto, "", "", &active), ptr.To(checked(v1alpha1.CheckPassed, v1alpha1.CheckPassed)), built.Name, "", "", false},
+		{"manual still waits after a passed gate", corpus(v1alpha1.PromotionManual, "", "", &active), ptr.To(checked(v1alpha1.CheckPassed, v1alpha1.CheckPassed)), active.Name, built.Name, v1alpha1.ReasonAwaitingPromotion, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,8 +81,6 @@ func TestPlanPromotion(t *testing.T) {
 		})
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func TestPlanHistoryMarksOutcomesAndKeepsRetention(t *testing.T) {
 	now := metav1.Now()

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/cmbundle"
 )
 
 // summarize writes the conditions and observedGeneration from how the
@@ -26,6 +27,8 @@ func (r *CorpusReconciler) summarize(s *corpusState, result ctrl.Result, err err
 		markStalled(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonSourceError), withActive(c, stalledMessage(err)))
 	case err != nil:
 		markNotReady(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonProgressing), withActive(c, err.Error()))
+	case s.building:
+		markReconciling(&c.Status.Conditions, gen, v1alpha1.ReasonIndexing, s.message)
 	case !result.IsZero():
 		markNotReady(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonProgressing), withActive(c, s.message))
 	default:
@@ -88,6 +91,10 @@ func (r *CorpusReconciler) corporaOfPolicy(ctx context.Context, o client.Object)
 // revision ConfigMaps map to nothing.
 func (r *CorpusReconciler) corporaOfConfigMap(ctx context.Context, o client.Object) []ctrl.Request {
 	if o.GetLabels()[LabelManagedBy] == ManagedByValue {
+		// An indexing Job reports in its status ConfigMap.
+		if o.GetLabels()[cmbundle.LabelRole] == roleIndexStatus {
+			return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: o.GetLabels()[cmbundle.LabelCorpus]}}}
+		}
 		return nil
 	}
 	var list v1alpha1.CorpusList

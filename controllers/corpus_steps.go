@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +14,7 @@ import (
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/sourceset"
 )
 
 // apiKeyEnv is the variable query pods read an embedding API key from.
@@ -41,13 +43,21 @@ func (r *CorpusReconciler) resolvePolicy(ctx context.Context, s *corpusState) (c
 // readSources reads every source; per-source problems go to status. With
 // no document at all the Corpus is stalled until a source changes.
 func (r *CorpusReconciler) readSources(ctx context.Context, s *corpusState) (ctrl.Result, error) {
-	set, err := r.resolveSources(ctx, s.corpus)
+	if reconcileRequested(s.corpus) {
+		r.fetchers.Forget(urlsOf(s.corpus)...)
+	}
+	reader := &sourceset.Reader{Client: r.Client, Namespace: s.corpus.Namespace, Fetchers: &r.fetchers}
+	set, err := reader.Read(ctx, s.corpus.Spec.Sources)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	s.sources = set
-	s.corpus.Status.SourceErrors = set.errors
-	if len(set.docs) == 0 {
+	s.corpus.Status.SourceErrors = set.Errors
+	if strict := set.FailedStrictly(s.corpus.Spec.Sources); len(strict) > 0 {
+		s.reason = v1alpha1.ReasonSourceError
+		return ctrl.Result{}, stalled(fmt.Errorf("source %s could not be read in full and its failurePolicy is Fail: no revision is built until it can (see status.sourceErrors)", strings.Join(strict, ", ")))
+	}
+	if len(set.Docs) == 0 {
 		s.reason = v1alpha1.ReasonNoDocuments
 		return ctrl.Result{}, stalled(fmt.Errorf("the sources hold no document to index"))
 	}
@@ -125,7 +135,7 @@ func secretKey(ref *v1alpha1.SecretKeyReference) string {
 
 // computeRevision names the revision the spec and sources call for.
 func (r *CorpusReconciler) computeRevision(_ context.Context, s *corpusState) (ctrl.Result, error) {
-	digest := bundle.SourceDigest(s.sources.docs)
+	digest := bundle.SourceDigest(s.sources.Docs)
 	if s.corpus.UsesMilvus() {
 		s.vectorStore = milvusRef(s.corpus, "", s.embedCfg.Dimensions)
 	}
@@ -135,4 +145,15 @@ func (r *CorpusReconciler) computeRevision(_ context.Context, s *corpusState) (c
 	}
 	s.corpus.Status.LastAttemptedRevision = s.revision
 	return ctrl.Result{}, nil
+}
+
+// urlsOf lists the URLs of a Corpus's sources.
+func urlsOf(c *v1alpha1.Corpus) []string {
+	var out []string
+	for _, src := range c.Spec.Sources {
+		if src.URL != nil {
+			out = append(out, src.URL.URL)
+		}
+	}
+	return out
 }

@@ -92,14 +92,18 @@ func (r *RetrieverReconciler) plan(ctx context.Context, s *retrieverState) (*que
 		return nil, ctrl.Result{RequeueAfter: waitInterval}, nil
 	}
 	s.revision = served.Name
-	names, err := r.revisionConfigMaps(ctx, &c, s.revision)
+	if msg := claimAccessProblem(rt, &c); msg != "" {
+		s.reason = v1alpha1.ReasonClaimAccessMode
+		return nil, ctrl.Result{}, stalled(fmt.Errorf("%s", msg))
+	}
+	names, claim, err := r.revisionStore(ctx, &c, s.revision)
 	if err != nil {
 		return nil, ctrl.Result{}, err
 	}
 	if old := rt.Status.ServingRevision; old != "" && old != s.revision {
 		// Until the rollout ends, a pod of the revision being replaced
 		// that restarts must still be able to load it.
-		if previous, err := r.revisionConfigMaps(ctx, &c, old); err == nil {
+		if previous, _, err := r.revisionStore(ctx, &c, old); err == nil {
 			names = append(names, previous...)
 		}
 	}
@@ -107,16 +111,40 @@ func (r *RetrieverReconciler) plan(ctx context.Context, s *retrieverState) (*que
 	if image == "" {
 		image = r.DefaultImage
 	}
-	return &queryPlan{retriever: rt, corpus: &c, revision: s.revision, configMaps: names, image: image}, ctrl.Result{}, nil
+	return &queryPlan{retriever: rt, corpus: &c, revision: s.revision, configMaps: names, claim: claim, image: image}, ctrl.Result{}, nil
 }
 
-// revisionConfigMaps lists the ConfigMaps that hold a revision of c.
-func (r *RetrieverReconciler) revisionConfigMaps(ctx context.Context, c *v1alpha1.Corpus, revision string) ([]string, error) {
+// revisionStore says where a revision of c is: the ConfigMaps that hold
+// it, or the claim that does (its manifest ConfigMap says which).
+func (r *RetrieverReconciler) revisionStore(ctx context.Context, c *v1alpha1.Corpus, revision string) ([]string, string, error) {
 	var manifest corev1.ConfigMap
 	if err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.RevisionObjectName(revision)}, &manifest); err != nil {
-		return nil, fmt.Errorf("reading revision %s of Corpus %s: %w", revision, c.Name, err)
+		return nil, "", fmt.Errorf("reading revision %s of Corpus %s: %w", revision, c.Name, err)
 	}
-	return cmbundle.Names(&manifest)
+	if claim := manifest.Data[claimKey]; claim != "" {
+		return nil, claim, nil
+	}
+	names, err := cmbundle.Names(&manifest)
+	return names, "", err
+}
+
+// claimAccessProblem explains why more than one replica cannot mount the
+// Corpus's claims, "" when they can.
+func claimAccessProblem(rt *v1alpha1.Retriever, c *v1alpha1.Corpus) string {
+	if !c.UsesClaims() || rt.GetReplicas() <= 1 {
+		return ""
+	}
+	modes := c.Spec.ParentStore.PersistentVolumeClaim.AccessModes
+	for _, m := range modes {
+		if m == corev1.ReadOnlyMany || m == corev1.ReadWriteMany {
+			return ""
+		}
+	}
+	if len(modes) == 0 {
+		modes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+	}
+	return fmt.Sprintf("%d replicas cannot all mount Corpus %s's claims (access modes %v): set its parentStore.persistentVolumeClaim.accessModes to include ReadOnlyMany or ReadWriteMany, or use 1 replica",
+		rt.GetReplicas(), c.Name, modes)
 }
 
 // apply writes every object with server-side apply under one field

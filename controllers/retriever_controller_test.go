@@ -161,7 +161,7 @@ func TestAPIServerRefusesInvalidRetrieversAndCorpora(t *testing.T) {
 	}
 	twoKinds := inlineCorpus(ns, "p", sampleDocs()[0])
 	twoKinds.Spec.Sources[0].ConfigMap = &v1alpha1.ConfigMapSource{Name: "x"}
-	if err := k8s.Create(context.Background(), twoKinds); err == nil || !contains(err.Error(), "exactly one of inline, configMap or selector") {
+	if err := k8s.Create(context.Background(), twoKinds); err == nil || !contains(err.Error(), "exactly one of inline, configMap, selector or url") {
 		t.Fatalf("a source with two kinds accepted or unclear: %v", err)
 	}
 }

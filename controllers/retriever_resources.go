@@ -10,6 +10,7 @@ import (
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/indexjob"
 )
 
 // Query server settings shared by the Deployment and its probes.
@@ -29,7 +30,10 @@ type queryPlan struct {
 	// rollout replaces it, those of the revision served before: the only
 	// ones the query pods may read.
 	configMaps []string
-	image      string
+	// claim holds the revision instead, with a persistentVolumeClaim
+	// parent store.
+	claim string
+	image string
 }
 
 // selectorLabels select the Retriever's pods.
@@ -65,11 +69,15 @@ func (p *queryPlan) serviceAccount() *corev1ac.ServiceAccountApplyConfiguration 
 // role lets the query pods read exactly the ConfigMaps of the revision
 // they serve, and nothing else.
 func (p *queryPlan) role() *rbacv1ac.RoleApplyConfiguration {
-	return rbacv1ac.Role(p.retriever.Name, p.retriever.Namespace).
-		WithLabels(p.labels()).WithOwnerReferences(p.owner()).
-		WithRules(rbacv1ac.PolicyRule().
-			WithAPIGroups("").WithResources("configmaps").
-			WithVerbs("get").WithResourceNames(p.configMaps...))
+	role := rbacv1ac.Role(p.retriever.Name, p.retriever.Namespace).
+		WithLabels(p.labels()).WithOwnerReferences(p.owner())
+	if len(p.configMaps) == 0 {
+		// A revision on a claim needs no ConfigMap; no names would mean all.
+		return role.WithRules()
+	}
+	return role.WithRules(rbacv1ac.PolicyRule().
+		WithAPIGroups("").WithResources("configmaps").
+		WithVerbs("get").WithResourceNames(p.configMaps...))
 }
 
 // roleBinding grants the role to the service account.
@@ -118,7 +126,17 @@ func (p *queryPlan) podSpec() *corev1ac.PodSpecApplyConfiguration {
 		WithSecurityContext(corev1ac.PodSecurityContext().WithRunAsNonRoot(true).
 			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
 		WithContainers(p.container()).
-		WithVolumes(corev1ac.Volume().WithName("data").WithEmptyDir(corev1ac.EmptyDirVolumeSource()))
+		WithVolumes(p.volume())
+}
+
+// volume is the revision's claim, read-only, or scratch space for a
+// revision unpacked from ConfigMaps.
+func (p *queryPlan) volume() *corev1ac.VolumeApplyConfiguration {
+	v := corev1ac.Volume().WithName("data")
+	if p.claim != "" {
+		return v.WithPersistentVolumeClaim(corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(p.claim).WithReadOnly(true))
+	}
+	return v.WithEmptyDir(corev1ac.EmptyDirVolumeSource())
 }
 
 // container runs the query server with the Retriever's settings.
@@ -126,25 +144,46 @@ func (p *queryPlan) container() *corev1ac.ContainerApplyConfiguration {
 	return corev1ac.Container().
 		WithName("server").
 		WithImage(p.image).
-		WithArgs(ServeArgs(p.retriever, p.corpus, p.revision)...).
+		WithArgs(p.serveArgs()...).
 		WithEnv(p.env()...).
 		WithPorts(corev1ac.ContainerPort().WithName(serverPortName).WithContainerPort(serverPort).WithProtocol(corev1.ProtocolTCP)).
 		WithReadinessProbe(probe("/readyz", 2)).
 		WithLivenessProbe(probe("/healthz", 10)).
 		WithResources(p.resources()).
-		WithVolumeMounts(corev1ac.VolumeMount().WithName("data").WithMountPath(dataDir)).
+		WithVolumeMounts(corev1ac.VolumeMount().WithName("data").WithMountPath(dataDir).WithReadOnly(p.claim != "")).
 		WithSecurityContext(corev1ac.SecurityContext().
 			WithAllowPrivilegeEscalation(false).WithReadOnlyRootFilesystem(true).WithRunAsNonRoot(true).
 			WithCapabilities(corev1ac.Capabilities().WithDrop("ALL")))
 }
 
-// ServeArgs are the query server's arguments for a revision of a Corpus.
-// The end-to-end test runs `parentrag serve` with exactly these.
+// serveArgs are the query server's arguments for the plan's revision.
+func (p *queryPlan) serveArgs() []string {
+	if p.claim != "" {
+		return ClaimServeArgs(p.retriever)
+	}
+	return ServeArgs(p.retriever, p.corpus, p.revision)
+}
+
+// ServeArgs are the query server's arguments for a revision of a Corpus
+// kept in ConfigMaps. The end-to-end test runs `parentrag serve` with
+// exactly these.
 func ServeArgs(r *v1alpha1.Retriever, c *v1alpha1.Corpus, revision string) []string {
-	return []string{
+	return append([]string{
 		"serve",
 		"--configmap=" + c.RevisionObjectName(revision),
 		"--data-dir=" + dataDir + "/" + v1alpha1.ShortRevision(revision),
+	}, queryArgs(r)...)
+}
+
+// ClaimServeArgs are the query server's arguments for a revision on a
+// claim, mounted read-only: the bundle is served where it lies.
+func ClaimServeArgs(r *v1alpha1.Retriever) []string {
+	return append([]string{"serve", "--index=" + dataDir + "/" + indexjob.BundleDir}, queryArgs(r)...)
+}
+
+// queryArgs are the server address and the Retriever's query settings.
+func queryArgs(r *v1alpha1.Retriever) []string {
+	return []string{
 		"--addr=:" + itoa(serverPort),
 		"--max-parents=" + itoa(r.GetMaxParents()),
 		"--child-top-k=" + itoa(r.GetChildTopK()),

@@ -10,12 +10,14 @@ import (
 
 // summarize writes the Retriever's conditions: Ready once every replica
 // serves the Corpus's active revision, Reconciling while the Deployment
-// rolls out or the Corpus is not ready, Stalled never (every wait can end
-// on its own).
+// rolls out or the Corpus is not ready, Stalled when its replicas cannot
+// mount the Corpus's claims.
 func (r *RetrieverReconciler) summarize(s *retrieverState, result ctrl.Result, err error) {
 	rt := s.retriever
 	gen := rt.Generation
 	switch {
+	case err != nil && isStalled(err):
+		markStalled(&rt.Status.Conditions, gen, s.reason, stalledMessage(err))
 	case err != nil:
 		markNotReady(&rt.Status.Conditions, gen, v1alpha1.ReasonProgressing, err.Error())
 	case !result.IsZero():

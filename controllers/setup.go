@@ -29,6 +29,8 @@ type Options struct {
 	Image string
 	// ConcurrentBuilds bounds how many Corpora index at once.
 	ConcurrentBuilds int
+	// EmbeddingCacheDir holds the Corpora's embedding caches.
+	EmbeddingCacheDir string
 }
 
 // Setup registers the ChunkingPolicy, Corpus and Retriever controllers
@@ -41,7 +43,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := policy.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ChunkingPolicy controller: %w", err)
 	}
-	corpus := &CorpusReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("corpus-controller"), MaxConcurrentBuilds: o.ConcurrentBuilds}
+	corpus := &CorpusReconciler{Client: mgr.GetClient(), Image: o.Image, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("corpus-controller"), MaxConcurrentBuilds: o.ConcurrentBuilds, EmbeddingCacheDir: o.EmbeddingCacheDir}
 	if err := corpus.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Corpus controller: %w", err)
 	}

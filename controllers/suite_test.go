@@ -46,7 +46,13 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := controllers.Setup(mgr, controllers.Options{Image: "parentrag:test"}); err != nil {
+	cacheDir, err := os.MkdirTemp("", "parentrag-test-cache-*")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(cacheDir)
+	if err := controllers.Setup(mgr, controllers.Options{Image: "parentrag:test", EmbeddingCacheDir: cacheDir}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

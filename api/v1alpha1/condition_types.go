@@ -81,4 +81,7 @@ const (
 	// ReasonBuildSuperseded: a change during a build called for another
 	// revision; the stale build was stopped and removed.
 	ReasonBuildSuperseded = "BuildSuperseded"
+	// ReasonClaimAccessMode: more Retriever replicas than the Corpus's
+	// claims can be mounted by.
+	ReasonClaimAccessMode = "ClaimAccessMode"
 )

@@ -155,3 +155,21 @@ func (c *Corpus) RevisionFor(track Track) *RevisionStatus {
 	}
 	return c.Status.ActiveRevision
 }
+
+// UsesClaims reports whether revisions are kept on PersistentVolumeClaims.
+func (c *Corpus) UsesClaims() bool {
+	return c.Spec.ParentStore != nil && c.Spec.ParentStore.PersistentVolumeClaim != nil
+}
+
+// GetIndexingMode returns where revisions are built: the spec's choice,
+// else Job with a persistentVolumeClaim parent store and InProcess
+// otherwise.
+func (c *Corpus) GetIndexingMode() IndexingMode {
+	if c.Spec.Indexing != nil && c.Spec.Indexing.Mode != "" {
+		return c.Spec.Indexing.Mode
+	}
+	if c.UsesClaims() {
+		return IndexingJob
+	}
+	return IndexingInProcess
+}

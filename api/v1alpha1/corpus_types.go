@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -56,8 +58,67 @@ type ConfigMapSource struct {
 	Keys []string `json:"keys,omitempty"`
 }
 
+// URLSource reads documents from an HTTP(S) file or a .tar.gz, .tgz,
+// .tar or .zip archive, such as a Flux source artifact.
+type URLSource struct {
+	// url of the file or archive.
+	// +kubebuilder:validation:Pattern=`^https?://`
+	// +kubebuilder:validation:MaxLength=2048
+	// +required
+	URL string `json:"url"`
+
+	// include selects archive paths by glob (** crosses directories);
+	// Markdown, text, reStructuredText and JSON Lines files when empty.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Include []string `json:"include,omitempty"`
+
+	// exclude drops archive paths by glob.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Exclude []string `json:"exclude,omitempty"`
+
+	// checksum the download must have: "sha256:<hex>", the form of a Flux
+	// artifact's digest.
+	// +kubebuilder:validation:Pattern=`^(sha256:)?[0-9a-f]{64}$`
+	// +optional
+	Checksum string `json:"checksum,omitempty"`
+
+	// maxFileSize rejects larger files, each reported (default 10Mi).
+	// +optional
+	MaxFileSize *resource.Quantity `json:"maxFileSize,omitempty"`
+
+	// maxTotalSize fails the source when the download or what it expands
+	// to is larger (default 1Gi).
+	// +optional
+	MaxTotalSize *resource.Quantity `json:"maxTotalSize,omitempty"`
+
+	// secretRef names a Secret with "bearerToken", or "username" and
+	// "password", sent with every request.
+	// +optional
+	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
+
+	// interval between checks for a new version of the content (default
+	// 10m); a reconcile request checks at once.
+	// +optional
+	Interval *metav1.Duration `json:"interval,omitempty"`
+}
+
+// FailurePolicy says what a document that cannot be read does to a
+// revision.
+// +kubebuilder:validation:Enum=Ignore;Fail
+type FailurePolicy string
+
+// Failure policies.
+const (
+	// FailureIgnore reports the document in status and indexes the rest.
+	FailureIgnore FailurePolicy = "Ignore"
+	// FailureFail builds no revision while a document cannot be read.
+	FailureFail FailurePolicy = "Fail"
+)
+
 // Source is one place documents come from. Exactly one field is set.
-// +kubebuilder:validation:XValidation:rule="[has(self.inline), has(self.configMap), has(self.selector)].filter(x, x).size() == 1",message="a source sets exactly one of inline, configMap or selector"
+// +kubebuilder:validation:XValidation:rule="[has(self.inline), has(self.configMap), has(self.selector), has(self.url)].filter(x, x).size() == 1",message="a source sets exactly one of inline, configMap, selector or url"
 type Source struct {
 	// name identifies the source in status and events.
 	// +kubebuilder:validation:MinLength=1
@@ -79,6 +140,17 @@ type Source struct {
 	// labels match.
 	// +optional
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+
+	// url reads a file or an archive over HTTP(S).
+	// +optional
+	URL *URLSource `json:"url,omitempty"`
+
+	// failurePolicy is Ignore (default: a document that cannot be read is
+	// reported in status and the rest is indexed) or Fail (no revision is
+	// built while one cannot be read).
+	// +kubebuilder:default=Ignore
+	// +optional
+	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty"`
 }
 
 // SecretKeyReference names one key of a Secret in the same namespace.
@@ -359,17 +431,89 @@ const (
 // ConfigMapParentStore keeps a revision in immutable ConfigMaps.
 type ConfigMapParentStore struct{}
 
+// PersistentVolumeClaimParentStore keeps each revision's bundle on a
+// PersistentVolumeClaim of its own, "<corpus>-<revision[:8]>", written once
+// by the revision's indexing Job and mounted read-only by its query pods.
+type PersistentVolumeClaimParentStore struct {
+	// storageClassName of each claim; the cluster's default when unset.
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+
+	// size requested for each claim, such as 10Gi. A revision's bundle is
+	// 5 to 7 times its text with the builtin embedder.
+	// +required
+	Size resource.Quantity `json:"size"`
+
+	// accessModes of each claim; default [ReadWriteOnce]. A Retriever with
+	// more than one replica needs ReadOnlyMany or ReadWriteMany.
+	// +kubebuilder:validation:MaxItems=4
+	// +kubebuilder:validation:items:Enum=ReadWriteOnce;ReadOnlyMany;ReadWriteMany;ReadWriteOncePod
+	// +optional
+	AccessModes []corev1.PersistentVolumeAccessMode `json:"accessModes,omitempty"`
+}
+
 // ParentStore chooses where parents are kept.
+// +kubebuilder:validation:XValidation:rule="!(has(self.configMap) && has(self.persistentVolumeClaim))",message="parentStore sets at most one of configMap or persistentVolumeClaim"
 type ParentStore struct {
 	// configMap keeps each revision in immutable ConfigMaps named after it,
 	// sharded under the 1 MiB object limit (the default).
 	// +optional
 	ConfigMap *ConfigMapParentStore `json:"configMap,omitempty"`
+
+	// persistentVolumeClaim keeps each revision on its own claim, for
+	// corpora too big for ConfigMaps; revisions are built by Jobs.
+	// +optional
+	PersistentVolumeClaim *PersistentVolumeClaimParentStore `json:"persistentVolumeClaim,omitempty"`
+}
+
+// IndexingMode says where a revision is built.
+// +kubebuilder:validation:Enum=InProcess;Job
+type IndexingMode string
+
+// Indexing modes.
+const (
+	// IndexingInProcess builds revisions inside the operator.
+	IndexingInProcess IndexingMode = "InProcess"
+	// IndexingJob builds each revision in a batch/v1 Job.
+	IndexingJob IndexingMode = "Job"
+)
+
+// Indexing says where and with what a revision is built.
+type Indexing struct {
+	// mode is InProcess (the default with a configMap parent store) or Job
+	// (the default, and the only choice, with a persistentVolumeClaim one).
+	// +optional
+	Mode IndexingMode `json:"mode,omitempty"`
+
+	// resources of the indexing Job's container; requests of 500m CPU and
+	// 512Mi memory when unset.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// backoffLimit is how many times a failed indexing pod is retried
+	// (default 2).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10
+	// +optional
+	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+
+	// activeDeadlineSeconds bounds an indexing Job's run (default 3600).
+	// +kubebuilder:validation:Minimum=60
+	// +kubebuilder:validation:Maximum=604800
+	// +optional
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+
+	// image runs `parentrag index`; the operator's own image when unset.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Image string `json:"image,omitempty"`
 }
 
 // CorpusSpec declares documents, how they are split and where they are
 // indexed.
 // +kubebuilder:validation:XValidation:rule="!has(self.vectorStore) || !has(self.vectorStore.milvus) || !has(self.embedding) || !has(self.embedding.openAI) || has(self.embedding.openAI.dimensions)",message="embedding.openAI.dimensions is required with vectorStore.milvus: it sizes the collection's dense vector field"
+// +kubebuilder:validation:XValidation:rule="!has(self.parentStore) || !has(self.parentStore.persistentVolumeClaim) || !has(self.indexing) || !has(self.indexing.mode) || self.indexing.mode == 'Job'",message="a persistentVolumeClaim parent store is written by an indexing Job: indexing.mode must be Job"
+// +kubebuilder:validation:XValidation:rule="!has(self.indexing) || !has(self.indexing.mode) || self.indexing.mode != 'Job' || (has(self.parentStore) && has(self.parentStore.persistentVolumeClaim))",message="indexing.mode Job writes revisions to a persistentVolumeClaim parent store: set parentStore.persistentVolumeClaim"
 type CorpusSpec struct {
 	// chunkingPolicyRef names the ChunkingPolicy that splits the documents.
 	// +required
@@ -394,6 +538,11 @@ type CorpusSpec struct {
 	// parentStore chooses where parents are kept; configMap when unset.
 	// +optional
 	ParentStore *ParentStore `json:"parentStore,omitempty"`
+
+	// indexing says where revisions are built: in the operator, or in
+	// Jobs.
+	// +optional
+	Indexing *Indexing `json:"indexing,omitempty"`
 
 	// retainRevisions is how many revisions are kept, the active one
 	// included, for rollback.
@@ -434,6 +583,10 @@ type RevisionStatus struct {
 	Bytes int64 `json:"bytes"`
 	// configMaps is how many ConfigMaps hold the revision.
 	ConfigMaps int `json:"configMaps"`
+	// claim is the PersistentVolumeClaim holding the revision, with a
+	// persistentVolumeClaim parent store.
+	// +optional
+	Claim string `json:"claim,omitempty"`
 	// builtAt is when the revision was built.
 	BuiltAt metav1.Time `json:"builtAt"`
 	// promotedAt is when the revision last became active.
@@ -560,6 +713,43 @@ type IndexProgress struct {
 	Total int `json:"total"`
 }
 
+// BuildStatus reports one build of a revision.
+type BuildStatus struct {
+	// revision built.
+	Revision string `json:"revision"`
+	// mode it was built in: InProcess or Job.
+	Mode IndexingMode `json:"mode"`
+	// job is the indexing Job, in Job mode.
+	// +optional
+	Job string `json:"job,omitempty"`
+	// logs says where the build's logs are.
+	// +optional
+	Logs string `json:"logs,omitempty"`
+	// result is Succeeded or Failed.
+	Result string `json:"result"`
+	// message says what failed, and in which document when one did.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// startedAt and finishedAt bound the build.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// +optional
+	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+	// embeddingCache counts children whose vectors came from the cache
+	// (hits) and from the embedding API (misses), with an embedding model.
+	// +optional
+	EmbeddingCache *EmbeddingCacheStatus `json:"embeddingCache,omitempty"`
+}
+
+// EmbeddingCacheStatus reports how much of a build the embedding cache
+// saved.
+type EmbeddingCacheStatus struct {
+	Hits   int64 `json:"hits"`
+	Misses int64 `json:"misses"`
+	// hitRate is hits over hits and misses, as a decimal.
+	HitRate string `json:"hitRate"`
+}
+
 // CorpusStatus is the observed state of a Corpus.
 type CorpusStatus struct {
 	// conditions hold the latest observations: Ready, Reconciling, Stalled
@@ -600,6 +790,10 @@ type CorpusStatus struct {
 	// progress reports the build in flight.
 	// +optional
 	Progress *IndexProgress `json:"progress,omitempty"`
+
+	// lastBuild reports the last build that ran to its end.
+	// +optional
+	LastBuild *BuildStatus `json:"lastBuild,omitempty"`
 
 	// sourceErrors lists sources or documents that could not be read.
 	// +kubebuilder:validation:MaxItems=50

@@ -19,6 +19,7 @@ type managerFlags struct {
 	leaderElect            bool
 	image                  string
 	concurrentBuilds       int
+	embeddingCacheDir      string
 }
 
 // newManagerCommand runs the operator: the ChunkingPolicy, Corpus and
@@ -41,7 +42,7 @@ func newManagerCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("creating manager: %w", err)
 			}
-			if err := controllers.Setup(mgr, controllers.Options{Image: f.image, ConcurrentBuilds: f.concurrentBuilds}); err != nil {
+			if err := controllers.Setup(mgr, controllers.Options{Image: f.image, ConcurrentBuilds: f.concurrentBuilds, EmbeddingCacheDir: f.embeddingCacheDir}); err != nil {
 				return err
 			}
 			if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -59,5 +60,6 @@ func newManagerCommand() *cobra.Command {
 	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader, for more than one operator replica")
 	fl.StringVar(&f.image, "image", os.Getenv("PARENTRAG_IMAGE"), "image of the query server when a Retriever names none (env PARENTRAG_IMAGE)")
 	fl.IntVar(&f.concurrentBuilds, "concurrent-builds", 2, "how many Corpora index at once")
+	fl.StringVar(&f.embeddingCacheDir, "embedding-cache-dir", "", "where each Corpus's embedding cache is kept (default: parentrag-embedding-cache in the temporary directory)")
 	return cmd
 }

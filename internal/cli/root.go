@@ -15,6 +15,6 @@ func NewRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newSplitCommand(), newLocalCommand(), newEvalCommand(), newManagerCommand())
-	root.AddCommand(newServeCommand())
+	root.AddCommand(newServeCommand(), newIndexCommand())
 	return root
 }

@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -141,18 +142,13 @@ func (s *ServeProcess) Retrieve(ctx context.Context, query string, maxParents in
 // serviceAccountKubeconfig writes a kubeconfig that authenticates as the
 // service account with a fresh bound token.
 func (e *Env) serviceAccountKubeconfig(ctx context.Context, namespace, sa string) (string, error) {
-	cs, err := kubernetes.NewForConfig(e.Config)
+	token, err := e.serviceAccountToken(ctx, namespace, sa)
 	if err != nil {
 		return "", err
 	}
-	expiry := int64(3600)
-	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, sa, &authv1.TokenRequest{Spec: authv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
-	if err != nil {
-		return "", fmt.Errorf("requesting a token for service account %s/%s: %w", namespace, sa, err)
-	}
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["cluster"] = &clientcmdapi.Cluster{Server: e.Config.Host, CertificateAuthorityData: e.Config.CAData}
-	cfg.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	cfg.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: token}
 	cfg.Contexts["sa"] = &clientcmdapi.Context{Cluster: "cluster", AuthInfo: "sa", Namespace: namespace}
 	cfg.CurrentContext = "sa"
 	path := filepath.Join(e.dir, fmt.Sprintf("%s-%s.kubeconfig", namespace, sa))
@@ -243,4 +239,29 @@ func (s *ServeProcess) Memory() (Memory, error) {
 		return m, fmt.Errorf("no VmRSS in /proc/%d/status", s.p.cmd.Process.Pid)
 	}
 	return m, nil
+}
+
+// ServiceAccountClient is a client that acts as a service account, with a
+// token from the TokenRequest API, as a pod of that account would.
+func (e *Env) ServiceAccountClient(ctx context.Context, namespace, sa string) (client.Client, error) {
+	token, err := e.serviceAccountToken(ctx, namespace, sa)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &rest.Config{Host: e.Config.Host, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAData: e.Config.CAData}}
+	return client.New(cfg, client.Options{})
+}
+
+// serviceAccountToken requests an hour's token for a service account.
+func (e *Env) serviceAccountToken(ctx context.Context, namespace, sa string) (string, error) {
+	cs, err := kubernetes.NewForConfig(e.Config)
+	if err != nil {
+		return "", err
+	}
+	expiry := int64(3600)
+	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, sa, &authv1.TokenRequest{Spec: authv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("requesting a token for service account %s/%s: %w", namespace, sa, err)
+	}
+	return tr.Status.Token, nil
 }

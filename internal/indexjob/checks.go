@@ -1,0 +1,61 @@
+package indexjob
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/rollout"
+)
+
+// VerificationStatus records the result of rollout.Verify.
+func VerificationStatus(v rollout.Verification, err error) *v1alpha1.VerificationStatus {
+	if err != nil {
+		out := FailedVerification(err)
+		out.Children, out.Parents, out.SampledQueries, out.ResolvedChildren = v.Children, v.Parents, v.SampledQueries, v.ResolvedChildren
+		return out
+	}
+	return &v1alpha1.VerificationStatus{
+		Result: v1alpha1.CheckPassed, Children: v.Children, Parents: v.Parents,
+		SampledQueries: v.SampledQueries, ResolvedChildren: v.ResolvedChildren, CheckedAt: metav1.NewTime(time.Now()),
+		Message: fmt.Sprintf("stores hold %d children and %d parents as the manifest says; %d sample queries answered, %d hit children resolved to parents of the revision",
+			v.Children, v.Parents, v.SampledQueries, v.ResolvedChildren),
+	}
+}
+
+// FailedVerification records a check that failed.
+func FailedVerification(err error) *v1alpha1.VerificationStatus {
+	return &v1alpha1.VerificationStatus{Result: v1alpha1.CheckFailed, Message: err.Error(), CheckedAt: metav1.NewTime(time.Now())}
+}
+
+// GateStatus records a quality gate result.
+func GateStatus(res rollout.GateResult, activeName, digest string) *v1alpha1.QualityGateStatus {
+	out := &v1alpha1.QualityGateStatus{
+		Result: v1alpha1.CheckResult(res.Outcome), Queries: res.Queries, CandidateHitRate: rate(res.CandidateHitRate),
+		Errors: res.Errors, Misses: res.Misses, Message: res.Message, Digest: digest, EvaluatedAt: metav1.NewTime(time.Now()),
+	}
+	if res.HasActive {
+		out.ActiveHitRate, out.ActiveRevision = rate(res.ActiveHitRate), activeName
+	}
+	if len(out.Misses) > 5 {
+		out.Misses = out.Misses[:5]
+	}
+	return out
+}
+
+// rate formats a hit rate for status.
+func rate(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) }
+
+// CacheStatus reports what a build's embedding cache saved, nil without
+// one.
+func CacheStatus(cache *embed.Cached) *v1alpha1.EmbeddingCacheStatus {
+	if cache == nil {
+		return nil
+	}
+	st := cache.Stats()
+	return &v1alpha1.EmbeddingCacheStatus{Hits: st.Hits, Misses: st.Misses, HitRate: strconv.FormatFloat(st.HitRate(), 'f', 3, 64)}
+}

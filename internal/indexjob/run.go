@@ -1,0 +1,268 @@
+package indexjob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/policy"
+	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/vectorstore/milvus"
+	"github.com/parentrag/parentrag/internal/rollout"
+	"github.com/parentrag/parentrag/internal/sourceset"
+)
+
+// BundleDir is where, inside the revision's volume, the bundle is written;
+// the volume's root cannot be replaced atomically, a directory in it can.
+const BundleDir = "bundle"
+
+// Runner builds the revision a plan describes.
+type Runner struct {
+	// Client reads the plan, the sources and writes the status.
+	Client client.Client
+	// Namespace of the plan.
+	Namespace string
+	// Volume is the revision's volume; the bundle goes to Volume/bundle.
+	Volume string
+	// ActiveVolume holds the active revision, for the quality gate; ""
+	// when there is none.
+	ActiveVolume string
+	// EmbeddingCacheDir keeps the Corpus's embedding cache; "" for none.
+	EmbeddingCacheDir string
+	// OnProgress, when set, also receives every progress report.
+	OnProgress func(indexer.Progress)
+}
+
+// Run builds, verifies and, when asked, measures the revision of the plan
+// in ConfigMap planName, and reports the result or the failure in the
+// plan's status ConfigMap. It returns the failure too, so that the Job
+// fails and Kubernetes retries it as its backoffLimit says.
+func (r *Runner) Run(ctx context.Context, planName string) error {
+	plan, err := r.readPlan(ctx, planName)
+	if err != nil {
+		return err
+	}
+	rep := &reporter{client: r.Client, key: client.ObjectKey{Namespace: r.Namespace, Name: plan.StatusConfigMap}, also: r.OnProgress}
+	res, err := r.build(ctx, plan, rep)
+	if err != nil {
+		var fail *Failure
+		if !errors.As(err, &fail) {
+			fail = &Failure{Message: err.Error()}
+		}
+		if werr := rep.write(ctx, FailureKey, Encode(fail)); werr != nil {
+			return errors.Join(err, werr)
+		}
+		return err
+	}
+	return rep.write(ctx, ResultKey, Encode(res))
+}
+
+// Error makes a Failure an error.
+func (f *Failure) Error() string {
+	if f.Document != "" {
+		return fmt.Sprintf("document %s: %s", f.Document, f.Message)
+	}
+	return f.Message
+}
+
+// readPlan reads and decodes the plan ConfigMap.
+func (r *Runner) readPlan(ctx context.Context, name string) (*Plan, error) {
+	var cm corev1.ConfigMap
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: name}, &cm); err != nil {
+		return nil, fmt.Errorf("reading the plan ConfigMap %s: %w", name, err)
+	}
+	return ReadPlan(&cm)
+}
+
+// build runs the steps of a build and returns its result.
+func (r *Runner) build(ctx context.Context, plan *Plan, rep *reporter) (*Result, error) {
+	compiled, err := policy.Compile(&plan.Policy)
+	if err != nil {
+		return nil, fmt.Errorf("the plan's policy: %w", err)
+	}
+	if compiled.Revision != plan.PolicyRevision {
+		return nil, fmt.Errorf("the policy compiles to revision %s here, %s in the operator: the image differs from the operator's", compiled.Revision, plan.PolicyRevision)
+	}
+	set, err := r.readSources(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	e, cache, release, err := r.embedder(plan.Embedder)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	m, err := r.index(ctx, plan, compiled, set, e, rep)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Manifest: m, SourceErrors: set.Errors, SourceErrorCount: set.ErrorCount}
+	res.EmbeddingCache = CacheStatus(cache)
+	if err := r.check(ctx, plan, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// readSources reads exactly the sources the operator read and refuses to
+// build when they changed since.
+func (r *Runner) readSources(ctx context.Context, plan *Plan) (*sourceset.Set, error) {
+	reader := &sourceset.Reader{Client: r.Client, Namespace: r.Namespace}
+	set, err := reader.Read(ctx, plan.Sources)
+	if err != nil {
+		return nil, err
+	}
+	if strict := set.FailedStrictly(plan.Sources); len(strict) > 0 {
+		first := set.Errors[0]
+		return nil, &Failure{Document: first.Document, Message: fmt.Sprintf("source %s could not be read in full and its failurePolicy is Fail: %s", strings.Join(strict, ", "), first.Message)}
+	}
+	if got := bundle.SourceDigest(set.Docs); got != plan.SourceDigest {
+		return nil, fmt.Errorf("the sources changed since revision %s was planned (digest %s, planned %s); the operator plans a new revision", plan.Revision, got, plan.SourceDigest)
+	}
+	return set, nil
+}
+
+// index builds the bundle into the volume and returns its manifest.
+func (r *Runner) index(ctx context.Context, plan *Plan, compiled *policy.Compiled, set *sourceset.Set, e embed.Embedder, rep *reporter) (bundle.Manifest, error) {
+	opts := indexer.Options{OnProgress: func(p indexer.Progress) { rep.progress(ctx, p) }, ContextWeight: float32(plan.Embedder.ContextWeight)}
+	var store *milvus.Store
+	if plan.VectorStore.Kind == bundle.VectorStoreMilvus {
+		var err error
+		if store, err = openCollection(ctx, plan); err != nil {
+			return bundle.Manifest{}, err
+		}
+		defer store.Close(ctx)
+		opts.Store = store
+	}
+	ix, err := indexer.Build(ctx, set.Docs, compiled.Builder, e, opts)
+	if err != nil {
+		return bundle.Manifest{}, err
+	}
+	if store != nil {
+		if err := store.Finish(ctx, len(ix.Children)); err != nil {
+			return bundle.Manifest{}, fmt.Errorf("finishing collection %s: %w", store.Name(), err)
+		}
+	}
+	spec := compiled.Spec
+	m := bundle.Manifest{
+		Revision: plan.Revision, PolicyRevision: plan.PolicyRevision, Policy: []byte(Encode(spec)),
+		LengthUnit: string(spec.LengthUnit), Tokenizer: string(spec.Tokenizer),
+		SourceDigest: plan.SourceDigest, Embedder: plan.Embedder, VectorStore: plan.VectorStore,
+		CreatedAt: time.Now().UTC().Truncate(time.Second),
+	}
+	rep.progress(ctx, indexer.Progress{Stage: "store", Done: 0, Total: 1})
+	return bundle.Save(filepath.Join(r.Volume, BundleDir), ix, m, true)
+}
+
+// openCollection creates the revision's collection with the credentials
+// of the environment.
+func openCollection(ctx context.Context, plan *Plan) (*milvus.Store, error) {
+	cfg := bundle.MilvusConfig(plan.VectorStore)
+	cfg.Shards = plan.MilvusShards
+	store, err := milvus.Open(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("milvus at %s: %w", cfg.Address, err)
+	}
+	if err := store.Create(ctx); err != nil {
+		store.Close(ctx)
+		return nil, fmt.Errorf("creating collection %s: %w", cfg.Collection, err)
+	}
+	return store, nil
+}
+
+// check verifies the saved bundle as query pods will open it and measures
+// the quality gate against the active revision when the plan has one.
+func (r *Runner) check(ctx context.Context, plan *Plan, res *Result) error {
+	b, err := bundle.OpenContext(ctx, filepath.Join(r.Volume, BundleDir))
+	if err != nil {
+		if !errors.Is(err, bundle.ErrCountMismatch) {
+			return err
+		}
+		res.Verification = FailedVerification(err)
+		return nil
+	}
+	defer b.Close()
+	res.Verification = VerificationStatus(rollout.Verify(ctx, b, rollout.VerifyOptions{}))
+	if plan.Gate == nil || res.Verification.Result != v1alpha1.CheckPassed {
+		return nil
+	}
+	return r.gate(ctx, plan.Gate, b, res)
+}
+
+// gate measures the golden queries on the new bundle and the active one.
+func (r *Runner) gate(ctx context.Context, g *GatePlan, candidate *bundle.Bundle, res *Result) error {
+	golden, err := rollout.ParseGolden([]byte(g.Golden))
+	if err != nil {
+		return fmt.Errorf("golden queries: %w", err)
+	}
+	spec := rollout.GateSpec{MinHitRate: g.MinHitRate, MaxDrop: g.MaxDrop, MinQueries: g.MinQueries}
+	spec.Options.MaxParents = g.MaxParents
+	var activeName string
+	var active *bundle.Bundle
+	if g.ActiveRevision != "" && r.ActiveVolume != "" {
+		if active, err = bundle.OpenContext(ctx, filepath.Join(r.ActiveVolume, BundleDir)); err != nil {
+			return fmt.Errorf("opening the active revision %s: %w", g.ActiveRevision, err)
+		}
+		defer active.Close()
+		activeName = g.ActiveRevision
+	}
+	var activeRetriever *retrieval.Retriever
+	if active != nil {
+		activeRetriever = active.Retriever
+	}
+	out, err := rollout.EvaluateGate(ctx, golden, candidate.Retriever, activeRetriever, spec)
+	if err != nil {
+		return err
+	}
+	res.QualityGate = GateStatus(out, activeName, g.Digest)
+	return nil
+}
+
+// embedder builds the embedder a plan records, with the embedding cache
+// around an embedding model when a cache directory is set.
+func (r *Runner) embedder(cfg bundle.Embedder) (embed.Embedder, *embed.Cached, func(), error) {
+	release := func() {}
+	lex := func() (*embed.Lexical, error) { return embed.NewLexical(cfg.K1, cfg.B) }
+	if cfg.Kind == bundle.EmbedderLexical {
+		e, err := lex()
+		return e, nil, release, err
+	}
+	dense, err := embed.NewOpenAI(embed.OpenAIOptions{Endpoint: cfg.Endpoint, Model: cfg.Model, Dimensions: cfg.Dimensions, APIKeyEnv: cfg.APIKeyEnv})
+	if err != nil {
+		return nil, nil, release, err
+	}
+	var model embed.Embedder = dense
+	var cache *embed.Cached
+	if r.EmbeddingCacheDir != "" {
+		if err := os.MkdirAll(r.EmbeddingCacheDir, 0o700); err != nil {
+			return nil, nil, release, err
+		}
+		store, err := embed.OpenFileCache(r.EmbeddingCacheDir)
+		if err != nil {
+			return nil, nil, release, err
+		}
+		release = func() { store.Close() }
+		cache = embed.NewCached(dense, store, dense.CacheKey())
+		model = cache
+	}
+	if cfg.Kind != bundle.EmbedderHybrid {
+		return model, cache, release, nil
+	}
+	l, err := lex()
+	if err != nil {
+		release()
+		return nil, nil, func() {}, err
+	}
+	return &embed.Hybrid{Lexical: l, Dense: model}, cache, release, nil
+}

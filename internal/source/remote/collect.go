@@ -1,0 +1,169 @@
+package remote
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/source"
+)
+
+// collector turns the files of one source into documents and refusals,
+// within the spec's per-file and file-count limits.
+type collector struct {
+	name      string
+	s         settings
+	extracted *budget // the unpacked bytes, within MaxTotalBytes
+	docs      []hierarchy.Document
+	errs      []DocumentError
+	origin    map[string]string // document id -> path it came from
+	files     int               // entries admitted so far
+}
+
+// file is an entry admitted for reading.
+type file struct {
+	path string
+	typ  docType
+}
+
+// newCollector starts collecting for the source called name.
+func newCollector(name string, s settings) *collector {
+	return &collector{
+		name:      name,
+		s:         s,
+		extracted: newBudget(s.MaxTotalBytes, "unpacked archive"),
+		origin:    map[string]string{},
+	}
+}
+
+// admit decides whether an archive entry is read. Unsafe names are
+// refused whatever Include says; directories, bookkeeping entries and
+// paths that Include does not select (or Exclude does) are skipped
+// silently; a selected entry counts towards MaxFiles (more fail the source)
+// and is refused when it is a link or special file, of an unsupported type,
+// or declared larger than MaxFileBytes.
+func (c *collector) admit(e entry) (file, bool, error) {
+	p, err := cleanPath(e.name)
+	if err != nil {
+		c.reject(e.name, err.Error())
+		return file{}, false, nil
+	}
+	if p == "" || e.kind == dirEntry || e.kind == metaEntry || !c.s.selects(p) {
+		return file{}, false, nil
+	}
+	if err := c.count(); err != nil {
+		return file{}, false, err
+	}
+	f := file{path: p, typ: typeOfName(p)}
+	return f, c.acceptable(f, e), nil
+}
+
+// count adds one file towards MaxFiles, failing past it.
+func (c *collector) count() error {
+	c.files++
+	if c.files > c.s.MaxFiles {
+		return fmt.Errorf("%w: more than %d files match include (MaxFiles)", ErrLimit, c.s.MaxFiles)
+	}
+	return nil
+}
+
+// acceptable refuses (recording why) a counted entry that is not a
+// regular file, of an unsupported type, or declared too large.
+func (c *collector) acceptable(f file, e entry) bool {
+	switch refusal := e.refusal(); {
+	case refusal != "":
+		c.reject(f.path, refusal)
+	case f.typ == unsupportedType:
+		c.reject(f.path, unsupportedMessage(f.path))
+	case e.size > c.s.MaxFileBytes:
+		c.reject(f.path, c.oversized(fmt.Sprintf("%d bytes", e.size)))
+	default:
+		return true
+	}
+	return false
+}
+
+// single admits the one file of a source that is not an archive; it is
+// read whatever Include says.
+func (c *collector) single(name string, typ docType, r io.Reader) error {
+	if err := c.count(); err != nil {
+		return err
+	}
+	if typ == unsupportedType {
+		c.reject(name, unsupportedMessage(name))
+		return nil
+	}
+	return c.read(file{path: name, typ: typ}, r)
+}
+
+// read reads an admitted file up to MaxFileBytes and adds its documents,
+// refusing a larger file. Only errors reading r are returned.
+func (c *collector) read(f file, r io.Reader) error {
+	data, err := io.ReadAll(io.LimitReader(r, c.s.MaxFileBytes+1))
+	if err != nil {
+		return err
+	}
+	if int64(len(data)) > c.s.MaxFileBytes {
+		c.reject(f.path, c.oversized("larger"))
+		return nil
+	}
+	c.addFile(f, data)
+	return nil
+}
+
+// oversized is the message for a file over MaxFileBytes.
+func (c *collector) oversized(size string) string {
+	return fmt.Sprintf("file is %s, over the %d-byte limit (MaxFileBytes)", size, c.s.MaxFileBytes)
+}
+
+// utf8BOM is dropped from the start of files, as internal/source does.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// addFile checks that data is UTF-8 text and adds it as documents.
+func (c *collector) addFile(f file, data []byte) {
+	if err := source.CheckText(data); err != nil {
+		c.reject(f.path, err.Error())
+		return
+	}
+	data = bytes.TrimPrefix(data, utf8BOM)
+	if f.typ == jsonlType {
+		c.addJSONLines(f.path, data)
+		return
+	}
+	text := string(data)
+	c.add(f.path, hierarchy.Document{ID: c.id(f.path), Title: titleOf(f.typ, f.path, text), Text: text})
+}
+
+// add keeps a document unless an earlier one has its id, which would mix
+// up their parents and children; then it is refused.
+func (c *collector) add(p string, d hierarchy.Document) {
+	if prev, dup := c.origin[d.ID]; dup {
+		c.reject(p, fmt.Sprintf("document id %q is also the id of a document in %s", d.ID, prev))
+		return
+	}
+	c.origin[d.ID] = p
+	c.docs = append(c.docs, d)
+}
+
+// id is the document id of a path: the source name, a slash, the path.
+func (c *collector) id(p string) string {
+	return c.name + "/" + p
+}
+
+// reject records why the entry at p is not read.
+func (c *collector) reject(p, message string) {
+	c.errs = append(c.errs, DocumentError{Document: c.id(p), Message: message})
+}
+
+// result gives the documents sorted by id and the refusals sorted by
+// document, then message.
+func (c *collector) result() Result {
+	slices.SortFunc(c.docs, func(a, b hierarchy.Document) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(c.errs, func(a, b DocumentError) int {
+		return cmp.Or(cmp.Compare(a.Document, b.Document), cmp.Compare(a.Message, b.Message))
+	})
+	return Result{Documents: c.docs, Errors: c.errs}
+}

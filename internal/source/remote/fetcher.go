@@ -1,0 +1,124 @@
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Fetcher fetches sources, keeping the last Result per URL so that an
+// unchanged source costs a conditional request answered 304 (If-None-Match
+// with the ETag, If-Modified-Since with Last-Modified), and, within
+// MinInterval of the last answer, no request at all. A stored result is
+// reused only for the same source name and spec (apart from Header and
+// TempDir). Failed fetches keep the stored result and are not throttled.
+// The zero value is ready to use; a Fetcher is safe for concurrent use,
+// and concurrent fetches of one URL run one after the other so the later
+// ones can reuse the first.
+type Fetcher struct {
+	// Client makes the requests; nil means http.DefaultClient.
+	Client *http.Client
+	// MinInterval, when positive, is how long a stored result is returned
+	// without asking the server.
+	MinInterval time.Duration
+	// Now tells the time; nil means time.Now.
+	Now func() time.Time
+
+	mu      sync.Mutex
+	entries map[string]*cacheEntry // by URL
+}
+
+// cacheEntry is the stored result of one URL.
+type cacheEntry struct {
+	mu      sync.Mutex // held for the whole fetch of the URL
+	key     string     // source name and spec the result was made for
+	result  Result
+	checked time.Time // when the server last vouched for result
+	stored  bool
+}
+
+// Fetch returns the source's documents like the package's Fetch, reusing
+// the stored result when the server answers 304 or MinInterval has not
+// passed (Result.Cached is then true; Bytes is the original download's).
+// The returned slices are copies; document metadata maps are shared.
+func (f *Fetcher) Fetch(ctx context.Context, name string, spec Spec) (Result, error) {
+	e := f.entry(spec.URL)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	key, now := cacheKey(name, spec), f.now()
+	fresh := e.stored && e.key == key
+	if fresh && f.MinInterval > 0 && now.Sub(e.checked) < f.MinInterval {
+		return e.cached(), nil
+	}
+	var since Version
+	if fresh {
+		since = e.result.Version
+	}
+	res, notModified, err := fetch(ctx, f.Client, name, spec, since)
+	if err != nil {
+		return Result{}, err
+	}
+	e.checked = now
+	if notModified {
+		return e.cached(), nil
+	}
+	e.key, e.result, e.stored = key, res, true
+	return copyResult(res), nil
+}
+
+// Forget drops the stored result of a URL, for a source that is gone.
+func (f *Fetcher) Forget(url string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.entries, url)
+}
+
+// entry returns the URL's cache entry, creating it.
+func (f *Fetcher) entry(url string) *cacheEntry {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.entries == nil {
+		f.entries = map[string]*cacheEntry{}
+	}
+	e := f.entries[url]
+	if e == nil {
+		e = &cacheEntry{}
+		f.entries[url] = e
+	}
+	return e
+}
+
+// now is the Fetcher's clock.
+func (f *Fetcher) now() time.Time {
+	if f.Now == nil {
+		return time.Now()
+	}
+	return f.Now()
+}
+
+// cached is a copy of the stored result, marked as cached.
+func (e *cacheEntry) cached() Result {
+	res := copyResult(e.result)
+	res.Cached = true
+	return res
+}
+
+// copyResult copies a result's slices so callers cannot change the store.
+func copyResult(r Result) Result {
+	r.Documents, r.Errors = slices.Clone(r.Documents), slices.Clone(r.Errors)
+	return r
+}
+
+// cacheKey identifies what a result depends on besides the content: the
+// source name and every spec field but Header and TempDir.
+func cacheKey(name string, spec Spec) string {
+	spec.Header, spec.TempDir = nil, ""
+	b, _ := json.Marshal(struct {
+		Name string
+		Spec Spec
+	}{name, spec})
+	return string(b)
+}

@@ -1,0 +1,169 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+)
+
+// excerptBytes is how much of an error response body is read for its
+// excerpt, and excerptRunes how much of it is kept.
+const (
+	excerptBytes = 512
+	excerptRunes = 200
+)
+
+// client returns c, or http.DefaultClient when c is nil.
+func client(c *http.Client) *http.Client {
+	if c == nil {
+		return http.DefaultClient
+	}
+	return c
+}
+
+// send makes one request for the spec's URL with the caller's headers and,
+// when since has validators, the conditional headers that let the server
+// answer 304. It asks for the bytes as stored (no transfer compression) so
+// that the checksum is the one of the file, unless the caller set
+// Accept-Encoding. Transport errors come back without the URL, which may
+// hold credentials: callers name it redacted.
+func send(ctx context.Context, c *http.Client, method string, s settings, since Version) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, s.url.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = s.Header.Clone()
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	if req.Header.Get("Accept-Encoding") == "" {
+		req.Header.Set("Accept-Encoding", "identity")
+	}
+	if since.ETag != "" {
+		req.Header.Set("If-None-Match", since.ETag)
+	}
+	if since.LastModified != "" {
+		req.Header.Set("If-Modified-Since", since.LastModified)
+	}
+	resp, err := client(c).Do(req)
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		return nil, ue.Err
+	}
+	return resp, err
+}
+
+// checkStatus returns a *StatusError for a response that is not 2xx,
+// with the start of its body on one line.
+func checkStatus(resp *http.Response) error {
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return nil
+	}
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, excerptBytes))
+	return &StatusError{StatusCode: resp.StatusCode, Status: statusLine(resp), Excerpt: excerpt(head)}
+}
+
+// statusLine is "404 Not Found", also for a server that sent no reason.
+func statusLine(resp *http.Response) string {
+	if resp.Status != "" {
+		return resp.Status
+	}
+	return fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+}
+
+// excerpt makes the start of a body fit on one line of a status message:
+// white space collapsed, at most excerptRunes runes, and binary data
+// described rather than shown.
+func excerpt(head []byte) string {
+	text, ok := textExcerpt(head)
+	if !ok {
+		return fmt.Sprintf("(%d bytes of binary data)", len(head))
+	}
+	return text
+}
+
+// textExcerpt is head on one line (white space collapsed, at most
+// excerptRunes runes), or false when head is not UTF-8 text.
+func textExcerpt(head []byte) (string, bool) {
+	head = trimPartialRune(head)
+	if !utf8.Valid(head) || bytes.IndexByte(head, 0) >= 0 {
+		return "", false
+	}
+	text := strings.Join(strings.Fields(string(head)), " ")
+	if utf8.RuneCountInString(text) > excerptRunes {
+		text = string([]rune(text)[:excerptRunes]) + "…"
+	}
+	return text, true
+}
+
+// trimPartialRune drops an incomplete UTF-8 sequence that a byte limit cut
+// off at the end of b.
+func trimPartialRune(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
+}
+
+// headRefused reports whether a HEAD status means the server (or a signed
+// URL that only covers GET) does not answer HEAD, so a GET should be tried.
+func headRefused(code int) bool {
+	return code == http.StatusMethodNotAllowed || code == http.StatusNotImplemented || code == http.StatusForbidden
+}
+
+// Probe asks the server for the content's version without downloading it:
+// a HEAD request, or, when HEAD is refused (405, 501, or 403 as signed
+// URLs give), a GET whose body is closed unread after the headers. The
+// version holds the ETag and Last-Modified headers and, when the spec sets
+// one, its Checksum (normalized to "sha256:<hex>"). Non-2xx statuses are a
+// *StatusError.
+func Probe(ctx context.Context, c *http.Client, spec Spec) (Version, error) {
+	s, err := spec.settle()
+	if err != nil {
+		return Version{}, fmt.Errorf("remote source spec: %w", err)
+	}
+	v, err := probe(ctx, c, s)
+	if err != nil {
+		return Version{}, s.fail(ctx, err)
+	}
+	return v, nil
+}
+
+// probe does the requests of Probe.
+func probe(ctx context.Context, c *http.Client, s settings) (Version, error) {
+	resp, err := send(ctx, c, http.MethodHead, s, Version{})
+	if err != nil {
+		return Version{}, err
+	}
+	resp.Body.Close() // a HEAD response has no body
+	if headRefused(resp.StatusCode) {
+		if resp, err = send(ctx, c, http.MethodGet, s, Version{}); err != nil {
+			return Version{}, err
+		}
+		defer resp.Body.Close() // unread: only the headers are wanted
+	}
+	if err := checkStatus(resp); err != nil {
+		return Version{}, err
+	}
+	return versionOf(resp.Header, s.checksum), nil
+}
+
+// fail names the source (redacted) in a whole-source error and, when the
+// context ended, makes the error match the context's error as well, since
+// a cancelled read may surface as a plain I/O error.
+func (s settings) fail(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		err = fmt.Errorf("%w (%w)", ctxErr, err)
+	}
+	return fmt.Errorf("remote source %s: %w", redact(s.url), err)
+}

@@ -1,0 +1,111 @@
+package sourceset
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/source"
+)
+
+// LabelManagedBy set to ManagedByValue marks the operator's own objects;
+// selector sources never read such ConfigMaps.
+const (
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedByValue = "parentrag"
+)
+
+// readConfigMap reads the named ConfigMap's keys (or the listed ones) as
+// documents; a missing ConfigMap is reported.
+func (r *Reader) readConfigMap(ctx context.Context, sourceName, name string, keys []string, set *Set) error {
+	var cm corev1.ConfigMap
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: name}, &cm)
+	if apierrors.IsNotFound(err) {
+		set.fail(sourceName, "", fmt.Sprintf("ConfigMap %s not found", name))
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading ConfigMap %s: %w", name, err)
+	}
+	if len(keys) == 0 {
+		keys = configMapKeys(&cm)
+	}
+	read := ConfigMapRead{Source: sourceName, Name: name}
+	for _, key := range keys {
+		if addConfigMapKey(set, sourceName, &cm, key) {
+			read.Keys = append(read.Keys, key)
+		}
+	}
+	set.Read = append(set.Read, read)
+	return nil
+}
+
+// readSelector reads every key of every ConfigMap whose labels match,
+// except the operator's own.
+func (r *Reader) readSelector(ctx context.Context, src v1alpha1.Source, set *Set) error {
+	sel, err := metav1.LabelSelectorAsSelector(src.Selector)
+	if err != nil {
+		set.fail(src.Name, "", fmt.Sprintf("invalid selector: %v", err))
+		return nil
+	}
+	notOurs, _ := labels.NewRequirement(LabelManagedBy, selection.NotEquals, []string{ManagedByValue})
+	var list corev1.ConfigMapList
+	if err := r.Client.List(ctx, &list, client.InNamespace(r.Namespace), client.MatchingLabelsSelector{Selector: sel.Add(*notOurs)}); err != nil {
+		return fmt.Errorf("listing ConfigMaps for source %s: %w", src.Name, err)
+	}
+	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
+	for i := range list.Items {
+		cm := &list.Items[i]
+		read := ConfigMapRead{Source: src.Name, Name: cm.Name}
+		for _, key := range configMapKeys(cm) {
+			if addConfigMapKey(set, src.Name, cm, key) {
+				read.Keys = append(read.Keys, key)
+			}
+		}
+		set.Read = append(set.Read, read)
+	}
+	return nil
+}
+
+// configMapKeys returns the data and binaryData keys, sorted.
+func configMapKeys(cm *corev1.ConfigMap) []string {
+	keys := make([]string, 0, len(cm.Data)+len(cm.BinaryData))
+	for k := range cm.Data {
+		keys = append(keys, k)
+	}
+	for k := range cm.BinaryData {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// addConfigMapKey adds one key as the document "<configmap>/<key>", or
+// reports why it cannot be one: missing, binary or not UTF-8. It reports
+// whether the document was kept.
+func addConfigMapKey(set *Set, sourceName string, cm *corev1.ConfigMap, key string) bool {
+	id := cm.Name + "/" + key
+	data, ok := []byte(cm.Data[key]), true
+	if _, inData := cm.Data[key]; !inData {
+		data, ok = cm.BinaryData[key]
+	}
+	if !ok {
+		set.fail(sourceName, id, fmt.Sprintf("ConfigMap %s has no key %q", cm.Name, key))
+		return false
+	}
+	if err := source.CheckText(data); err != nil {
+		set.fail(sourceName, id, err.Error())
+		return false
+	}
+	text := string(data)
+	return set.add(sourceName, hierarchy.Document{ID: id, Title: source.MarkdownTitle(text), Text: text})
+}

@@ -1,0 +1,50 @@
+package sourceset
+
+import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+)
+
+// Reader reads the sources of one namespace.
+type Reader struct {
+	// Client reads ConfigMaps.
+	Client client.Reader
+	// Namespace of the Corpus.
+	Namespace string
+	// Fetchers read URL sources; a fresh set (no caching) when nil.
+	Fetchers *Fetchers
+}
+
+// Read reads every source in order. A source or document that cannot be
+// read is reported in the set; only an error talking to the API server is
+// returned.
+func (r *Reader) Read(ctx context.Context, sources []v1alpha1.Source) (*Set, error) {
+	set := newSet()
+	for _, src := range sources {
+		if err := r.readOne(ctx, src, set); err != nil {
+			return nil, err
+		}
+	}
+	return set, nil
+}
+
+// readOne reads one source into set.
+func (r *Reader) readOne(ctx context.Context, src v1alpha1.Source, set *Set) error {
+	switch {
+	case len(src.Inline) > 0:
+		for _, d := range src.Inline {
+			set.add(src.Name, hierarchy.Document{ID: d.ID, Title: d.Title, Text: d.Text})
+		}
+	case src.ConfigMap != nil:
+		return r.readConfigMap(ctx, src.Name, src.ConfigMap.Name, src.ConfigMap.Keys, set)
+	case src.Selector != nil:
+		return r.readSelector(ctx, src, set)
+	case src.URL != nil:
+		return r.readURL(ctx, src, set)
+	}
+	return nil
+}

@@ -1,0 +1,82 @@
+// Package sourceset reads the sources of a Corpus into documents, the same
+// way in the operator and in an indexing Job: inline documents, ConfigMaps
+// by name or by label selector, and files or archives over HTTP(S). A
+// source or document that cannot be read is reported, never fatal.
+package sourceset
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+)
+
+// MaxErrors bounds the errors kept, as status does.
+const MaxErrors = 50
+
+// Set is what a Corpus's sources yield: the documents that could be read,
+// what could not, and what was read, so that an indexing Job can read
+// exactly the same.
+type Set struct {
+	// Docs are the documents, in source order.
+	Docs []hierarchy.Document
+	// Errors report sources and documents that could not be read; at most
+	// MaxErrors are kept, ErrorCount counts them all.
+	Errors     []v1alpha1.SourceError
+	ErrorCount int
+	// Read lists every ConfigMap read, with the keys that became
+	// documents, selectors expanded.
+	Read []ConfigMapRead
+	// failed names sources with an error.
+	failed map[string]bool
+	// seen maps a document id to the source that gave it.
+	seen map[string]string
+}
+
+// ConfigMapRead is one ConfigMap a source read and the keys it used.
+type ConfigMapRead struct {
+	Source string   `json:"source"`
+	Name   string   `json:"name"`
+	Keys   []string `json:"keys"`
+}
+
+// newSet returns an empty set.
+func newSet() *Set {
+	return &Set{failed: map[string]bool{}, seen: map[string]string{}}
+}
+
+// add keeps a document unless another source already gave its id, and
+// reports whether it was kept.
+func (s *Set) add(sourceName string, d hierarchy.Document) bool {
+	if other, dup := s.seen[d.ID]; dup {
+		s.fail(sourceName, d.ID, fmt.Sprintf("document id %q is also given by source %q; this copy is skipped", d.ID, other))
+		return false
+	}
+	s.seen[d.ID] = sourceName
+	s.Docs = append(s.Docs, d)
+	return true
+}
+
+// fail records a problem with a source or one of its documents.
+func (s *Set) fail(sourceName, doc, message string) {
+	s.failed[sourceName] = true
+	s.ErrorCount++
+	if len(s.Errors) < MaxErrors {
+		s.Errors = append(s.Errors, v1alpha1.SourceError{Source: sourceName, Document: doc, Message: message})
+	}
+}
+
+// FailedStrictly returns, sorted, the sources with failurePolicy Fail that
+// reported an error: no revision may be built from the set while any
+// does.
+func (s *Set) FailedStrictly(sources []v1alpha1.Source) []string {
+	var out []string
+	for _, src := range sources {
+		if src.FailurePolicy == v1alpha1.FailureFail && s.failed[src.Name] {
+			out = append(out, src.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,114 @@
+package sourceset
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/source/remote"
+)
+
+// DefaultURLInterval is how long a URL source's content is trusted
+// without asking its server again.
+const DefaultURLInterval = 10 * time.Minute
+
+// Fetchers fetch URL sources, one remote.Fetcher per interval, so that an
+// unchanged source costs nothing within its interval and a 304 after it.
+// The zero value is ready; it is safe for concurrent use.
+type Fetchers struct {
+	// Client makes the requests; http.DefaultClient when nil.
+	Client *http.Client
+	mu     sync.Mutex
+	by     map[time.Duration]*remote.Fetcher
+}
+
+// fetcher returns the fetcher of an interval.
+func (f *Fetchers) fetcher(interval time.Duration) *remote.Fetcher {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.by == nil {
+		f.by = map[time.Duration]*remote.Fetcher{}
+	}
+	if f.by[interval] == nil {
+		f.by[interval] = &remote.Fetcher{Client: f.Client, MinInterval: interval}
+	}
+	return f.by[interval]
+}
+
+// Forget makes the next read of every URL ask its server again.
+func (f *Fetchers) Forget(urls ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, fe := range f.by {
+		for _, u := range urls {
+			fe.Forget(u)
+		}
+	}
+}
+
+// readURL reads a URL source: a whole-source failure and every rejected
+// document are reported; the documents read are kept.
+func (r *Reader) readURL(ctx context.Context, src v1alpha1.Source, set *Set) error {
+	spec, err := r.urlSpec(ctx, src.URL)
+	if err != nil {
+		set.fail(src.Name, "", err.Error())
+		return nil
+	}
+	interval := DefaultURLInterval
+	if src.URL.Interval != nil {
+		interval = src.URL.Interval.Duration
+	}
+	fetchers := r.Fetchers
+	if fetchers == nil {
+		fetchers = &Fetchers{}
+	}
+	res, err := fetchers.fetcher(interval).Fetch(ctx, src.Name, spec)
+	if err != nil {
+		set.fail(src.Name, "", err.Error())
+		return nil
+	}
+	for _, e := range res.Errors {
+		set.fail(src.Name, e.Document, e.Message)
+	}
+	for _, d := range res.Documents {
+		set.add(src.Name, d)
+	}
+	return nil
+}
+
+// urlSpec turns the API's URL source into a fetch, with the credentials
+// of its Secret.
+func (r *Reader) urlSpec(ctx context.Context, u *v1alpha1.URLSource) (remote.Spec, error) {
+	spec := remote.Spec{URL: u.URL, Include: u.Include, Exclude: u.Exclude, Checksum: u.Checksum}
+	if u.MaxFileSize != nil {
+		spec.MaxFileBytes = u.MaxFileSize.Value()
+	}
+	if u.MaxTotalSize != nil {
+		spec.MaxTotalBytes = u.MaxTotalSize.Value()
+	}
+	if u.SecretRef == nil {
+		return spec, nil
+	}
+	var secret corev1.Secret
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: u.SecretRef.Name}, &secret); err != nil {
+		return spec, fmt.Errorf("reading Secret %s: %w", u.SecretRef.Name, err)
+	}
+	spec.Header = http.Header{}
+	switch {
+	case len(secret.Data["bearerToken"]) > 0:
+		spec.Header.Set("Authorization", "Bearer "+string(secret.Data["bearerToken"]))
+	case len(secret.Data["username"]) > 0:
+		req, _ := http.NewRequest(http.MethodGet, u.URL, nil)
+		req.SetBasicAuth(string(secret.Data["username"]), string(secret.Data["password"]))
+		spec.Header.Set("Authorization", req.Header.Get("Authorization"))
+	default:
+		return spec, fmt.Errorf("Secret %s has neither bearerToken nor username and password", u.SecretRef.Name)
+	}
+	return spec, nil
+}
