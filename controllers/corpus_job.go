@@ -57,6 +57,9 @@ func (r *CorpusReconciler) buildWithJob(ctx context.Context, s *corpusState, nam
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if result != nil || jobFinished(job) {
+		s.corpus.Status.Progress = nil
+	}
 	switch {
 	case result != nil:
 		return ctrl.Result{}, r.storeJobRevision(ctx, s, name, names, job, result)
