@@ -130,7 +130,9 @@ func (r *CorpusReconciler) runGate(ctx context.Context, s *corpusState, candidat
 	}
 	var active *retrieval.Retriever
 	activeName := ""
-	if a := s.corpus.Status.ActiveRevision; a != nil {
+	if a := s.corpus.Status.ActiveRevision; a != nil && a.Claim == "" {
+		// A revision on a claim cannot be opened here; without it the drop
+		// is not measured.
 		b, err := r.openRevision(ctx, s.corpus, a.Name, activeDir)
 		if err != nil {
 			return fmt.Errorf("opening the active revision %s for the quality gate: %w", a.Name, err)
