@@ -92,8 +92,11 @@ type corpusStep func(ctx context.Context, s *corpusState) (ctrl.Result, error)
 // Reconcile runs the steps for one Corpus and always writes a status that
 // says where it stands, with kstatus conditions.
 func (r *CorpusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
+	// From the API server, not the cache: a reconcile queued by this
+	// controller's own writes must see them, or it would verify and
+	// promote a revision again.
 	var c v1alpha1.Corpus
-	if err := r.Get(ctx, req.NamespacedName, &c); err != nil {
+	if err := r.reader().Get(ctx, req.NamespacedName, &c); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !c.DeletionTimestamp.IsZero() {
