@@ -64,12 +64,15 @@ func markReady(conds *[]metav1.Condition, generation int64, message string) {
 	meta.RemoveStatusCondition(conds, v1alpha1.ConditionStalled)
 }
 
-// markReconciling records work in flight: Reconciling True, Ready Unknown
-// (or False when keepReady is false), no Stalled.
-func markReconciling(conds *[]metav1.Condition, generation int64, reason, message string) {
+// markReconciling records work in flight: Reconciling True, no Stalled,
+// and Ready True left as it is (the active revision still serves). A False
+// Ready becomes Unknown, unless keepFailure leaves the last failure visible
+// while the work that failed is retried.
+func markReconciling(conds *[]metav1.Condition, generation int64, reason, message string, keepFailure bool) {
 	setCondition(conds, generation, v1alpha1.ConditionReconciling, metav1.ConditionTrue, reason, message)
 	meta.RemoveStatusCondition(conds, v1alpha1.ConditionStalled)
-	if ready := meta.FindStatusCondition(*conds, v1alpha1.ConditionReady); ready == nil || ready.Status != metav1.ConditionTrue {
+	ready := meta.FindStatusCondition(*conds, v1alpha1.ConditionReady)
+	if ready == nil || ready.Status == metav1.ConditionUnknown || (ready.Status == metav1.ConditionFalse && !keepFailure) {
 		setCondition(conds, generation, v1alpha1.ConditionReady, metav1.ConditionUnknown, reason, message)
 	}
 }

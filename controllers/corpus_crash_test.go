@@ -51,7 +51,7 @@ import (
 // may outlive retention.
 func TestCrashMidBuildLeavesNothingBehind(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts its own control plane and three operators over a deliberately slow Milvus (about 30s, more under -race); TestCrashBetweenShardsAndManifest covers crash recovery in -short runs")
+		t.Skip("starts its own control plane and three operators over a deliberately slow Milvus (20-35s, 30-45s under -race); TestCrashBetweenShardsAndManifest covers crash recovery in -short runs")
 	}
 	env := startControlPlane(t)
 	cl := env.Client

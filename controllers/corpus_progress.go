@@ -41,8 +41,15 @@ func (r *CorpusReconciler) progressInterval() time.Duration {
 // start marks the Corpus Reconciling for the revision and publishes it.
 func (p *progressPatcher) start(revision string) {
 	p.revision = revision
-	markReconciling(&p.corpus.Status.Conditions, p.corpus.Generation, v1alpha1.ReasonIndexing, "building revision "+revision)
+	markReconciling(&p.corpus.Status.Conditions, p.corpus.Generation, v1alpha1.ReasonIndexing, "building revision "+revision, retrying(p.corpus, revision))
 	p.publish(indexer.Progress{Stage: indexer.StageSplit})
+}
+
+// retrying reports whether the last build of the revision failed: its
+// failure stays in Ready while it is built again.
+func retrying(c *v1alpha1.Corpus, revision string) bool {
+	lb := c.Status.LastBuild
+	return lb != nil && lb.Revision == revision && lb.Result == "Failed"
 }
 
 // report is an indexer progress callback.

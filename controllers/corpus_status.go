@@ -28,7 +28,7 @@ func (r *CorpusReconciler) summarize(s *corpusState, result ctrl.Result, err err
 	case err != nil:
 		markNotReady(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonProgressing), withActive(c, err.Error()))
 	case s.building:
-		markReconciling(&c.Status.Conditions, gen, v1alpha1.ReasonIndexing, s.message)
+		markReconciling(&c.Status.Conditions, gen, v1alpha1.ReasonIndexing, s.message, false)
 	case !result.IsZero():
 		markNotReady(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonProgressing), withActive(c, s.message))
 	default:

@@ -26,7 +26,7 @@ func (r *RetrieverReconciler) summarize(s *retrieverState, result ctrl.Result, e
 		markReady(&rt.Status.Conditions, gen, fmt.Sprintf("%d/%d replicas serve revision %s", rt.Status.ReadyReplicas, rt.GetReplicas(), s.revision))
 	default:
 		msg := fmt.Sprintf("rolling out revision %s: %d/%d replicas updated and ready", s.revision, rt.Status.ReadyReplicas, rt.GetReplicas())
-		markReconciling(&rt.Status.Conditions, gen, v1alpha1.ReasonRollingOut, msg)
+		markReconciling(&rt.Status.Conditions, gen, v1alpha1.ReasonRollingOut, msg, false)
 	}
 	if settled(rt.Status.Conditions) {
 		rt.Status.ObservedGeneration = gen
