@@ -111,7 +111,12 @@ func (r *CorpusReconciler) runChecks(ctx context.Context, s *corpusState, golden
 	}
 	defer candidate.Close()
 	if s.built.Verification == nil {
-		s.built.Verification = indexjob.VerificationStatus(rollout.Verify(ctx, candidate, rollout.VerifyOptions{}))
+		v, err := rollout.Verify(ctx, candidate, rollout.VerifyOptions{})
+		if err != nil && (ctx.Err() != nil || errors.Is(err, rollout.ErrCouldNotCheck)) {
+			s.reason = v1alpha1.ReasonVerificationFailed
+			return fmt.Errorf("verifying revision %s (retried): %w", s.built.Name, err)
+		}
+		s.built.Verification = indexjob.VerificationStatus(v, err)
 		log.FromContext(ctx).Info("verified revision", "revision", s.built.Name, "result", s.built.Verification.Result, "message", s.built.Verification.Message)
 	}
 	if golden == nil || s.built.Verification.Result != v1alpha1.CheckPassed {

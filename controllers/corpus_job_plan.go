@@ -29,7 +29,9 @@ func (r *CorpusReconciler) planJob(ctx context.Context, s *corpusState, names jo
 	}
 	if s.corpus.UsesMilvus() {
 		plan.MilvusShards = s.corpus.Spec.VectorStore.Milvus.Shards
-		r.recordCollection(s, s.vectorStore)
+		if err := r.recordCollection(s, s.vectorStore); err != nil {
+			return nil, err
+		}
 	}
 	gate, err := r.planGate(ctx, s)
 	if err != nil {

@@ -60,7 +60,9 @@ func (r *CorpusReconciler) milvusConfig(ctx context.Context, c *v1alpha1.Corpus,
 // openCollection records the revision's collection in the inventory (and
 // publishes it, so a crash cannot leak it), then connects and creates it.
 func (r *CorpusReconciler) openCollection(ctx context.Context, s *corpusState, ref bundle.VectorStoreRef) (*milvus.Store, error) {
-	r.recordCollection(s, ref)
+	if err := r.recordCollection(s, ref); err != nil {
+		return nil, err
+	}
 	cfg, err := r.milvusConfig(ctx, s.corpus, ref)
 	if err != nil {
 		return nil, err
@@ -78,12 +80,13 @@ func (r *CorpusReconciler) openCollection(ctx context.Context, s *corpusState, r
 
 // recordCollection adds the revision's collection to the inventory and
 // publishes the status at once, before the collection can exist.
-func (r *CorpusReconciler) recordCollection(s *corpusState, ref bundle.VectorStoreRef) {
+func (r *CorpusReconciler) recordCollection(s *corpusState, ref bundle.VectorStoreRef) error {
 	inv := inventoryOf(s.corpus)
-	if !hasCollection(inv, ref.Collection) {
-		inv.Collections = append(inv.Collections, v1alpha1.InventoryCollection{Name: ref.Collection, Revision: s.revision, Address: ref.Address, Database: ref.Database})
-		s.progress.flush()
+	if hasCollection(inv, ref.Collection) {
+		return nil
 	}
+	inv.Collections = append(inv.Collections, v1alpha1.InventoryCollection{Name: ref.Collection, Revision: s.revision, Address: ref.Address, Database: ref.Database})
+	return s.progress.flush()
 }
 
 // moveAlias points the Corpus's alias at the active revision's collection

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,7 +43,7 @@ func (r *CorpusReconciler) progressInterval() time.Duration {
 func (p *progressPatcher) start(revision string) {
 	p.revision = revision
 	markReconciling(&p.corpus.Status.Conditions, p.corpus.Generation, v1alpha1.ReasonIndexing, "building revision "+revision, retrying(p.corpus, revision))
-	p.publish(indexer.Progress{Stage: indexer.StageSplit})
+	_ = p.publish(indexer.Progress{Stage: indexer.StageSplit})
 }
 
 // retrying reports whether the last build of the revision failed: its
@@ -57,31 +58,40 @@ func (p *progressPatcher) report(pr indexer.Progress) {
 	if time.Since(p.last) < p.interval && pr.Done != pr.Total {
 		return
 	}
-	p.publish(pr)
+	_ = p.publish(pr)
 }
 
 // publish patches the progress, and whatever else changed in status since
-// the last patch, against the last status written; a failure is logged,
-// not fatal, since the final status patch follows.
-func (p *progressPatcher) publish(pr indexer.Progress) {
+// the last patch, against the last status written; a failure is logged
+// and returned, not fatal to progress reports, since the final status
+// patch follows.
+func (p *progressPatcher) publish(pr indexer.Progress) error {
 	before := p.base.DeepCopy()
-	p.corpus.Status.Progress = &v1alpha1.IndexProgress{Revision: p.revision, Stage: pr.Stage, Done: pr.Done, Total: pr.Total}
+	if p.revision != "" {
+		// Only a build in this process has progress of its own to show.
+		p.corpus.Status.Progress = &v1alpha1.IndexProgress{Revision: p.revision, Stage: pr.Stage, Done: pr.Done, Total: pr.Total}
+	}
 	if err := p.client.Status().Patch(p.ctx, p.corpus, client.MergeFrom(before)); err != nil {
 		log.FromContext(p.ctx).V(1).Info("could not publish progress", "error", err.Error())
-		return
+		return err
 	}
 	p.last = time.Now()
 	p.base.Status = *p.corpus.Status.DeepCopy()
+	return nil
 }
 
 // flush publishes the status as it is now, progress unchanged, so that
-// what must survive a crash (the inventory) is recorded before it is used.
-func (p *progressPatcher) flush() {
+// what must survive a crash (the inventory) is recorded before it is used;
+// an error means it is not recorded and must not be used.
+func (p *progressPatcher) flush() error {
 	pr := indexer.Progress{}
 	if cur := p.corpus.Status.Progress; cur != nil {
 		pr = indexer.Progress{Stage: cur.Stage, Done: cur.Done, Total: cur.Total}
 	}
-	p.publish(pr)
+	if err := p.publish(pr); err != nil {
+		return fmt.Errorf("recording status before going on: %w", err)
+	}
+	return nil
 }
 
 // stop clears the progress from the object; the final patch writes it.

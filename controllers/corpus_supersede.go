@@ -31,9 +31,11 @@ func (r *CorpusReconciler) buildUnlessSuperseded(ctx context.Context, s *corpusS
 	defer cancel(nil)
 	done := make(chan struct{})
 	watched := make(chan struct{})
+	// The goroutine gets copies: s.corpus is written while it runs.
+	key, revision := client.ObjectKeyFromObject(s.corpus), s.revision
 	go func() {
 		defer close(watched)
-		r.watchSuperseded(buildCtx, s, cancel, done)
+		r.watchSuperseded(buildCtx, key, revision, cancel, done)
 	}()
 	err := r.build(buildCtx, s, name)
 	close(done)
@@ -48,7 +50,7 @@ func (r *CorpusReconciler) buildUnlessSuperseded(ctx context.Context, s *corpusS
 // watchSuperseded cancels ctx with a supersededError once the revision the
 // Corpus calls for differs from the one being built, or the Corpus is
 // deleted; it returns when done is closed or ctx ends.
-func (r *CorpusReconciler) watchSuperseded(ctx context.Context, s *corpusState, cancel context.CancelCauseFunc, done <-chan struct{}) {
+func (r *CorpusReconciler) watchSuperseded(ctx context.Context, key client.ObjectKey, revision string, cancel context.CancelCauseFunc, done <-chan struct{}) {
 	tick := time.NewTicker(r.progressInterval())
 	defer tick.Stop()
 	for {
@@ -58,7 +60,7 @@ func (r *CorpusReconciler) watchSuperseded(ctx context.Context, s *corpusState, 
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			if by := r.supersededBy(ctx, client.ObjectKeyFromObject(s.corpus), s.revision); by != "" {
+			if by := r.supersededBy(ctx, key, revision); by != "" {
 				cancel(&supersededError{by: by})
 				return
 			}

@@ -64,6 +64,11 @@ func Verify(ctx context.Context, b *bundle.Bundle, opts VerifyOptions) (Verifica
 	return verifyStores(ctx, b.Manifest, b.Retriever, b.ParentIDs(), opts)
 }
 
+// ErrCouldNotCheck marks a Verify error that says nothing about the
+// revision: a store or the embedder could not be reached. The check
+// should be run again rather than the revision refused.
+var ErrCouldNotCheck = errors.New("the check could not run")
+
 // verifyStores is Verify over the parts of a revision: its manifest, a
 // retriever over its stores, and the ids its parent store lists. A
 // cancelled ctx returns ctx.Err().
@@ -91,7 +96,7 @@ func verifyStores(ctx context.Context, m bundle.Manifest, r *retrieval.Retriever
 func countStores(ctx context.Context, m bundle.Manifest, children vectorstore.VectorStore, parentIDs []string) (Verification, error) {
 	n, err := children.Count(ctx)
 	if err != nil {
-		return Verification{}, fmt.Errorf("counting children: %w", err)
+		return Verification{}, fmt.Errorf("%w: counting children: %w", ErrCouldNotCheck, err)
 	}
 	v := Verification{Children: n, Parents: len(parentIDs)}
 	if v.Children != m.Children {

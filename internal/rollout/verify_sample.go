@@ -39,6 +39,9 @@ func verifySample(ctx context.Context, r *retrieval.Retriever, id string, opts r
 	v.ResolvedChildren += resolved
 	results, err := r.Retrieve(ctx, query, opts)
 	if err != nil {
+		if !errors.Is(err, parentstore.ErrNotFound) {
+			err = fmt.Errorf("%w: %w", ErrCouldNotCheck, err)
+		}
 		return cancelledOr(ctx, fmt.Errorf("query from parent %s failed: %w", id, err))
 	}
 	if len(results) == 0 {
@@ -62,11 +65,11 @@ func checkHits(ctx context.Context, r *retrieval.Retriever, query string, topK i
 	}
 	qv, err := r.Embedder.EmbedQuery(ctx, query)
 	if err != nil {
-		return 0, fmt.Errorf("embedding the query: %w", err)
+		return 0, fmt.Errorf("%w: embedding the query: %w", ErrCouldNotCheck, err)
 	}
 	hits, err := r.Children.Search(ctx, vectorstore.SearchRequest{Vector: qv, TopK: topK})
 	if err != nil {
-		return 0, fmt.Errorf("searching the child index: %w", err)
+		return 0, fmt.Errorf("%w: searching the child index: %w", ErrCouldNotCheck, err)
 	}
 	for _, h := range hits {
 		if err := resolveHit(ctx, r.Parents, h); err != nil {
