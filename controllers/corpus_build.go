@@ -101,7 +101,7 @@ func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name strin
 	m := bundle.Manifest{
 		Revision: s.revision, PolicyRevision: s.compiled.Revision, Policy: spec,
 		LengthUnit: string(s.compiled.Spec.LengthUnit), Tokenizer: string(s.compiled.Spec.Tokenizer),
-		SourceDigest: bundle.SourceDigest(s.sources.Docs), Embedder: s.embedCfg, VectorStore: s.vectorStore,
+		SourceDigest: s.sources.Digest(), Embedder: s.embedCfg, VectorStore: s.vectorStore,
 		CreatedAt: time.Now().UTC().Truncate(time.Second),
 	}
 	if _, err := bundle.Save(dir, ix, m, false); err != nil {

@@ -38,8 +38,9 @@ type CorpusReconciler struct {
 	// EmbeddingCacheDir holds one embedding cache per Corpus (default: a
 	// directory in os.TempDir()).
 	EmbeddingCacheDir string
-	// fetchers keep URL sources between reconciles.
-	fetchers sourceset.Fetchers
+	// fetchers keep URL sources between reconciles: with their documents
+	// for builds in process, without them (leanFetchers) for Jobs.
+	fetchers, leanFetchers sourceset.Fetchers
 	// APIReader reads what must not come from the cache, such as the
 	// ConfigMaps of a revision just stored; the client when nil.
 	APIReader client.Reader
@@ -133,6 +134,7 @@ func (r *CorpusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.MaxConcurrentBuilds <= 0 {
 		r.MaxConcurrentBuilds = 2
 	}
+	r.leanFetchers.Lean = true
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Corpus{}).
 		Owns(&batchv1.Job{}).

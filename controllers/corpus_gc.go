@@ -91,6 +91,9 @@ func (r *CorpusReconciler) finalize(ctx context.Context, c *v1alpha1.Corpus) err
 	if !controllerutil.ContainsFinalizer(c, CorpusFinalizer) {
 		return nil
 	}
+	// What was fetched for the Corpus is no longer needed in memory.
+	r.fetchers.Forget(urlsOf(c)...)
+	r.leanFetchers.Forget(urlsOf(c)...)
 	if err := r.releaseMilvus(ctx, c); err != nil {
 		return fmt.Errorf("releasing Milvus objects (deletionPolicy %s): %w", c.GetDeletionPolicy(), err)
 	}
@@ -102,5 +105,5 @@ func (r *CorpusReconciler) finalize(ctx context.Context, c *v1alpha1.Corpus) err
 		}
 	}
 	controllerutil.RemoveFinalizer(c, CorpusFinalizer)
-	return r.Update(ctx, c)
+	return client.IgnoreNotFound(r.Update(ctx, c))
 }

@@ -156,7 +156,13 @@ func indexJob(c *v1alpha1.Corpus, revision, image, activeClaim string, cache boo
 	}
 	container := corev1.Container{
 		Name: "index", Image: image, Args: IndexArgs(c, revision, activeClaim != "", cache),
-		Env:          append([]corev1.EnvVar{{Name: "TMPDIR", Value: "/tmp"}, {Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}}}, env...),
+		Env: append([]corev1.EnvVar{
+			{Name: "TMPDIR", Value: "/tmp"},
+			{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
+			// The Go runtime collects harder near the memory limit instead
+			// of being killed at it.
+			{Name: "GOMEMLIMIT", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: "index", Resource: "limits.memory"}}},
+		}, env...),
 		Resources:    jobResources(idx),
 		VolumeMounts: mounts,
 		SecurityContext: &corev1.SecurityContext{

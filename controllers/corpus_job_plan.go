@@ -10,7 +10,6 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/indexjob"
-	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 )
 
 // applyConfiguration is what server-side apply takes.
@@ -24,7 +23,7 @@ func (r *CorpusReconciler) planJob(ctx context.Context, s *corpusState, names jo
 	plan := &indexjob.Plan{
 		Namespace: s.corpus.Namespace, Corpus: s.corpus.Name, Revision: s.revision,
 		Policy: s.compiled.Spec, PolicyRevision: s.compiled.Revision,
-		Sources: readSourcesOf(s), SourceDigest: bundle.SourceDigest(s.sources.Docs),
+		Sources: readSourcesOf(s), SourceDigest: s.sources.Digest(),
 		Embedder: s.embedCfg, VectorStore: s.vectorStore, StatusConfigMap: names.status,
 	}
 	if s.corpus.UsesMilvus() {

@@ -221,3 +221,25 @@ func TestClaimsRefuseMoreReplicasThanTheirAccessModesAllow(t *testing.T) {
 		t.Fatalf("a claim store built in process: %v", err)
 	}
 }
+
+func TestAJobReadsURLSourcesTheOperatorOnlyIdentified(t *testing.T) {
+	docs := sampleDocs()
+	srv := archiveServer(t, tarGz(t, [][2]string{{"a/volcanoes.md", docs[0].Text}, {"a/tides.md", docs[1].Text}, {"../escape.md", "x"}}))
+	ns := newNamespace(t)
+	p := newPolicy(t, 800, 160)
+	c := claimCorpus(ns, p.Name)
+	c.Spec.Sources = []v1alpha1.Source{{Name: "site", URL: &v1alpha1.URLSource{URL: srv.URL + "/docs.tar.gz"}}}
+	if err := k8s.Create(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	job := waitJob(t, c)
+	if err := runIndexer(t, c, job, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	waitCurrent(t, c, 30*time.Second)
+	// The revision the operator named from the archive's checksum is the one
+	// the Job built from its documents, with the rejected entry reported.
+	if a := c.Status.ActiveRevision; a.Documents != 2 || len(c.Status.SourceErrors) != 1 || !strings.Contains(c.Status.SourceErrors[0].Document, "escape") {
+		t.Fatalf("active %+v, source errors %+v", a, c.Status.SourceErrors)
+	}
+}

@@ -43,10 +43,16 @@ func (r *CorpusReconciler) resolvePolicy(ctx context.Context, s *corpusState) (c
 // readSources reads every source; per-source problems go to status. With
 // no document at all the Corpus is stalled until a source changes.
 func (r *CorpusReconciler) readSources(ctx context.Context, s *corpusState) (ctrl.Result, error) {
-	if reconcileRequested(s.corpus) {
-		r.fetchers.Forget(urlsOf(s.corpus)...)
+	fetchers := &r.fetchers
+	if s.corpus.GetIndexingMode() == v1alpha1.IndexingJob {
+		// The Job reads the documents; the operator only needs to know
+		// what they are.
+		fetchers = &r.leanFetchers
 	}
-	reader := &sourceset.Reader{Client: r.Client, Namespace: s.corpus.Namespace, Fetchers: &r.fetchers}
+	if reconcileRequested(s.corpus) {
+		fetchers.Forget(urlsOf(s.corpus)...)
+	}
+	reader := &sourceset.Reader{Client: r.Client, Namespace: s.corpus.Namespace, Fetchers: fetchers}
 	set, err := reader.Read(ctx, s.corpus.Spec.Sources)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -57,7 +63,7 @@ func (r *CorpusReconciler) readSources(ctx context.Context, s *corpusState) (ctr
 		s.reason = v1alpha1.ReasonSourceError
 		return ctrl.Result{}, stalled(fmt.Errorf("source %s could not be read in full and its failurePolicy is Fail: no revision is built until it can (see status.sourceErrors)", strings.Join(strict, ", ")))
 	}
-	if len(set.Docs) == 0 {
+	if set.Count() == 0 {
 		s.reason = v1alpha1.ReasonNoDocuments
 		return ctrl.Result{}, stalled(fmt.Errorf("the sources hold no document to index"))
 	}
@@ -135,7 +141,7 @@ func secretKey(ref *v1alpha1.SecretKeyReference) string {
 
 // computeRevision names the revision the spec and sources call for.
 func (r *CorpusReconciler) computeRevision(_ context.Context, s *corpusState) (ctrl.Result, error) {
-	digest := bundle.SourceDigest(s.sources.Docs)
+	digest := s.sources.Digest()
 	if s.corpus.UsesMilvus() {
 		s.vectorStore = milvusRef(s.corpus, "", s.embedCfg.Dimensions)
 	}

@@ -93,6 +93,13 @@ type URLSource struct {
 	// +optional
 	MaxTotalSize *resource.Quantity `json:"maxTotalSize,omitempty"`
 
+	// maxFiles fails the source when more files match include (default
+	// 100000).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000000
+	// +optional
+	MaxFiles int `json:"maxFiles,omitempty"`
+
 	// secretRef names a Secret with "bearerToken", or "username" and
 	// "password", sent with every request.
 	// +optional

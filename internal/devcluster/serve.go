@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -160,6 +161,14 @@ func (e *Env) serviceAccountKubeconfig(ctx context.Context, namespace, sa string
 func (e *Env) containerEnv(ctx context.Context, namespace string, c corev1.Container) ([]string, error) {
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TMPDIR=" + os.TempDir()}
 	for _, v := range c.Env {
+		if v.ValueFrom != nil && v.ValueFrom.ResourceFieldRef != nil {
+			// The kubelet gives the container's limit, or the node's
+			// allocatable amount without one; the host has no limit to give.
+			if lim, ok := c.Resources.Limits[corev1.ResourceName(strings.TrimPrefix(v.ValueFrom.ResourceFieldRef.Resource, "limits."))]; ok {
+				env = append(env, v.Name+"="+strconv.FormatInt(lim.Value(), 10))
+			}
+			continue
+		}
 		value, err := e.envValue(ctx, namespace, v)
 		if err != nil {
 			return nil, err

@@ -127,7 +127,7 @@ func (r *Runner) readSources(ctx context.Context, plan *Plan) (*sourceset.Set, e
 		first := set.Errors[0]
 		return nil, &Failure{Document: first.Document, Message: fmt.Sprintf("source %s could not be read in full and its failurePolicy is Fail: %s", strings.Join(strict, ", "), first.Message)}
 	}
-	if got := bundle.SourceDigest(set.Docs); got != plan.SourceDigest {
+	if got := set.Digest(); got != plan.SourceDigest {
 		return nil, fmt.Errorf("the sources changed since revision %s was planned (digest %s, planned %s); the operator plans a new revision", plan.Revision, got, plan.SourceDigest)
 	}
 	return set, nil

@@ -5,10 +5,13 @@
 package sourceset
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sort"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 
@@ -28,6 +31,13 @@ type Set struct {
 	// Read lists every ConfigMap read, with the keys that became
 	// documents, selectors expanded.
 	Read []ConfigMapRead
+	// Unkept counts documents of URL sources read by a lean Reader,
+	// which keeps only what identifies them.
+	Unkept int
+	// urls identify the content of each URL source read.
+	urls []string
+	// fromURL marks the documents that came from URL sources.
+	fromURL map[string]bool
 	// failed names sources with an error.
 	failed map[string]bool
 	// seen maps a document id to the source that gave it.
@@ -43,7 +53,7 @@ type ConfigMapRead struct {
 
 // newSet returns an empty set.
 func newSet() *Set {
-	return &Set{failed: map[string]bool{}, seen: map[string]string{}}
+	return &Set{failed: map[string]bool{}, seen: map[string]string{}, fromURL: map[string]bool{}}
 }
 
 // add keeps a document unless another source already gave its id, and
@@ -79,4 +89,31 @@ func (s *Set) FailedStrictly(sources []v1alpha1.Source) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Count is how many documents the sources hold, kept or not.
+func (s *Set) Count() int { return len(s.Docs) + s.Unkept }
+
+// Digest identifies the documents, for the revision. Without URL sources
+// it is bundle.SourceDigest of the documents. A URL source counts by what
+// determines its documents instead (its spec and the sha256 of what was
+// downloaded), which costs nothing to recompute while its content is
+// cached and is the same whether or not its documents were kept.
+func (s *Set) Digest() string {
+	if len(s.urls) == 0 {
+		return bundle.SourceDigest(s.Docs)
+	}
+	var local []hierarchy.Document
+	for _, d := range s.Docs {
+		if !s.fromURL[d.ID] {
+			local = append(local, d)
+		}
+	}
+	h := sha256.New()
+	h.Write([]byte(bundle.SourceDigest(local)))
+	for _, u := range s.urls {
+		h.Write([]byte{0})
+		h.Write([]byte(u))
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -2,6 +2,7 @@ package sourceset
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"sync"
@@ -24,7 +25,9 @@ const DefaultURLInterval = 10 * time.Minute
 type Fetchers struct {
 	// Client makes the requests; http.DefaultClient when nil.
 	Client *http.Client
-	mu     sync.Mutex
+	// Lean fetchers keep no documents, only what identifies them.
+	Lean bool
+	mu   sync.Mutex
 	by     map[time.Duration]*remote.Fetcher
 }
 
@@ -36,7 +39,7 @@ func (f *Fetchers) fetcher(interval time.Duration) *remote.Fetcher {
 		f.by = map[time.Duration]*remote.Fetcher{}
 	}
 	if f.by[interval] == nil {
-		f.by[interval] = &remote.Fetcher{Client: f.Client, MinInterval: interval}
+		f.by[interval] = &remote.Fetcher{Client: f.Client, MinInterval: interval, Lean: f.Lean}
 	}
 	return f.by[interval]
 }
@@ -77,15 +80,33 @@ func (r *Reader) readURL(ctx context.Context, src v1alpha1.Source, set *Set) err
 		set.fail(src.Name, e.Document, e.Message)
 	}
 	for _, d := range res.Documents {
-		set.add(src.Name, d)
+		if set.add(src.Name, d) {
+			set.fromURL[d.ID] = true
+		}
 	}
+	if fetchers.Lean {
+		set.Unkept += res.Count
+	}
+	set.urls = append(set.urls, urlIdentity(src, spec, res.Version))
 	return nil
+}
+
+// urlIdentity is what determines a URL source's documents: its name, its
+// spec (credentials aside) and the sha256 of the content.
+func urlIdentity(src v1alpha1.Source, spec remote.Spec, v remote.Version) string {
+	spec.Header = nil
+	b, _ := json.Marshal(struct {
+		Name     string
+		Spec     remote.Spec
+		Checksum string
+	}{src.Name, spec, v.Checksum})
+	return string(b)
 }
 
 // urlSpec turns the API's URL source into a fetch, with the credentials
 // of its Secret.
 func (r *Reader) urlSpec(ctx context.Context, u *v1alpha1.URLSource) (remote.Spec, error) {
-	spec := remote.Spec{URL: u.URL, Include: u.Include, Exclude: u.Exclude, Checksum: u.Checksum}
+	spec := remote.Spec{URL: u.URL, Include: u.Include, Exclude: u.Exclude, Checksum: u.Checksum, MaxFiles: u.MaxFiles}
 	if u.MaxFileSize != nil {
 		spec.MaxFileBytes = u.MaxFileSize.Value()
 	}

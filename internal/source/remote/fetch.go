@@ -23,6 +23,9 @@ type Result struct {
 	// server answered 304, or MinInterval had not passed) without a new
 	// download.
 	Cached bool
+	// Count is how many documents were read: len(Documents), also when a
+	// lean Fetcher did not keep them.
+	Count int
 }
 
 // Fetch downloads the source and reads its documents: a tar, gzipped tar
@@ -55,6 +58,7 @@ func fetch(ctx context.Context, c *http.Client, name string, spec Spec, since Ve
 	if err != nil {
 		return Result{}, false, s.fail(ctx, err)
 	}
+	res.Count = len(res.Documents)
 	return res, notModified, nil
 }
 

@@ -26,6 +26,10 @@ type Fetcher struct {
 	MinInterval time.Duration
 	// Now tells the time; nil means time.Now.
 	Now func() time.Time
+	// Lean keeps and returns no documents, only their count, errors and
+	// version: for a caller that needs to know what the content is, not
+	// to index it, and must not hold it in memory.
+	Lean bool
 
 	mu      sync.Mutex
 	entries map[string]*cacheEntry // by URL
@@ -64,6 +68,9 @@ func (f *Fetcher) Fetch(ctx context.Context, name string, spec Spec) (Result, er
 	e.checked = now
 	if notModified {
 		return e.cached(), nil
+	}
+	if f.Lean {
+		res.Documents = nil
 	}
 	e.key, e.result, e.stored = key, res, true
 	return copyResult(res), nil
