@@ -28,7 +28,7 @@ type Fetchers struct {
 	// Lean fetchers keep no documents, only what identifies them.
 	Lean bool
 	mu   sync.Mutex
-	by     map[time.Duration]*remote.Fetcher
+	by   map[time.Duration]*remote.Fetcher
 }
 
 // fetcher returns the fetcher of an interval.
