@@ -13,7 +13,8 @@ import (
 )
 
 func TestEmbeddingCacheReembedsOnlyNewChildren(t *testing.T) {
-	model, texts := countingEmbeddingServer(t)
+	model := embeddingServer(t)
+	texts := &model.Texts
 	ns := newNamespace(t)
 	p := newPolicy(t, 800, 160)
 	// Enough children that re-embedding them all would show.

@@ -2,12 +2,8 @@ package controllers_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/embedtest"
 	"github.com/parentrag/parentrag/internal/milvustest"
 )
 
@@ -122,48 +119,21 @@ func TestMilvusOutageKeepsTheActiveRevisionServing(t *testing.T) {
 
 // embeddingServer answers OpenAI /v1/embeddings requests with 8-dimension
 // vectors derived from each input's letters.
-func embeddingServer(t *testing.T) *httptest.Server {
-	srv, _ := countingEmbeddingServer(t)
-	return srv
+func embeddingServer(t *testing.T) *embedtest.Server {
+	return embedtest.Start(t, embedtest.Options{Model: "letters", Embed: letterVector})
 }
 
-// countingEmbeddingServer is embeddingServer that also counts the texts
-// it embeds.
-func countingEmbeddingServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
-	var texts atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Input []string `json:"input"`
+// letterVector counts a text's letters into 8 buckets; never the zero
+// vector.
+func letterVector(text string) []float32 {
+	v := make([]float32, 8)
+	for _, r := range strings.ToLower(text) {
+		if r >= 'a' && r <= 'z' {
+			v[(r-'a')%8]++
 		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/v1/embeddings" {
-			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
-			return
-		}
-		texts.Add(int64(len(req.Input)))
-		type item struct {
-			Object    string    `json:"object"`
-			Index     int       `json:"index"`
-			Embedding []float32 `json:"embedding"`
-		}
-		out := struct {
-			Object string `json:"object"`
-			Data   []item `json:"data"`
-			Model  string `json:"model"`
-		}{Object: "list", Model: "letters"}
-		for i, text := range req.Input {
-			v := make([]float32, 8)
-			for _, r := range strings.ToLower(text) {
-				if r >= 'a' && r <= 'z' {
-					v[(r-'a')%8]++
-				}
-			}
-			v[0] += 1 // never the zero vector
-			out.Data = append(out.Data, item{Object: "embedding", Index: i, Embedding: v})
-		}
-		json.NewEncoder(w).Encode(out)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &texts
+	}
+	v[0]++
+	return v
 }
 
 func TestMilvusWithAnEmbeddingModelIndexesBothFields(t *testing.T) {

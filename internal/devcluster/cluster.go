@@ -46,11 +46,17 @@ func (p *process) stop() {
 // are created, scheduled and turn Ready without a kubelet. The stage files
 // come from $PARENTRAG_KWOK_STAGES (printed by hack/control-plane.sh).
 func (e *Env) StartWorkloads(ctx context.Context) error {
-	kubeconfig, err := e.adminKubeconfig()
+	stages, err := kwokStageFiles()
 	if err != nil {
 		return err
 	}
-	stages, err := kwokStageFiles()
+	return e.startWorkloads(ctx, "deployment,replicaset", stages)
+}
+
+// startWorkloads starts kube-controller-manager with the controllers,
+// kube-scheduler, and kwok with the stages and one fake, schedulable node.
+func (e *Env) startWorkloads(ctx context.Context, controllers string, stages []string) error {
+	kubeconfig, err := e.adminKubeconfig()
 	if err != nil {
 		return err
 	}
@@ -59,7 +65,7 @@ func (e *Env) StartWorkloads(ctx context.Context) error {
 		name string
 		args []string
 	}{
-		{"kube-controller-manager", []string{"--kubeconfig=" + kubeconfig, "--controllers=deployment,replicaset", "--leader-elect=false", "--secure-port=0"}},
+		{"kube-controller-manager", []string{"--kubeconfig=" + kubeconfig, "--controllers=" + controllers, "--leader-elect=false", "--secure-port=0"}},
 		{"kube-scheduler", []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--secure-port=0"}},
 		{"kwok", append([]string{"--kubeconfig=" + kubeconfig, "--manage-single-node=" + FakeNodeName, "--server-address=127.0.0.1:0"}, configFlags(stages)...)},
 	}

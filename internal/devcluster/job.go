@@ -3,7 +3,6 @@ package devcluster
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -29,36 +28,11 @@ const jobControllers = "deployment-controller,replicaset-controller,job-controll
 // the host (RunPod), reports how it ended (ReportPodExit), as a kubelet
 // would.
 func (e *Env) StartJobWorkloads(ctx context.Context) error {
-	kubeconfig, err := e.adminKubeconfig()
-	if err != nil {
-		return err
-	}
 	stages, err := kwokStageFiles()
 	if err != nil {
 		return err
 	}
-	stages = withoutStage(stages, "pod-complete.yaml")
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	starts := []struct {
-		name string
-		args []string
-	}{
-		{"kube-controller-manager", []string{"--kubeconfig=" + kubeconfig, "--controllers=" + jobControllers, "--leader-elect=false", "--secure-port=0"}},
-		{"kube-scheduler", []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--secure-port=0"}},
-		{"kwok", append([]string{"--kubeconfig=" + kubeconfig, "--manage-single-node=" + FakeNodeName, "--server-address=127.0.0.1:0"}, configFlags(stages)...)},
-	}
-	for _, s := range starts {
-		if err := e.startProcess(filepath.Join(assets, s.name), s.name, s.args); err != nil {
-			return err
-		}
-	}
-	node := fakeNode()
-	if err := e.Client.Create(ctx, node); err != nil {
-		return err
-	}
-	// As in StartWorkloads: no node lifecycle controller lifts the taint.
-	node.Spec.Taints = nil
-	if err := e.Client.Update(ctx, node); err != nil {
+	if err := e.startWorkloads(ctx, jobControllers, withoutStage(stages, "pod-complete.yaml")); err != nil {
 		return err
 	}
 	return e.StartHostPathProvisioner(ctx)

@@ -35,24 +35,7 @@ func TestSamplesServeQueriesAndRollToANewRevision(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	env := startCluster(t, ctx)
-	bin, err := env.BuildBinary(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := "parentrag-e2e"
-	if err := createNamespace(ctx, env, ns); err != nil {
-		t.Fatal(err)
-	}
-	files, err := env.SampleFiles()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := env.Apply(ctx, ns, files...); err != nil {
-		t.Fatal(err)
-	}
-	corpus := &v1alpha1.Corpus{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "parentrag-docs"}}
-	retriever := &v1alpha1.Retriever{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "parentrag-docs"}}
+	env, bin, corpus, retriever := startSamples(t, ctx, "parentrag-e2e")
 	first := waitServing(t, env, corpus, retriever, "")
 	askLikeAPod(t, ctx, env, bin, retriever, first)
 
@@ -71,6 +54,30 @@ func TestSamplesServeQueriesAndRollToANewRevision(t *testing.T) {
 	askLikeAPod(t, ctx, env, bin, retriever, second)
 }
 
+// startSamples starts a cluster, builds the parentrag binary and applies
+// config/samples to a new namespace; it returns the samples' Corpus and
+// Retriever, by name.
+func startSamples(t *testing.T, ctx context.Context, ns string) (*devcluster.Env, string, *v1alpha1.Corpus, *v1alpha1.Retriever) {
+	t.Helper()
+	env := startCluster(t, ctx)
+	bin, err := env.BuildBinary(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := createNamespace(ctx, env, ns); err != nil {
+		t.Fatal(err)
+	}
+	files, err := env.SampleFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Apply(ctx, ns, files...); err != nil {
+		t.Fatal(err)
+	}
+	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
+	return env, bin, &v1alpha1.Corpus{ObjectMeta: meta("parentrag-docs")}, &v1alpha1.Retriever{ObjectMeta: meta("parentrag-docs")}
+}
+
 // createNamespace creates a namespace.
 func createNamespace(ctx context.Context, env *devcluster.Env, name string) error {
 	return env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
@@ -79,12 +86,19 @@ func createNamespace(ctx context.Context, env *devcluster.Env, name string) erro
 // startCluster starts the control plane with workloads and the operator.
 func startCluster(t *testing.T, ctx context.Context) *devcluster.Env {
 	t.Helper()
+	return startClusterWith(t, ctx, (*devcluster.Env).StartWorkloads)
+}
+
+// startClusterWith starts the control plane, the workloads that start
+// starts, and the operator.
+func startClusterWith(t *testing.T, ctx context.Context, start func(*devcluster.Env, context.Context) error) *devcluster.Env {
+	t.Helper()
 	env, err := devcluster.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { env.Stop() })
-	if err := env.StartWorkloads(ctx); err != nil {
+	if err := start(env, ctx); err != nil {
 		t.Fatal(err)
 	}
 	// Each test of this package runs its own operator against its own

@@ -16,10 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/controllers"
@@ -98,29 +95,7 @@ func TestJobBuiltCorpusServesFromItsVolume(t *testing.T) {
 // as host directories, workloads and the operator.
 func startJobCluster(t *testing.T, ctx context.Context) *devcluster.Env {
 	t.Helper()
-	env, err := devcluster.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { env.Stop() })
-	if err := env.StartJobWorkloads(ctx); err != nil {
-		t.Fatal(err)
-	}
-	// As in startCluster: one operator per control plane, in this process.
-	skip := true
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:     controllers.NewScheme(),
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: &skip},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := controllers.Setup(mgr, controllers.Options{Image: "parentrag:e2e"}); err != nil {
-		t.Fatal(err)
-	}
-	go mgr.Start(ctx)
-	return env
+	return startClusterWith(t, ctx, (*devcluster.Env).StartJobWorkloads)
 }
 
 // claimCorpus is a Corpus of the sources kept on read-write-many claims of

@@ -11,7 +11,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -41,24 +40,8 @@ func TestRolloutAnswersEveryQuery(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	env := startCluster(t, ctx)
-	bin, err := env.BuildBinary(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := "parentrag-rollout"
-	if err := createNamespace(ctx, env, ns); err != nil {
-		t.Fatal(err)
-	}
-	files, err := env.SampleFiles()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := env.Apply(ctx, ns, files...); err != nil {
-		t.Fatal(err)
-	}
-	corpus := &v1alpha1.Corpus{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "parentrag-docs"}}
-	retriever := &v1alpha1.Retriever{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "parentrag-docs"}}
+	env, bin, corpus, retriever := startSamples(t, ctx, "parentrag-rollout")
+	ns := corpus.Namespace
 	setReplicas(t, ctx, env, retriever, 2)
 	first := waitServing(t, env, corpus, retriever, "")
 	checkReadinessGuards(t, ctx, env, retriever)

@@ -5,7 +5,6 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -34,6 +33,7 @@ import (
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/controllers"
 	"github.com/parentrag/parentrag/internal/devcluster"
+	"github.com/parentrag/parentrag/internal/embedtest"
 	"github.com/parentrag/parentrag/internal/indexjob"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
@@ -426,39 +426,9 @@ func setSizes(t *testing.T, ctx context.Context, env *devcluster.Env, name strin
 // hashingEmbeddingServer is an OpenAI-compatible /v1/embeddings that
 // requires embedKey and embeds a text as its words hashed into embedDims
 // signed buckets, and counts the texts it embeds.
-func hashingEmbeddingServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
-	var texts atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Input      []string `json:"input"`
-			Dimensions int      `json:"dimensions"`
-		}
-		if r.Header.Get("Authorization") != "Bearer "+embedKey {
-			http.Error(w, `{"error":{"message":"invalid API key"}}`, http.StatusUnauthorized)
-			return
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/v1/embeddings" || req.Dimensions != embedDims {
-			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
-			return
-		}
-		texts.Add(int64(len(req.Input)))
-		type item struct {
-			Object    string    `json:"object"`
-			Index     int       `json:"index"`
-			Embedding []float32 `json:"embedding"`
-		}
-		out := struct {
-			Object string `json:"object"`
-			Data   []item `json:"data"`
-			Model  string `json:"model"`
-		}{Object: "list", Model: "hashed-words"}
-		for i, text := range req.Input {
-			out.Data = append(out.Data, item{Object: "embedding", Index: i, Embedding: hashWords(text)})
-		}
-		json.NewEncoder(w).Encode(out)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &texts
+func hashingEmbeddingServer(t *testing.T) (*embedtest.Server, *atomic.Int64) {
+	srv := embedtest.Start(t, embedtest.Options{APIKey: embedKey, Dimensions: embedDims, Model: "hashed-words", Embed: hashWords})
+	return srv, &srv.Texts
 }
 
 // hashWords is a text's lower-cased words hashed into embedDims signed
