@@ -220,13 +220,7 @@ func TestVerificationCountMismatchIsNotPromoted(t *testing.T) {
 
 func TestCandidateTrackPreviewsTheCandidate(t *testing.T) {
 	ns := newNamespace(t)
-	p := newPolicy(t, 800, 160)
-	c := inlineCorpus(ns, p.Name, sampleDocs()...)
-	c.Spec.Rollout = &v1alpha1.Rollout{Promotion: v1alpha1.PromotionManual}
-	if err := k8s.Create(context.Background(), c); err != nil {
-		t.Fatal(err)
-	}
-	waitCurrent(t, c, 60*time.Second)
+	p, c := manualCorpus(t, ns)
 	first := c.Status.ActiveRevision.Name
 	newRetriever(t, ns, "stable", c.Name)
 	preview := &v1alpha1.Retriever{

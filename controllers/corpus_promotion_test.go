@@ -30,8 +30,10 @@ func changeChild(t *testing.T, p *v1alpha1.ChunkingPolicy, c *v1alpha1.Corpus, s
 	return c.Status.LastAttemptedRevision
 }
 
-func TestManualPromotionWaitsForTheAnnotation(t *testing.T) {
-	ns := newNamespace(t)
+// manualCorpus creates a Corpus of sampleDocs under Manual promotion and
+// waits until its first revision is active.
+func manualCorpus(t *testing.T, ns string) (*v1alpha1.ChunkingPolicy, *v1alpha1.Corpus) {
+	t.Helper()
 	p := newPolicy(t, 800, 160)
 	c := inlineCorpus(ns, p.Name, sampleDocs()...)
 	c.Spec.Rollout = &v1alpha1.Rollout{Promotion: v1alpha1.PromotionManual}
@@ -39,6 +41,12 @@ func TestManualPromotionWaitsForTheAnnotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitCurrent(t, c, 60*time.Second)
+	return p, c
+}
+
+func TestManualPromotionWaitsForTheAnnotation(t *testing.T) {
+	ns := newNamespace(t)
+	p, c := manualCorpus(t, ns)
 	first := c.Status.ActiveRevision.Name
 	second := changeChild(t, p, c, 100)
 	waitCurrent(t, c, 30*time.Second)
