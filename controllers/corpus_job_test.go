@@ -32,9 +32,13 @@ func claimCorpus(ns, policy string, modes ...corev1.PersistentVolumeAccessMode) 
 	return c
 }
 
-// waitJob waits for the indexing Job of the Corpus's attempted revision.
-func waitJob(t *testing.T, c *v1alpha1.Corpus) *batchv1.Job {
+// createAndWaitJob creates the Corpus and waits for the indexing Job of
+// its first revision.
+func createAndWaitJob(t *testing.T, c *v1alpha1.Corpus) *batchv1.Job {
 	t.Helper()
+	if err := k8s.Create(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
 	var job batchv1.Job
 	eventually(t, 30*time.Second, "the indexing Job", func() (bool, error) {
 		get(t, c)
@@ -74,10 +78,7 @@ func TestClaimCorpusIsBuiltByAJobAndServedFromItsClaim(t *testing.T) {
 	ns := newNamespace(t)
 	p := newPolicy(t, 800, 160)
 	c := claimCorpus(ns, p.Name, corev1.ReadWriteMany)
-	if err := k8s.Create(context.Background(), c); err != nil {
-		t.Fatal(err)
-	}
-	job := waitJob(t, c)
+	job := createAndWaitJob(t, c)
 	rev := c.Status.LastAttemptedRevision
 	pod := job.Spec.Template.Spec
 	container := pod.Containers[0]
@@ -145,10 +146,7 @@ func TestAFailedIndexingJobPromotesNothing(t *testing.T) {
 	ns := newNamespace(t)
 	p := newPolicy(t, 800, 160)
 	c := claimCorpus(ns, p.Name)
-	if err := k8s.Create(context.Background(), c); err != nil {
-		t.Fatal(err)
-	}
-	job := waitJob(t, c)
+	job := createAndWaitJob(t, c)
 	// The pod reports a failure, then Kubernetes gives up on the Job.
 	status := &corev1.ConfigMap{}
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: c.RevisionObjectName(job.Labels["parentrag.io/revision"]) + "-status"}, status); err != nil {
@@ -195,10 +193,7 @@ func TestClaimsRefuseMoreReplicasThanTheirAccessModesAllow(t *testing.T) {
 	ns := newNamespace(t)
 	p := newPolicy(t, 800, 160)
 	c := claimCorpus(ns, p.Name, corev1.ReadWriteOnce)
-	if err := k8s.Create(context.Background(), c); err != nil {
-		t.Fatal(err)
-	}
-	job := waitJob(t, c)
+	job := createAndWaitJob(t, c)
 	if err := runIndexer(t, c, job, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
@@ -229,10 +224,7 @@ func TestAJobReadsURLSourcesTheOperatorOnlyIdentified(t *testing.T) {
 	p := newPolicy(t, 800, 160)
 	c := claimCorpus(ns, p.Name)
 	c.Spec.Sources = []v1alpha1.Source{{Name: "site", URL: &v1alpha1.URLSource{URL: srv.URL + "/docs.tar.gz"}}}
-	if err := k8s.Create(context.Background(), c); err != nil {
-		t.Fatal(err)
-	}
-	job := waitJob(t, c)
+	job := createAndWaitJob(t, c)
 	if err := runIndexer(t, c, job, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
