@@ -34,17 +34,7 @@ func newNamespace(t *testing.T) string {
 // newPolicy creates a ParentChild policy with the given sizes.
 func newPolicy(t *testing.T, parent, child int) *v1alpha1.ChunkingPolicy {
 	t.Helper()
-	p := &v1alpha1.ChunkingPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: uniqueName("policy")},
-		Spec: v1alpha1.ChunkingPolicySpec{
-			Parent: &v1alpha1.ChunkSize{ChunkSize: parent},
-			Child:  &v1alpha1.ChunkSize{ChunkSize: child, ChunkOverlap: child / 10},
-		},
-	}
-	if err := k8s.Create(context.Background(), p); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return createPolicyIn(t, k8s, parent, child)
 }
 
 // inlineCorpus is a Corpus of inline documents.
