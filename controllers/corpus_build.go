@@ -114,8 +114,7 @@ func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name strin
 // store creates the revision's ConfigMaps, owned by the Corpus, and reads
 // the revision back from its manifest.
 func (r *CorpusReconciler) store(ctx context.Context, s *corpusState, dir, name string) error {
-	labels := map[string]string{LabelManagedBy: ManagedByValue, cmbundle.LabelCorpus: s.corpus.Name, cmbundle.LabelRevision: s.revision}
-	cms, err := cmbundle.Pack(dir, s.corpus.Namespace, name, labels)
+	cms, err := cmbundle.Pack(dir, s.corpus.Namespace, name, revisionLabels(s.corpus, s.revision, ""))
 	if err != nil {
 		return err
 	}
@@ -145,10 +144,12 @@ func revisionFromManifest(cm *corev1.ConfigMap) (*v1alpha1.RevisionStatus, error
 	}
 	if rev.Claim != "" {
 		// Built by a Job, which verified it and measured the gate.
-		if err := decodeKey(cm, verificationKey, &rev.Verification); err != nil {
+		var err error
+		if rev.Verification, err = indexjob.DecodeOptional[v1alpha1.VerificationStatus](cm, verificationKey); err != nil {
 			return nil, err
 		}
-		return rev, decodeKey(cm, qualityGateKey, &rev.QualityGate)
+		rev.QualityGate, err = indexjob.DecodeOptional[v1alpha1.QualityGateStatus](cm, qualityGateKey)
+		return rev, err
 	}
 	names, err := cmbundle.Names(cm)
 	if err != nil {

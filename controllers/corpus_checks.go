@@ -5,12 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -100,23 +98,16 @@ func (r *CorpusReconciler) runChecks(ctx context.Context, s *corpusState, golden
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	candidate, err := r.openRevision(ctx, s.corpus, s.built.Name, filepath.Join(tmp, "candidate"))
-	if err != nil {
-		if !errors.Is(err, bundle.ErrCountMismatch) {
-			s.reason = v1alpha1.ReasonVerificationFailed
-			return fmt.Errorf("opening revision %s to verify it: %w", s.built.Name, err)
-		}
-		s.built.Verification = indexjob.FailedVerification(errors.New(strings.TrimPrefix(err.Error(), filepath.Join(tmp, "candidate")+": ")))
-		return nil
+	dir := filepath.Join(tmp, "candidate")
+	candidate, err := r.openRevision(ctx, s.corpus, s.built.Name, dir)
+	if err == nil {
+		defer candidate.Close()
 	}
-	defer candidate.Close()
-	if s.built.Verification == nil {
-		v, err := rollout.Verify(ctx, candidate, rollout.VerifyOptions{})
-		if err != nil && (ctx.Err() != nil || errors.Is(err, rollout.ErrCouldNotCheck)) {
+	if s.built.Verification == nil || err != nil {
+		if s.built.Verification, err = indexjob.Verify(ctx, dir, candidate, err); err != nil {
 			s.reason = v1alpha1.ReasonVerificationFailed
 			return fmt.Errorf("verifying revision %s (retried): %w", s.built.Name, err)
 		}
-		s.built.Verification = indexjob.VerificationStatus(v, err)
 		log.FromContext(ctx).Info("verified revision", "revision", s.built.Name, "result", s.built.Verification.Result, "message", s.built.Verification.Message)
 	}
 	if golden == nil || s.built.Verification.Result != v1alpha1.CheckPassed {
@@ -175,23 +166,33 @@ func (r *CorpusReconciler) readGolden(ctx context.Context, s *corpusState) ([]ro
 	if gate == nil {
 		return nil, "", ctrl.Result{}, nil
 	}
+	text, result, err := r.goldenText(ctx, s, gate)
+	if err != nil || !result.IsZero() {
+		return nil, "", result, err
+	}
+	golden, err := rollout.ParseGolden([]byte(text))
+	if err != nil {
+		s.reason = v1alpha1.ReasonGoldenQueriesInvalid
+		return nil, "", ctrl.Result{}, stalled(fmt.Errorf("golden queries in ConfigMap %s: %w", gate.GoldenQueries.Name, err))
+	}
+	return golden, gateDigest(gate, text, s.corpus.Status.ActiveRevision), ctrl.Result{}, nil
+}
+
+// goldenText reads the golden queries of a gate as its ConfigMap key
+// holds them. A missing ConfigMap or key is waited for.
+func (r *CorpusReconciler) goldenText(ctx context.Context, s *corpusState, gate *v1alpha1.QualityGate) (string, ctrl.Result, error) {
 	ref := gate.GoldenQueries
 	key := orDefault(ref.Key, "queries.jsonl")
 	var cm corev1.ConfigMap
 	err := r.Get(ctx, client.ObjectKey{Namespace: s.corpus.Namespace, Name: ref.Name}, &cm)
 	if apierrors.IsNotFound(err) || (err == nil && cm.Data[key] == "") {
 		s.reason, s.message = v1alpha1.ReasonGoldenQueriesNotFound, fmt.Sprintf("the quality gate's golden queries: ConfigMap %s has no key %q", ref.Name, key)
-		return nil, "", ctrl.Result{RequeueAfter: waitInterval}, nil
+		return "", ctrl.Result{RequeueAfter: waitInterval}, nil
 	}
 	if err != nil {
-		return nil, "", ctrl.Result{}, fmt.Errorf("reading golden queries ConfigMap %s: %w", ref.Name, err)
+		return "", ctrl.Result{}, fmt.Errorf("reading golden queries ConfigMap %s: %w", ref.Name, err)
 	}
-	golden, err := rollout.ParseGolden([]byte(cm.Data[key]))
-	if err != nil {
-		s.reason = v1alpha1.ReasonGoldenQueriesInvalid
-		return nil, "", ctrl.Result{}, stalled(fmt.Errorf("golden queries in ConfigMap %s key %s: %w", ref.Name, key, err))
-	}
-	return golden, gateDigest(gate, cm.Data[key], s.corpus.Status.ActiveRevision), ctrl.Result{}, nil
+	return cm.Data[key], ctrl.Result{}, nil
 }
 
 // gateDigest identifies what a gate result measured: the settings, the

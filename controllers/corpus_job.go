@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -104,11 +103,7 @@ func (r *CorpusReconciler) ensureJob(ctx context.Context, s *corpusState, names 
 			return nil, err
 		}
 	}
-	env, err := jobEnv(s.corpus)
-	if err != nil {
-		return nil, err
-	}
-	built := indexJob(s.corpus, s.revision, r.indexImage(s.corpus), r.activeClaim(ctx, s.corpus, plan.Gate), cache, env)
+	built := indexJob(s.corpus, s.revision, r.indexImage(s.corpus), r.activeClaim(ctx, s.corpus, plan.Gate), cache, credentialEnv(s.corpus))
 	if err := r.createOwned(ctx, s.corpus, built); err != nil {
 		return nil, err
 	}
@@ -248,13 +243,26 @@ func (r *CorpusReconciler) cancelStaleJobs(ctx context.Context, s *corpusState) 
 		if err := r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting superseded indexing Job %s: %w", job.Name, err)
 		}
-		if err := r.deleteRevisionObjects(ctx, s.corpus, stale); err != nil {
+		if err := r.discardRevision(ctx, s.corpus, stale); err != nil {
 			return err
 		}
 		r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeNormal, v1alpha1.ReasonBuildSuperseded, "Build",
 			"stopped indexing Job %s of revision %s: superseded by %s", job.Name, stale, s.revision)
 	}
 	return nil
+}
+
+// discardRevision removes everything of a revision that is neither
+// retained nor wanted: its Milvus collection (from the inventory), then
+// its Job, claim and ConfigMaps.
+func (r *CorpusReconciler) discardRevision(ctx context.Context, c *v1alpha1.Corpus, revision string) error {
+	if c.UsesMilvus() {
+		err := r.dropCollections(ctx, c, func(col v1alpha1.InventoryCollection) bool { return col.Revision != revision })
+		if err != nil {
+			return err
+		}
+	}
+	return r.deleteRevisionObjects(ctx, c, revision)
 }
 
 // deleteRevisionObjects deletes a revision's ConfigMaps, claim and Job.
@@ -298,15 +306,4 @@ func finishedAt(job *batchv1.Job) time.Time {
 		return job.Status.CompletionTime.Time
 	}
 	return time.Now()
-}
-
-// decodeKey decodes a JSON key of a ConfigMap into v, if present.
-func decodeKey(cm *corev1.ConfigMap, key string, v any) error {
-	if cm.Data[key] == "" {
-		return nil
-	}
-	if err := json.Unmarshal([]byte(cm.Data[key]), v); err != nil {
-		return fmt.Errorf("ConfigMap %s key %s: %w", cm.Name, key, err)
-	}
-	return nil
 }

@@ -115,8 +115,7 @@ func corpusLabels(c *v1alpha1.Corpus) map[string]string {
 
 // corpusOwner is the controller reference to the Corpus.
 func corpusOwner(c *v1alpha1.Corpus) *metav1ac.OwnerReferenceApplyConfiguration {
-	return metav1ac.OwnerReference().WithAPIVersion(v1alpha1.GroupVersion.String()).WithKind("Corpus").
-		WithName(c.Name).WithUID(c.UID).WithController(true).WithBlockOwnerDeletion(true)
+	return controllerRef("Corpus", c)
 }
 
 // IndexArgs are the arguments of an indexing Job's container. The

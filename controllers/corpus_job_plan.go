@@ -3,10 +3,9 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/indexjob"
@@ -60,7 +59,8 @@ func readSourcesOf(s *corpusState) []v1alpha1.Source {
 	return out
 }
 
-// planGate is the Corpus's quality gate for the Job, nil without one.
+// planGate is the Corpus's quality gate for the Job, nil without one: the
+// golden queries as readGolden checked them, and the thresholds.
 func (r *CorpusReconciler) planGate(ctx context.Context, s *corpusState) (*indexjob.GatePlan, error) {
 	g := s.corpus.QualityGate()
 	if g == nil {
@@ -70,13 +70,19 @@ func (r *CorpusReconciler) planGate(ctx context.Context, s *corpusState) (*index
 	if err != nil {
 		return nil, stalled(err)
 	}
-	var cm corev1.ConfigMap
-	key := orDefault(g.GoldenQueries.Key, "queries.jsonl")
-	if err := r.Get(ctx, client.ObjectKey{Namespace: s.corpus.Namespace, Name: g.GoldenQueries.Name}, &cm); err != nil {
-		return nil, fmt.Errorf("reading golden queries ConfigMap %s: %w", g.GoldenQueries.Name, err)
+	golden, digest, result, err := r.readGolden(ctx, s)
+	if err != nil {
+		return nil, err
 	}
-	plan := &indexjob.GatePlan{Golden: cm.Data[key], MinHitRate: spec.MinHitRate, MaxDrop: spec.MaxDrop, MinQueries: spec.MinQueries,
-		MaxParents: g.MaxParents, Digest: gateDigest(g, cm.Data[key], s.corpus.Status.ActiveRevision)}
+	if !result.IsZero() {
+		return nil, fmt.Errorf("%s", s.message)
+	}
+	var lines strings.Builder
+	for _, q := range golden {
+		lines.WriteString(indexjob.Encode(q) + "\n")
+	}
+	plan := &indexjob.GatePlan{Golden: lines.String(), MinHitRate: spec.MinHitRate, MaxDrop: spec.MaxDrop, MinQueries: spec.MinQueries,
+		MaxParents: g.MaxParents, Digest: digest}
 	if a := s.corpus.Status.ActiveRevision; a != nil && a.Claim != "" {
 		plan.ActiveRevision = a.Name
 	}
@@ -98,23 +104,4 @@ func (r *CorpusReconciler) indexImage(c *v1alpha1.Corpus) string {
 		return c.Spec.Indexing.Image
 	}
 	return r.Image
-}
-
-// jobEnv gives an indexing Job the embedding API key and the Milvus
-// credentials, from the Corpus's Secrets.
-func jobEnv(c *v1alpha1.Corpus) ([]corev1.EnvVar, error) {
-	var env []corev1.EnvVar
-	secret := func(variable, name, key string, optional bool) corev1.EnvVar {
-		return corev1.EnvVar{Name: variable, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: key, Optional: &optional}}}
-	}
-	if e := c.Spec.Embedding; e.IsOpenAI() && e.OpenAI.SecretRef != nil {
-		env = append(env, secret(apiKeyEnv, e.OpenAI.SecretRef.Name, secretKey(e.OpenAI.SecretRef), false))
-	}
-	if c.UsesMilvus() && c.Spec.VectorStore.Milvus.SecretRef != nil {
-		name := c.Spec.VectorStore.Milvus.SecretRef.Name
-		env = append(env, secret("MILVUS_TOKEN", name, milvusTokenKey, true),
-			secret("MILVUS_USERNAME", name, milvusUsernameKey, true), secret("MILVUS_PASSWORD", name, milvusPasswordKey, true))
-	}
-	return env, nil
 }

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
-	"github.com/parentrag/parentrag/internal/cmbundle"
 )
 
 // supersededError cancels a build that no longer matches what the Corpus
@@ -100,16 +99,8 @@ func (r *CorpusReconciler) supersededBy(ctx context.Context, key client.ObjectKe
 func (r *CorpusReconciler) discardSuperseded(ctx context.Context, s *corpusState, by string) (ctrl.Result, error) {
 	c := s.corpus
 	log.FromContext(ctx).Info("build superseded", "revision", s.revision, "by", by)
-	err := r.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(c.Namespace),
-		client.MatchingLabels{cmbundle.LabelCorpus: c.Name, cmbundle.LabelRevision: s.revision})
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("deleting superseded revision %s: %w", s.revision, err)
-	}
-	if c.UsesMilvus() {
-		stale := s.revision
-		if err := r.dropCollections(ctx, c, func(col v1alpha1.InventoryCollection) bool { return col.Revision != stale }); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := r.discardRevision(ctx, c, s.revision); err != nil {
+		return ctrl.Result{}, fmt.Errorf("discarding superseded revision %s: %w", s.revision, err)
 	}
 	r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, v1alpha1.ReasonBuildSuperseded, "Build",
 		"stopped building revision %s: superseded by %s; its ConfigMaps and collection were removed", s.revision, by)

@@ -8,6 +8,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/indexjob"
@@ -54,9 +55,14 @@ func (p *queryPlan) labels() map[string]string {
 
 // owner is the controller reference to the Retriever.
 func (p *queryPlan) owner() *metav1ac.OwnerReferenceApplyConfiguration {
+	return controllerRef("Retriever", p.retriever)
+}
+
+// controllerRef is the controller reference to a parentrag object of kind.
+func controllerRef(kind string, o client.Object) *metav1ac.OwnerReferenceApplyConfiguration {
 	return metav1ac.OwnerReference().
-		WithAPIVersion(v1alpha1.GroupVersion.String()).WithKind("Retriever").
-		WithName(p.retriever.Name).WithUID(p.retriever.UID).
+		WithAPIVersion(v1alpha1.GroupVersion.String()).WithKind(kind).
+		WithName(o.GetName()).WithUID(o.GetUID()).
 		WithController(true).WithBlockOwnerDeletion(true)
 }
 
@@ -191,31 +197,38 @@ func queryArgs(r *v1alpha1.Retriever) []string {
 	}
 }
 
-// env gives the pod its namespace and, for an embedding endpoint with a
-// key, the key.
+// env gives the pod its namespace and the Corpus's credentials.
 func (p *queryPlan) env() []*corev1ac.EnvVarApplyConfiguration {
 	env := []*corev1ac.EnvVarApplyConfiguration{
 		corev1ac.EnvVar().WithName("POD_NAMESPACE").WithValueFrom(corev1ac.EnvVarSource().
 			WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.namespace"))),
 	}
-	if e := p.corpus.Spec.Embedding; e.IsOpenAI() && e.OpenAI.SecretRef != nil {
-		env = append(env, secretEnv(apiKeyEnv, e.OpenAI.SecretRef.Name, secretKey(e.OpenAI.SecretRef), false))
-	}
-	if p.corpus.UsesMilvus() && p.corpus.Spec.VectorStore.Milvus.SecretRef != nil {
-		name := p.corpus.Spec.VectorStore.Milvus.SecretRef.Name
-		env = append(env,
-			secretEnv("MILVUS_TOKEN", name, milvusTokenKey, true),
-			secretEnv("MILVUS_USERNAME", name, milvusUsernameKey, true),
-			secretEnv("MILVUS_PASSWORD", name, milvusPasswordKey, true))
+	for _, v := range credentialEnv(p.corpus) {
+		ref := v.ValueFrom.SecretKeyRef
+		env = append(env, corev1ac.EnvVar().WithName(v.Name).WithValueFrom(corev1ac.EnvVarSource().
+			WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(ref.Name).WithKey(ref.Key).WithOptional(*ref.Optional))))
 	}
 	return env
 }
 
-// secretEnv is a variable read from a Secret key; an optional key may be
-// absent (a Milvus Secret holds a token or a user name and password).
-func secretEnv(variable, secret, key string, optional bool) *corev1ac.EnvVarApplyConfiguration {
-	return corev1ac.EnvVar().WithName(variable).WithValueFrom(corev1ac.EnvVarSource().
-		WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(secret).WithKey(key).WithOptional(optional)))
+// credentialEnv gives query pods and indexing Jobs what they need from
+// the Corpus's Secrets: the embedding API key, and the Milvus token or
+// user name and password (either may be absent).
+func credentialEnv(c *v1alpha1.Corpus) []corev1.EnvVar {
+	secret := func(variable, name, key string, optional bool) corev1.EnvVar {
+		return corev1.EnvVar{Name: variable, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: key, Optional: &optional}}}
+	}
+	var env []corev1.EnvVar
+	if e := c.Spec.Embedding; e.IsOpenAI() && e.OpenAI.SecretRef != nil {
+		env = append(env, secret(apiKeyEnv, e.OpenAI.SecretRef.Name, secretKey(e.OpenAI.SecretRef), false))
+	}
+	if c.UsesMilvus() && c.Spec.VectorStore.Milvus.SecretRef != nil {
+		name := c.Spec.VectorStore.Milvus.SecretRef.Name
+		env = append(env, secret("MILVUS_TOKEN", name, milvusTokenKey, true),
+			secret("MILVUS_USERNAME", name, milvusUsernameKey, true), secret("MILVUS_PASSWORD", name, milvusPasswordKey, true))
+	}
+	return env
 }
 
 // resources are the Retriever's, or modest requests when unset.

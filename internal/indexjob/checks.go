@@ -1,13 +1,17 @@
 package indexjob
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/rollout"
 )
@@ -58,4 +62,23 @@ func CacheStatus(cache *embed.Cached) *v1alpha1.EmbeddingCacheStatus {
 	}
 	st := cache.Stats()
 	return &v1alpha1.EmbeddingCacheStatus{Hits: st.Hits, Misses: st.Misses, HitRate: strconv.FormatFloat(st.HitRate(), 'f', 3, 64)}
+}
+
+// Verify checks a revision as it was opened: the error of opening it, or
+// the opened bundle. What speaks against the revision (a count mismatch,
+// a failed check) is recorded as a failed verification; an error that
+// says nothing about it (cancelled, a store out of reach, dir unreadable)
+// is returned, so that the check runs again. dir is left out of messages.
+func Verify(ctx context.Context, dir string, b *bundle.Bundle, openErr error) (*v1alpha1.VerificationStatus, error) {
+	if openErr != nil {
+		if !errors.Is(openErr, bundle.ErrCountMismatch) {
+			return nil, openErr
+		}
+		return FailedVerification(errors.New(strings.TrimPrefix(openErr.Error(), dir+": "))), nil
+	}
+	v, err := rollout.Verify(ctx, b, rollout.VerifyOptions{})
+	if err != nil && (ctx.Err() != nil || errors.Is(err, rollout.ErrCouldNotCheck)) {
+		return nil, err
+	}
+	return VerificationStatus(v, err), nil
 }

@@ -99,20 +99,20 @@ func ReadPlan(cm *corev1.ConfigMap) (*Plan, error) {
 
 // ReadStatus decodes what a Job reported; each part is nil when absent.
 func ReadStatus(cm *corev1.ConfigMap) (*Progress, *Result, *Failure, error) {
-	pr, err := decodeOptional[Progress](cm, ProgressKey)
+	pr, err := DecodeOptional[Progress](cm, ProgressKey)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	res, err := decodeOptional[Result](cm, ResultKey)
+	res, err := DecodeOptional[Result](cm, ResultKey)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	f, err := decodeOptional[Failure](cm, FailureKey)
+	f, err := DecodeOptional[Failure](cm, FailureKey)
 	return pr, res, f, err
 }
 
-// decodeOptional decodes a key of a ConfigMap, nil when it is absent.
-func decodeOptional[T any](cm *corev1.ConfigMap, key string) (*T, error) {
+// DecodeOptional decodes a JSON key of a ConfigMap, nil when it is absent.
+func DecodeOptional[T any](cm *corev1.ConfigMap, key string) (*T, error) {
 	if cm.Data[key] == "" {
 		return nil, nil
 	}

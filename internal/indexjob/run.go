@@ -184,16 +184,14 @@ func openCollection(ctx context.Context, plan *Plan) (*milvus.Store, error) {
 // check verifies the saved bundle as query pods will open it and measures
 // the quality gate against the active revision when the plan has one.
 func (r *Runner) check(ctx context.Context, plan *Plan, res *Result) error {
-	b, err := bundle.OpenContext(ctx, filepath.Join(r.Volume, BundleDir))
-	if err != nil {
-		if !errors.Is(err, bundle.ErrCountMismatch) {
-			return err
-		}
-		res.Verification = FailedVerification(err)
-		return nil
+	dir := filepath.Join(r.Volume, BundleDir)
+	b, err := bundle.OpenContext(ctx, dir)
+	if err == nil {
+		defer b.Close()
 	}
-	defer b.Close()
-	res.Verification = VerificationStatus(rollout.Verify(ctx, b, rollout.VerifyOptions{}))
+	if res.Verification, err = Verify(ctx, dir, b, err); err != nil {
+		return err
+	}
 	if plan.Gate == nil || res.Verification.Result != v1alpha1.CheckPassed {
 		return nil
 	}
