@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -230,37 +229,25 @@ func (r *Runner) gate(ctx context.Context, g *GatePlan, candidate *bundle.Bundle
 // embedder builds the embedder a plan records, with the embedding cache
 // around an embedding model when a cache directory is set.
 func (r *Runner) embedder(cfg bundle.Embedder) (embed.Embedder, *embed.Cached, func(), error) {
-	release := func() {}
-	lex := func() (*embed.Lexical, error) { return embed.NewLexical(cfg.K1, cfg.B) }
+	e, err := planEmbedder(cfg)
+	if err != nil || r.EmbeddingCacheDir == "" {
+		return e, nil, func() {}, err
+	}
+	return embed.WithFileCache(e, r.EmbeddingCacheDir)
+}
+
+// planEmbedder is the build-side embedder of a recorded configuration.
+func planEmbedder(cfg bundle.Embedder) (embed.Embedder, error) {
 	if cfg.Kind == bundle.EmbedderLexical {
-		e, err := lex()
-		return e, nil, release, err
+		return embed.NewLexical(cfg.K1, cfg.B)
 	}
 	dense, err := embed.NewOpenAI(embed.OpenAIOptions{Endpoint: cfg.Endpoint, Model: cfg.Model, Dimensions: cfg.Dimensions, APIKeyEnv: cfg.APIKeyEnv})
+	if err != nil || cfg.Kind != bundle.EmbedderHybrid {
+		return dense, err
+	}
+	lex, err := embed.NewLexical(cfg.K1, cfg.B)
 	if err != nil {
-		return nil, nil, release, err
+		return nil, err
 	}
-	var model embed.Embedder = dense
-	var cache *embed.Cached
-	if r.EmbeddingCacheDir != "" {
-		if err := os.MkdirAll(r.EmbeddingCacheDir, 0o700); err != nil {
-			return nil, nil, release, err
-		}
-		store, err := embed.OpenFileCache(r.EmbeddingCacheDir)
-		if err != nil {
-			return nil, nil, release, err
-		}
-		release = func() { store.Close() }
-		cache = embed.NewCached(dense, store, dense.CacheKey())
-		model = cache
-	}
-	if cfg.Kind != bundle.EmbedderHybrid {
-		return model, cache, release, nil
-	}
-	l, err := lex()
-	if err != nil {
-		release()
-		return nil, nil, func() {}, err
-	}
-	return &embed.Hybrid{Lexical: l, Dense: model}, cache, release, nil
+	return &embed.Hybrid{Lexical: lex, Dense: dense}, nil
 }
