@@ -73,6 +73,24 @@ demo-local: build ## Index the project's own docs and ask them a question.
 docker-build: ## Build the container image (needs a Docker engine).
 	docker build -t $${IMG:-parentrag:dev} .
 
+##@ Cluster
+
+# A real one-node cluster on this machine (root, Debian): the control plane
+# and a kubelet and kube-proxy built from Go modules, Debian's containerd.
+# See docs/cluster.md. The last line cluster-up prints is export KUBECONFIG=...
+
+.PHONY: cluster-up
+cluster-up: ## Start the one-node cluster (builds its binaries on first use).
+	hack/cluster/up.sh
+
+.PHONY: cluster-down
+cluster-down: ## Stop the one-node cluster and restore the host.
+	hack/cluster/down.sh
+
+.PHONY: cluster-image
+cluster-image: ## Build the image with buildah and import it into the node (IMG=parentrag:cluster).
+	hack/cluster/image.sh $${IMG:-parentrag:cluster}
+
 ##@ Tools
 
 .PHONY: controller-gen
