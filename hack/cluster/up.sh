@@ -302,8 +302,7 @@ cat >"${STATE_DIR}/cni/net.d/10-parentrag.conflist" <<EOF
       "ipam": {
         "type": "host-local",
         "dataDir": "${STATE_DIR}/cni/ipam",
-        "ranges": [[{"subnet": "${POD_CIDR}", "rangeStart": "10.244.0.10", "gateway": "${NODE_IP}"}]],
-        "routes": [{"dst": "0.0.0.0/0"}]
+        "ranges": [[{"subnet": "${POD_CIDR}", "rangeStart": "10.244.0.10", "gateway": "${NODE_IP}"}]]
       }
     }
   ]
