@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -102,3 +103,39 @@ func settled(conds []metav1.Condition) bool {
 
 // itoa formats an integer for a command-line argument.
 func itoa[T ~int | ~int32](n T) string { return strconv.Itoa(int(n)) }
+
+// plural returns one when n is 1 and many otherwise, so that messages
+// say "1 document" and "2 documents".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// markSuspended records that reconciliation is suspended: Ready keeps its
+// status (what served before still serves) with reason Suspended and the
+// message, and neither Reconciling nor Stalled is set, so a person and a
+// health check tell a suspended object from a stuck one.
+func markSuspended(conds *[]metav1.Condition, generation int64, message string) {
+	status := metav1.ConditionFalse
+	if meta.IsStatusConditionTrue(*conds, v1alpha1.ConditionReady) {
+		status = metav1.ConditionTrue
+	}
+	setCondition(conds, generation, v1alpha1.ConditionReady, status, v1alpha1.ReasonSuspended, message)
+	meta.RemoveStatusCondition(conds, v1alpha1.ConditionReconciling)
+	meta.RemoveStatusCondition(conds, v1alpha1.ConditionStalled)
+}
+
+// suspendedMessage says that reconciliation is suspended and whether a
+// change of the spec waits: observedGeneration does not move while
+// suspended, so it names the generation last applied.
+func suspendedMessage(generation, observed int64) string {
+	switch {
+	case observed == 0:
+		return fmt.Sprintf("reconciliation is suspended (spec.suspend): generation %d waits, none was applied yet; set spec.suspend to false to resume", generation)
+	case observed < generation:
+		return fmt.Sprintf("reconciliation is suspended (spec.suspend): generation %d waits, generation %d was the last applied; set spec.suspend to false to resume", generation, observed)
+	}
+	return "reconciliation is suspended (spec.suspend); set spec.suspend to false to resume"
+}

@@ -57,7 +57,7 @@ func (r *CorpusReconciler) reader() client.Reader {
 // +kubebuilder:rbac:groups=parentrag.io,resources=corpora,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=parentrag.io,resources=corpora/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=parentrag.io,resources=corpora/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;delete;deletecollection
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch;delete;deletecollection
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;delete;deletecollection
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete;deletecollection
@@ -84,6 +84,11 @@ type corpusState struct {
 	// hold says why a built revision is not active (pinned, or awaiting
 	// promotion); the Corpus is still Ready on its active revision.
 	hold string
+	// suspended is true while spec.suspend holds reconciliation.
+	suspended bool
+	// superseded is true when a change stopped the build in flight; the
+	// active revision still serves while the new one is built.
+	superseded bool
 }
 
 // corpusStep is one step of a reconcile. A step returns a non-zero result
@@ -101,16 +106,12 @@ func (r *CorpusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !c.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, &c)
+		return r.finalize(ctx, &c)
 	}
 	if controllerutil.AddFinalizer(&c, CorpusFinalizer) {
 		if err := r.Update(ctx, &c); err != nil {
 			return ctrl.Result{}, err
 		}
-	}
-	if c.Spec.Suspend {
-		log.FromContext(ctx).V(1).Info("reconciliation is suspended")
-		return ctrl.Result{}, nil
 	}
 	base := c.DeepCopy()
 	s := &corpusState{corpus: &c, progress: r.newProgressPatcher(ctx, &c, base)}
@@ -120,6 +121,11 @@ func (r *CorpusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 			err = errors.Join(err, perr)
 		}
 	}()
+	// After the deferred summary, so that the status says it is suspended.
+	if s.suspended = c.Spec.Suspend; s.suspended {
+		log.FromContext(ctx).V(1).Info("reconciliation is suspended")
+		return ctrl.Result{}, nil
+	}
 	for _, step := range []corpusStep{r.resolvePolicy, r.readSources, r.resolveEmbedder, r.computeRevision, r.ensureRevision, r.checkRevision, r.promote, r.moveAlias, r.collectGarbage} {
 		if result, err = step(ctx, s); err != nil || !result.IsZero() {
 			return result, err

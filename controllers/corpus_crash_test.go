@@ -255,7 +255,11 @@ type operator struct {
 func startOperator(t *testing.T, env *devcluster.Env) *operator {
 	t.Helper()
 	op := &operator{t: t, api: &apiLine{cut: make(chan struct{})}, done: make(chan struct{})}
-	cfg := rest.CopyConfig(env.Config)
+	managerConfig, err := env.ManagerConfig(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.CopyConfig(managerConfig)
 	cfg.Wrap(op.api.wrap)
 	// Controller names are registered per process; the suite's operator
 	// has registered them already.

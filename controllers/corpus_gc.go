@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,10 +19,18 @@ import (
 )
 
 // collectGarbage deletes the ConfigMaps of every revision that is neither
-// in the history nor the one just built, including shards that a crashed
-// build left without a manifest, and drops their Milvus collections once
-// the alias no longer points at them.
+// in the history, nor the one just built, nor loaded by a query pod of a
+// Retriever, including shards that a crashed build left without a
+// manifest, and drops their Milvus collections once the alias no longer
+// points at them.
 func (r *CorpusReconciler) collectGarbage(ctx context.Context, s *corpusState) (ctrl.Result, error) {
+	// A pod of a rollout still under way may restart and load its
+	// revision again, whatever the retention: what a ReplicaSet runs stays.
+	inUse, _, err := revisionsInUse(ctx, r.Client, s.corpus)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	keep := retainedRevisions(s.corpus.Status.History, s.revision, inUse)
 	if inv := s.corpus.Status.Inventory; inv != nil && !s.corpus.UsesMilvus() && (len(inv.Collections) > 0 || inv.Alias != nil) {
 		// The Corpus left Milvus: its collections serve nobody any more. The
 		// spec may no longer hold the credentials, so a failure is reported
@@ -31,10 +41,6 @@ func (r *CorpusReconciler) collectGarbage(ctx context.Context, s *corpusState) (
 		}
 	}
 	if s.corpus.UsesMilvus() {
-		keep := map[string]bool{s.revision: true}
-		for _, h := range s.corpus.Status.History {
-			keep[h.Name] = true
-		}
 		if err := r.dropCollections(ctx, s.corpus, func(c v1alpha1.InventoryCollection) bool { return keep[c.Revision] }); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -43,7 +49,7 @@ func (r *CorpusReconciler) collectGarbage(ctx context.Context, s *corpusState) (
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	for _, rev := range planGarbage(present, s.corpus.Status.History, s.revision) {
+	for _, rev := range planGarbage(present, keep) {
 		if err := r.deleteRevisionObjects(ctx, s.corpus, rev); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -52,13 +58,22 @@ func (r *CorpusReconciler) collectGarbage(ctx context.Context, s *corpusState) (
 	return ctrl.Result{}, nil
 }
 
-// planGarbage returns the stored revisions to delete: those not retained
-// and not current, sorted.
-func planGarbage(present []string, history []v1alpha1.RevisionStatus, current string) []string {
+// retainedRevisions is the set of revisions garbage collection keeps: the
+// current one, those in the history, and those in use by query pods.
+func retainedRevisions(history []v1alpha1.RevisionStatus, current string, inUse map[string]bool) map[string]bool {
 	keep := map[string]bool{current: true}
 	for _, h := range history {
 		keep[h.Name] = true
 	}
+	for rev := range inUse {
+		keep[rev] = true
+	}
+	return keep
+}
+
+// planGarbage returns the stored revisions to delete: those not kept,
+// sorted.
+func planGarbage(present []string, keep map[string]bool) []string {
 	var out []string
 	for _, rev := range present {
 		if !keep[rev] {
@@ -87,10 +102,39 @@ func (r *CorpusReconciler) storedRevisions(ctx context.Context, c *v1alpha1.Corp
 }
 
 // finalize deletes every revision of a deleted Corpus, then lets it go.
-func (r *CorpusReconciler) finalize(ctx context.Context, c *v1alpha1.Corpus) error {
+// While query pods of its Retrievers still run (their Retrievers scale
+// them to zero when the Corpus goes), it waits, so that no pod restarts
+// into a revision already deleted.
+func (r *CorpusReconciler) finalize(ctx context.Context, c *v1alpha1.Corpus) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(c, CorpusFinalizer) {
-		return nil
+		return ctrl.Result{}, nil
 	}
+	if _, running, err := revisionsInUse(ctx, r.Client, c); err != nil || len(running) > 0 {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: deletionPoll}, r.reportDeletionWait(ctx, c, running)
+	}
+	return ctrl.Result{}, r.release(ctx, c)
+}
+
+// deletionPoll is how often a deleted Corpus looks again for query pods
+// of its Retrievers; their ReplicaSets' events requeue it sooner.
+const deletionPoll = 5 * time.Second
+
+// reportDeletionWait says in the Corpus's conditions which Retrievers'
+// pods its deletion waits for.
+func (r *CorpusReconciler) reportDeletionWait(ctx context.Context, c *v1alpha1.Corpus, running []string) error {
+	base := c.DeepCopy()
+	msg := fmt.Sprintf("deleting: waiting for the query pods of %s %s to stop before deleting the revisions (the Retrievers scale them to zero)",
+		plural(len(running), "Retriever", "Retrievers"), strings.Join(running, ", "))
+	markNotReady(&c.Status.Conditions, c.Generation, v1alpha1.ReasonRetrieversRunning, msg)
+	return client.IgnoreNotFound(r.Status().Patch(ctx, c, client.MergeFrom(base)))
+}
+
+// release deletes what the Corpus owns, in and outside the cluster, and
+// removes its finalizer.
+func (r *CorpusReconciler) release(ctx context.Context, c *v1alpha1.Corpus) error {
 	// What was fetched for the Corpus is no longer needed in memory.
 	r.fetchers.Forget(urlsOf(c)...)
 	r.leanFetchers.Forget(urlsOf(c)...)

@@ -16,19 +16,26 @@ import (
 )
 
 // summarize writes the conditions and observedGeneration from how the
-// reconcile ended: an error that stalls, an error that is retried, a wait,
-// or success.
+// reconcile ended: suspended, an error that stalls, an error that is
+// retried, work in flight, a wait, or success. While suspended,
+// observedGeneration stays at the generation last applied.
 func (r *CorpusReconciler) summarize(s *corpusState, result ctrl.Result, err error) {
 	c := s.corpus
 	gen := c.Generation
+	if s.suspended {
+		markSuspended(&c.Status.Conditions, gen, withActive(c, suspendedMessage(gen, c.Status.ObservedGeneration)))
+		return
+	}
 	setSourcesCondition(c)
 	switch {
 	case err != nil && isStalled(err):
 		markStalled(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonSourceError), withActive(c, stalledMessage(err)))
 	case err != nil:
 		markNotReady(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonProgressing), withActive(c, err.Error()))
-	case s.building:
-		markReconciling(&c.Status.Conditions, gen, v1alpha1.ReasonIndexing, s.message, false)
+	case s.building || s.superseded:
+		// Work in flight, not a failure: Ready stays True on the active
+		// revision.
+		markReconciling(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonIndexing), s.message, false)
 	case !result.IsZero():
 		markNotReady(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonProgressing), withActive(c, s.message))
 	default:

@@ -104,6 +104,7 @@ func (r *CorpusReconciler) discardSuperseded(ctx context.Context, s *corpusState
 	}
 	r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, v1alpha1.ReasonBuildSuperseded, "Build",
 		"stopped building revision %s: superseded by %s; its ConfigMaps and collection were removed", s.revision, by)
-	s.reason, s.message = v1alpha1.ReasonBuildSuperseded, fmt.Sprintf("the build of revision %s was superseded by %s", s.revision, by)
+	s.superseded = true
+	s.reason, s.message = v1alpha1.ReasonBuildSuperseded, fmt.Sprintf("the build of revision %s was superseded by %s, which is built next", s.revision, by)
 	return ctrl.Result{RequeueAfter: time.Millisecond}, nil
 }

@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ func TestAChangeDuringABuildSupersedesIt(t *testing.T) {
 	}
 	waitCurrent(t, c, 60*time.Second)
 	first := c.Status.ActiveRevision.Name
+	stopWatching := watchReady(t, c)
 	// A slow Milvus keeps the next build in flight long enough to change
 	// the policy again under it.
 	srv.SetLatency(400 * time.Millisecond)
@@ -39,6 +41,13 @@ func TestAChangeDuringABuildSupersedesIt(t *testing.T) {
 		return a.Name != first && a.Name != stale && c.Status.ObservedGeneration == c.Generation, nil
 	})
 	srv.SetLatency(0)
+	// The active revision served throughout: Ready never left True.
+	seen := stopWatching()
+	for _, st := range seen {
+		if !strings.HasPrefix(st, "True/") {
+			t.Fatalf("Ready left True while the active revision served: %v", seen)
+		}
+	}
 	if !hasEvent(t, c, v1alpha1.ReasonBuildSuperseded) {
 		t.Fatal("no BuildSuperseded event")
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -100,4 +101,37 @@ func newRetriever(t *testing.T, ns, name, corpus string) *v1alpha1.Retriever {
 		t.Fatal(err)
 	}
 	return rt
+}
+
+// watchReady records every status of the Corpus's Ready condition, with
+// its reason, as a watch delivers them, until the returned function is
+// called; it returns what was seen.
+func watchReady(t *testing.T, c *v1alpha1.Corpus) func() []string {
+	t.Helper()
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: k8s.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(context.Background(), &v1alpha1.CorpusList{}, client.InNamespace(c.Namespace),
+		client.MatchingFields{"metadata.name": c.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			if got, ok := ev.Object.(*v1alpha1.Corpus); ok {
+				if ready := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionReady); ready != nil {
+					seen = append(seen, fmt.Sprintf("%s/%s", ready.Status, ready.Reason))
+				}
+			}
+		}
+	}()
+	return func() []string {
+		w.Stop()
+		<-done
+		return seen
+	}
 }

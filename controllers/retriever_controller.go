@@ -41,8 +41,12 @@ type retrieverState struct {
 	retriever  *v1alpha1.Retriever
 	deployment *appsv1.Deployment
 	revision   string
-	reason     string
-	message    string
+	// loaded are the revisions the Deployment's ReplicaSets still run.
+	loaded []string
+	// suspended is true while spec.suspend holds reconciliation.
+	suspended bool
+	reason    string
+	message   string
 }
 
 // Reconcile applies the Retriever's objects for the Corpus's active
@@ -52,7 +56,7 @@ func (r *RetrieverReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if err := r.Get(ctx, req.NamespacedName, &rt); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if rt.Spec.Suspend || !rt.DeletionTimestamp.IsZero() {
+	if !rt.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
 	base := rt.DeepCopy()
@@ -63,6 +67,10 @@ func (r *RetrieverReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 			err = errors.Join(err, perr)
 		}
 	}()
+	// After the deferred summary, so that the status says it is suspended.
+	if s.suspended = rt.Spec.Suspend; s.suspended {
+		return ctrl.Result{}, nil
+	}
 	plan, result, err := r.plan(ctx, s)
 	if err != nil || !result.IsZero() {
 		return result, err
@@ -79,9 +87,8 @@ func (r *RetrieverReconciler) plan(ctx context.Context, s *retrieverState) (*que
 	rt := s.retriever
 	var c v1alpha1.Corpus
 	err := r.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: rt.Spec.CorpusRef.Name}, &c)
-	if apierrors.IsNotFound(err) {
-		s.reason, s.message = v1alpha1.ReasonCorpusNotFound, fmt.Sprintf("Corpus %s not found", rt.Spec.CorpusRef.Name)
-		return nil, ctrl.Result{RequeueAfter: waitInterval}, nil
+	if apierrors.IsNotFound(err) || (err == nil && !c.DeletionTimestamp.IsZero()) {
+		return nil, ctrl.Result{RequeueAfter: waitInterval}, r.scaleToZero(ctx, s, !apierrors.IsNotFound(err))
 	}
 	if err != nil {
 		return nil, ctrl.Result{}, fmt.Errorf("reading Corpus %s: %w", rt.Spec.CorpusRef.Name, err)
@@ -100,10 +107,17 @@ func (r *RetrieverReconciler) plan(ctx context.Context, s *retrieverState) (*que
 	if err != nil {
 		return nil, ctrl.Result{}, err
 	}
-	if old := rt.Status.ServingRevision; old != "" && old != s.revision {
-		// Until the rollout ends, a pod of the revision being replaced
-		// that restarts must still be able to load it.
-		if previous, _, err := r.revisionStore(ctx, &c, old); err == nil {
+	if s.loaded, err = loadedRevisions(ctx, r.Client, rt.Namespace, rt.Name); err != nil {
+		return nil, ctrl.Result{}, err
+	}
+	for _, rev := range s.loaded {
+		// Until no ReplicaSet runs it, a pod of a revision being replaced
+		// (one rollout or several overlapping) that restarts must still be
+		// able to load it; the Corpus keeps it as long.
+		if rev == s.revision {
+			continue
+		}
+		if previous, _, err := r.revisionStore(ctx, &c, rev); err == nil {
 			names = append(names, previous...)
 		}
 	}
@@ -175,6 +189,7 @@ func (r *RetrieverReconciler) observe(ctx context.Context, s *retrieverState, p 
 	s.deployment = &d
 	st := &s.retriever.Status
 	st.DesiredRevision = s.revision
+	st.LoadedRevisions = s.loaded
 	st.Replicas, st.ReadyReplicas = d.Status.Replicas, d.Status.ReadyReplicas
 	st.URL = fmt.Sprintf("http://%s.%s.svc:%d", p.retriever.Name, p.retriever.Namespace, p.retriever.GetServicePort())
 	if rolledOut(&d) {
@@ -205,6 +220,7 @@ func (r *RetrieverReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&rbacv1.Role{}).
+		Watches(&appsv1.ReplicaSet{}, handler.EnqueueRequestsFromMapFunc(retrieverOfReplicaSet)).
 		Watches(&v1alpha1.Corpus{}, handler.EnqueueRequestsFromMapFunc(r.retrieversOfCorpus)).
 		Named("retriever").
 		Complete(r)
@@ -223,4 +239,14 @@ func (r *RetrieverReconciler) retrieversOfCorpus(ctx context.Context, o client.O
 		}
 	}
 	return out
+}
+
+// retrieverOfReplicaSet maps a query ReplicaSet to its Retriever, whose
+// loaded revisions follow the ReplicaSets that still run.
+func retrieverOfReplicaSet(_ context.Context, o client.Object) []ctrl.Request {
+	name := o.GetLabels()[LabelRetriever]
+	if name == "" {
+		return nil
+	}
+	return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
 }

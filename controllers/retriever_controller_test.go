@@ -91,16 +91,12 @@ func TestRetrieverFollowsTheCorpusToANewRevision(t *testing.T) {
 	p, c := readyCorpus(t, ns)
 	rt := newRetriever(t, ns, "ask", c.Name)
 	first := c.Status.ActiveRevision.Name
-	// The pods serve the first revision (no kubelet runs here to say so).
+	// Pods of the first revision run.
 	eventually(t, 30*time.Second, "the Retriever's first status", func() (bool, error) {
 		get(t, rt)
 		return rt.Status.DesiredRevision == first, nil
 	})
-	patch := client.MergeFrom(rt.DeepCopy())
-	rt.Status.ServingRevision = first
-	if err := k8s.Status().Patch(context.Background(), rt, patch); err != nil {
-		t.Fatal(err)
-	}
+	startReplicaSet(t, ns, rt.Name, first)
 	get(t, p)
 	p.Spec.Child = &v1alpha1.ChunkSize{ChunkSize: 100}
 	if err := k8s.Update(context.Background(), p); err != nil {

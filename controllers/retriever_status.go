@@ -8,13 +8,22 @@ import (
 	"github.com/parentrag/parentrag/api/v1alpha1"
 )
 
-// summarize writes the Retriever's conditions: Ready once every replica
+// summarize writes the Retriever's conditions: Suspended in Ready while
+// spec.suspend holds it (observedGeneration stays), Ready once every replica
 // serves the Corpus's active revision, Reconciling while the Deployment
 // rolls out or the Corpus is not ready, Stalled when its replicas cannot
 // mount the Corpus's claims.
 func (r *RetrieverReconciler) summarize(s *retrieverState, result ctrl.Result, err error) {
 	rt := s.retriever
 	gen := rt.Generation
+	if s.suspended {
+		msg := suspendedMessage(gen, rt.Status.ObservedGeneration)
+		if rt.Status.ServingRevision != "" {
+			msg += "; its pods keep serving revision " + rt.Status.ServingRevision
+		}
+		markSuspended(&rt.Status.Conditions, gen, msg)
+		return
+	}
 	switch {
 	case err != nil && isStalled(err):
 		markStalled(&rt.Status.Conditions, gen, s.reason, stalledMessage(err))

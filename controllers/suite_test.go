@@ -27,7 +27,8 @@ var env *devcluster.Env
 var k8s client.Client
 
 // TestMain starts kube-apiserver and etcd once, installs the CRDs, and runs
-// the real controllers against them for every test.
+// the real controllers against them for every test, under the shipped
+// RBAC.
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -41,7 +42,14 @@ func run(m *testing.M) int {
 	defer env.Stop()
 	k8s = env.Client
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: controllers.NewScheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	// The operator acts as its own ServiceAccount under the RBAC that
+	// config/default ships, as it does in a cluster.
+	managerConfig, err := env.ManagerConfig(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	mgr, err := ctrl.NewManager(managerConfig, ctrl.Options{Scheme: controllers.NewScheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -41,10 +41,20 @@ const (
 	// ReasonIndexFailed: building the revision failed; the active revision
 	// keeps serving.
 	ReasonIndexFailed = "IndexFailed"
-	// ReasonSuspended: reconciliation is suspended by spec.suspend.
+	// ReasonSuspended: reconciliation is suspended by spec.suspend; Ready
+	// keeps its status (the active revision still serves) and says which
+	// generation was last applied.
 	ReasonSuspended = "Suspended"
 	// ReasonCorpusNotFound: the referenced Corpus does not exist.
 	ReasonCorpusNotFound = "CorpusNotFound"
+	// ReasonCorpusDeleted: the referenced Corpus is being deleted; the query
+	// Deployment is scaled to zero so that no pod loads a revision that is
+	// going away, and the Corpus's revisions are deleted once no query pod
+	// runs.
+	ReasonCorpusDeleted = "CorpusDeleted"
+	// ReasonRetrieversRunning: the Corpus is being deleted and waits for the
+	// query pods of its Retrievers to stop before deleting its revisions.
+	ReasonRetrieversRunning = "RetrieversRunning"
 	// ReasonCorpusNotReady: the referenced Corpus has no active revision yet.
 	ReasonCorpusNotReady = "CorpusNotReady"
 	// ReasonRollingOut: the query Deployment is rolling out a revision.

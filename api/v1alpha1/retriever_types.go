@@ -129,6 +129,14 @@ type RetrieverStatus struct {
 	// +optional
 	DesiredRevision string `json:"desiredRevision,omitempty"`
 
+	// loadedRevisions are the Corpus revisions that the query Deployment's
+	// ReplicaSets with pods still run (the old ones during a rollout, the
+	// new one): a pod of any of them may restart and load its revision
+	// again, so the Corpus keeps each of them, and the query pods' Role
+	// allows each, until no ReplicaSet runs it.
+	// +optional
+	LoadedRevisions []string `json:"loadedRevisions,omitempty"`
+
 	// replicas and readyReplicas count the query pods.
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`

@@ -104,7 +104,11 @@ func startClusterWith(t *testing.T, ctx context.Context, start func(*devcluster.
 	// Each test of this package runs its own operator against its own
 	// control plane; controller names are registered per process.
 	skip := true
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+	managerConfig, err := env.ManagerConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(managerConfig, ctrl.Options{
 		Scheme:     controllers.NewScheme(),
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: &skip},
