@@ -173,6 +173,24 @@ log "removing KUBE-*, CNI-* and PARENTRAG-* iptables chains"
 clean_iptables iptables
 clean_iptables ip6tables
 
+# Tables that the cluster's iptables calls brought into being (iptables-nft
+# creates filter, nat and mangle on first use): deleted when empty again.
+if command -v nft >/dev/null && [[ -f "${HOST_DIR}/nft-tables.before" ]]; then
+  while read -r _ family name; do
+    [[ -n "${name}" ]] || continue
+    grep -qx "table ${family} ${name}" "${HOST_DIR}/nft-tables.before" && continue
+    case "${family}:${name}" in
+      ip:filter|ip:nat|ip:mangle|ip:raw|ip:security) ipt=iptables ;;
+      ip6:filter|ip6:nat|ip6:mangle|ip6:raw|ip6:security) ipt=ip6tables ;;
+      *:kube-proxy|*:kubelet*) nft delete table "${family}" "${name}" 2>/dev/null || true; continue ;;
+      *) continue ;;
+    esac
+    if ! "${ipt}" -w 5 -t "${name}" -S 2>/dev/null | grep -qv -e '^-P [A-Z]* ACCEPT$'; then
+      nft delete table "${family}" "${name}" 2>/dev/null && log "deleted the empty nftables table ${family} ${name} (absent before)"
+    fi
+  done < <(nft list tables 2>/dev/null)
+fi
+
 # --- cgroups ----------------------------------------------------------------
 for r in $(cgroup_roots); do
   [[ -d "${r}/kubepods" ]] || continue

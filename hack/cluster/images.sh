@@ -12,6 +12,21 @@ GO_VERSION_LOCAL="$(go env GOVERSION 2>/dev/null || echo go)"
 BUILDER_IMAGE_LOCAL="localhost/parentrag-builder:${GO_VERSION_LOCAL}"
 RUNTIME_IMAGE_LOCAL="localhost/parentrag-runtime:static-nonroot"
 
+# buildah creates these on the host (CNI's lock, a blob-info cache) even with
+# its store in the cache: the scripts remove the ones it created.
+BUILDAH_HOST_ABSENT=()
+for _p in /etc/cni /var/lib/containers; do
+  [[ -e "${_p}" ]] || BUILDAH_HOST_ABSENT+=("${_p}")
+done
+unset _p
+buildah_restore_host() {
+  local p
+  for p in "${BUILDAH_HOST_ABSENT[@]}"; do
+    rm -rf "${p}"
+  done
+}
+trap buildah_restore_host EXIT
+
 have_buildah_image() {
   "${BUILDAH[@]}" inspect --type image "$1" >/dev/null 2>&1
 }

@@ -162,6 +162,18 @@ fail_component() {
   exit 1
 }
 
+# put FILE writes stdin to FILE only when it differs: kube-proxy exits when
+# its configuration file changes, and containerd reloads CNI on any write.
+put() {
+  local f="$1"
+  cat >"${f}.tmp"
+  if cmp -s "${f}.tmp" "${f}"; then
+    rm -f "${f}.tmp"
+  else
+    mv "${f}.tmp" "${f}"
+  fi
+}
+
 kubectl_admin() {
   "${BIN}/kubectl" --kubeconfig "${KUBECONFIG_ADMIN}" --request-timeout=10s "$@"
 }

@@ -34,7 +34,9 @@ take_lock
 mkdir -p "${STATE_DIR}" "${RUN_DIR}" "${LOG_DIR}" "${PKI_DIR}" "${HOST_DIR}"
 
 # --- packages ---------------------------------------------------------------
-PACKAGES=(containerd runc containernetworking-plugins iptables conntrack ethtool socat buildah openssl curl)
+# nftables: cluster-down deletes with nft the empty iptables tables that the
+# cluster's iptables calls created.
+PACKAGES=(containerd runc containernetworking-plugins iptables nftables conntrack ethtool socat buildah openssl curl)
 install_packages() {
   local missing=() p
   for p in "${PACKAGES[@]}"; do
@@ -79,6 +81,10 @@ save_host_state() {
     done
     mv "${tmp}" "${HOST_DIR}/absent-paths"
   fi
+  if [[ ! -f "${HOST_DIR}/nft-tables.before" ]]; then
+    nft list tables >"${HOST_DIR}/nft-tables.before.tmp" 2>/dev/null || true
+    mv "${HOST_DIR}/nft-tables.before.tmp" "${HOST_DIR}/nft-tables.before"
+  fi
   if [[ ! -f "${HOST_DIR}/iptables.before" ]]; then
     { iptables-save 2>/dev/null; ip6tables-save 2>/dev/null; } >"${HOST_DIR}/iptables.before.tmp" || true
     mv "${HOST_DIR}/iptables.before.tmp" "${HOST_DIR}/iptables.before"
@@ -120,7 +126,7 @@ gen_cert() {
 # kubeconfig NAME CERT: a kubeconfig for the apiserver with a client cert.
 kubeconfig() {
   local name="$1" cert="$2"
-  cat >"${STATE_DIR}/${name}.kubeconfig.tmp" <<EOF
+  put "${STATE_DIR}/${name}.kubeconfig" <<EOF
 apiVersion: v1
 kind: Config
 clusters:
@@ -138,7 +144,6 @@ contexts:
   context: {cluster: parentrag, user: ${name}}
 current-context: parentrag
 EOF
-  mv "${STATE_DIR}/${name}.kubeconfig.tmp" "${STATE_DIR}/${name}.kubeconfig"
 }
 
 step "certificates and kubeconfigs in ${PKI_DIR}"
@@ -248,13 +253,13 @@ mkdir -p "${CD}/root" "${CD}/opt" "${RUN_DIR}/containerd" "${STATE_DIR}/cni/net.
 # so a missing image fails fast instead of leaving the machine.
 for reg in docker.io registry.k8s.io gcr.io ghcr.io quay.io localhost; do
   mkdir -p "${CD}/certs.d/${reg}"
-  cat >"${CD}/certs.d/${reg}/hosts.toml" <<EOF
+  put "${CD}/certs.d/${reg}/hosts.toml" <<EOF
 server = "http://127.0.0.1:1"
 [host."http://127.0.0.1:1"]
   capabilities = ["pull", "resolve"]
 EOF
 done
-cat >"${CD}/config.toml" <<EOF
+put "${CD}/config.toml" <<EOF
 version = 2
 root = "${CD}/root"
 state = "${RUN_DIR}/containerd/state"
@@ -287,7 +292,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   [plugins."io.containerd.grpc.v1.cri".registry]
     config_path = "${CD}/certs.d"
 EOF
-cat >"${STATE_DIR}/cni/net.d/10-parentrag.conflist" <<EOF
+put "${STATE_DIR}/cni/net.d/10-parentrag.conflist" <<EOF
 {
   "cniVersion": "1.0.0",
   "name": "parentrag",
@@ -320,7 +325,7 @@ fi
 # --- kubelet and kube-proxy -------------------------------------------------
 KL="${STATE_DIR}/kubelet"
 mkdir -p "${KL}" "${KL}/pki" "${STATE_DIR}/pod-logs" "${STATE_DIR}/kubelet-plugins"
-cat >"${STATE_DIR}/kubelet-config.yaml" <<EOF
+put "${STATE_DIR}/kubelet-config.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: ${NODE_IP}
@@ -360,7 +365,7 @@ start kubelet "${BIN}/kubelet" \
   --node-ip "${NODE_IP}" --hostname-override "${NODE_NAME}" --v=1
 WAIT_COMPONENT=kubelet wait_for "kubelet /healthz" curl -sf http://127.0.0.1:10248/healthz
 
-cat >"${STATE_DIR}/kube-proxy-config.yaml" <<EOF
+put "${STATE_DIR}/kube-proxy-config.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 mode: iptables
@@ -395,7 +400,7 @@ node_ready() {
 WAIT_COMPONENT=kubelet wait_for "node ${NODE_NAME} Ready" node_ready
 step "node ${NODE_NAME} Ready"
 
-cat >"${STATE_DIR}/storageclass.yaml" <<'EOF'
+put "${STATE_DIR}/storageclass.yaml" <<'EOF'
 # The default StorageClass: the controller-manager's hostpath provisioner
 # makes a directory under /tmp/hostpath_pv on the node for each claim.
 apiVersion: storage.k8s.io/v1
