@@ -66,8 +66,14 @@ import_buildah_image() {
   rm -f "${tmp}"
   "${BUILDAH[@]}" push --quiet "${src}" "docker-archive:${tmp}:${name}" >/dev/null ||
     { rm -f "${tmp}"; die "buildah push ${src} to ${tmp} failed"; }
-  import_archive "${tmp}"
+  local out extra
+  out="$(import_archive "${tmp}")"
   rm -f "${tmp}"
+  # The archive also carries the buildah store's own name (localhost/...):
+  # the node keeps only NAME.
+  for extra in $(echo "${out}" | sed -n 's/^cluster: unpacking \([^ ]*\) .*/\1/p'); do
+    [[ "${extra}" == "${name}" ]] || ctr_k8s images rm "${extra}" >/dev/null 2>&1 || true
+  done
   log "imported ${name} into the node (containerd namespace k8s.io)"
 }
 

@@ -191,13 +191,21 @@ start() {
     step "${name} already running (pid ${pid})"
     return
   fi
+  # One whose pidfile a crash lost: adopt it rather than start a second.
+  for pid in $(our_pids); do
+    if [[ "$(readlink "/proc/${pid}/exe" 2>/dev/null)" == "$(readlink -f "$(command -v "$1")")" ]]; then
+      echo "${pid}" >"${RUN_DIR}/${name}.pid"
+      step "${name} already running (pid ${pid}, pidfile restored)"
+      return
+    fi
+  done
   step "starting ${name} (log ${LOG_DIR}/${name}.log)"
   echo "--- $(date -u +%FT%TZ) started by cluster-up" >>"${LOG_DIR}/${name}.log"
   setsid "$@" >>"${LOG_DIR}/${name}.log" 2>&1 </dev/null 9>&- &
   echo "$!" >"${RUN_DIR}/${name}.pid"
 }
 
-mkdir -p "${STATE_DIR}/etcd"
+mkdir -p -m 700 "${STATE_DIR}/etcd"
 start etcd "${BIN}/etcd" \
   --name parentrag --data-dir "${STATE_DIR}/etcd" \
   --listen-client-urls "http://${ETCD_CLIENT}" --advertise-client-urls "http://${ETCD_CLIENT}" \
