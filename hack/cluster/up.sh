@@ -175,6 +175,10 @@ step "bridge ${BRIDGE} ${NODE_IP}/24"
 ip link show "${BRIDGE}" >/dev/null 2>&1 || ip link add "${BRIDGE}" type bridge
 ip -4 addr show dev "${BRIDGE}" | grep -q "inet ${NODE_IP}/24" || ip addr add "${NODE_IP}/24" dev "${BRIDGE}"
 ip link set "${BRIDGE}" up
+# Service IPs are virtual: kube-proxy translates them on the node. Routed to
+# the bridge, a packet to one it has not programmed yet stays here instead of
+# following the default route off the machine.
+ip route replace "${SERVICE_CIDR}" dev "${BRIDGE}" src "${NODE_IP}"
 # Pods may reach the node, each other and Services (translated to pods or the
 # node before FORWARD): nothing forwarded from the pod network leaves it.
 iptables -N PARENTRAG-GUARD 2>/dev/null || true
