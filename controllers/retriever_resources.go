@@ -20,6 +20,8 @@ const (
 	serverPortName = "http"
 	dataDir        = "/var/lib/parentrag"
 	revisionAnno   = "parentrag.io/revision"
+	// terminationGracePeriod is how long a query pod may take to stop.
+	terminationGracePeriod = 30
 )
 
 // queryPlan is everything the Retriever's objects are derived from.
@@ -127,6 +129,9 @@ func (p *queryPlan) deployment() *appsv1ac.DeploymentApplyConfiguration {
 // scratch volume for the unpacked revision.
 func (p *queryPlan) podSpec() *corev1ac.PodSpecApplyConfiguration {
 	return corev1ac.PodSpec().
+		// The server answers for its shutdown delay (5s) after SIGTERM, then
+		// drains for up to 20s: both fit before the kubelet kills it.
+		WithTerminationGracePeriodSeconds(terminationGracePeriod).
 		WithServiceAccountName(p.retriever.Name).
 		WithAutomountServiceAccountToken(true).
 		WithSecurityContext(corev1ac.PodSecurityContext().WithRunAsNonRoot(true).

@@ -29,6 +29,9 @@ type serveFlags struct {
 	maxParents  int
 	childTopK   int
 	aggregation string
+	// shutdownDelay is how long the server answers after SIGTERM with
+	// /readyz at 503; 0 stops at once.
+	shutdownDelay time.Duration
 }
 
 // register adds the serve flags to cmd. --namespace defaults to
@@ -43,6 +46,7 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.maxParents, "max-parents", retrieval.DefaultMaxParents, fmt.Sprintf("parents returned when a request does not say (1 to %d)", server.MaxMaxParents))
 	fl.IntVar(&f.childTopK, "child-top-k", retrieval.DefaultChildTopK, fmt.Sprintf("children searched first when a request does not say (1 to %d)", server.MaxChildTopK))
 	fl.StringVar(&f.aggregation, "aggregation", string(retrieval.AggregateMax), "how child scores make a parent score when a request does not say: Max, Mean or Sum")
+	fl.DurationVar(&f.shutdownDelay, "shutdown-delay", server.DefaultShutdownDelay, "after SIGTERM, how long to keep answering with /readyz at 503 while endpoints stop routing here, before closing the listener (0: none)")
 }
 
 // check refuses flags that cannot work together or are out of range, and
@@ -57,6 +61,8 @@ func (f *serveFlags) check() error {
 		return fmt.Errorf("--configmap needs --namespace (or $POD_NAMESPACE)")
 	case f.maxParents < 1 || f.maxParents > server.MaxMaxParents:
 		return fmt.Errorf("--max-parents %d: want 1 to %d", f.maxParents, server.MaxMaxParents)
+	case f.shutdownDelay < 0:
+		return fmt.Errorf("--shutdown-delay %s: want 0 or more", f.shutdownDelay)
 	case f.childTopK < 1 || f.childTopK > server.MaxChildTopK:
 		return fmt.Errorf("--child-top-k %d: want 1 to %d", f.childTopK, server.MaxChildTopK)
 	}
@@ -76,6 +82,15 @@ func (f *serveFlags) check() error {
 // defaults returns the retrieval defaults the flags set.
 func (f *serveFlags) defaults() retrieval.Options {
 	return retrieval.Options{MaxParents: f.maxParents, ChildTopK: f.childTopK, Aggregation: retrieval.Aggregation(f.aggregation)}
+}
+
+// serverShutdownDelay is --shutdown-delay as server.Options takes it,
+// where zero means the default and a negative delay none.
+func (f *serveFlags) serverShutdownDelay() time.Duration {
+	if f.shutdownDelay <= 0 {
+		return -1
+	}
+	return f.shutdownDelay
 }
 
 // newReader returns a Kubernetes reader: the production one talks to the
@@ -130,7 +145,7 @@ func runServe(cmd *cobra.Command, f *serveFlags, reader newReader) error {
 	if err != nil {
 		return fmt.Errorf("--addr %s: %w", f.addr, err)
 	}
-	srv := server.New(server.Options{Defaults: f.defaults()})
+	srv := server.New(server.Options{Defaults: f.defaults(), ShutdownDelay: f.serverShutdownDelay()})
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
 	served := make(chan error, 1)

@@ -203,7 +203,7 @@ func (e *Env) StartPodServeMounted(ctx context.Context, binary, namespace, name 
 	if err != nil {
 		return nil, nil, err
 	}
-	args := append(append([]string{}, hp.Args...), "--addr="+addr)
+	args := append(append([]string{}, hp.Args...), "--addr="+addr, hostShutdownDelay)
 	if err := e.startProcessEnv(binary, fmt.Sprintf("serve-%s-%d", name, len(e.processes)), args, hp.Env); err != nil {
 		return nil, nil, err
 	}

@@ -78,7 +78,7 @@ func (e *Env) StartPodServe(ctx context.Context, binary, namespace, name string,
 	if err != nil {
 		return nil, err
 	}
-	args := append(append([]string{}, c.Args...), "--addr="+addr, "--data-dir="+dataDir)
+	args := append(append([]string{}, c.Args...), "--addr="+addr, hostShutdownDelay, "--data-dir="+dataDir)
 	logName := fmt.Sprintf("serve-%s-%d", name, len(e.processes))
 	if err := e.startProcessEnv(binary, logName, args, append(env, "KUBECONFIG="+kubeconfig)); err != nil {
 		return nil, err
@@ -274,3 +274,8 @@ func (e *Env) serviceAccountToken(ctx context.Context, namespace, sa string) (st
 	}
 	return tr.Status.Token, nil
 }
+
+// hostShutdownDelay stops a query server on the host at once: it stops
+// only when its test ends, and no endpoints route to it that would need
+// time to drain.
+const hostShutdownDelay = "--shutdown-delay=0s"

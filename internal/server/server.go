@@ -27,6 +27,10 @@ const (
 	DefaultMaxBodyBytes    = 64 << 10
 	DefaultRequestTimeout  = 10 * time.Second
 	DefaultShutdownTimeout = 20 * time.Second
+	// DefaultShutdownDelay is how long a stopping server keeps answering
+	// with /readyz at 503, so that endpoints stop routing to it before it
+	// closes its listener.
+	DefaultShutdownDelay = 5 * time.Second
 	// MaxMaxParents and MaxChildTopK bound maxParents and childTopK.
 	MaxMaxParents = 20
 	MaxChildTopK  = 1000
@@ -54,8 +58,14 @@ type Options struct {
 	// RequestTimeout bounds one retrieval (default 10s); past it the
 	// request fails with 504.
 	RequestTimeout time.Duration
-	// ShutdownTimeout bounds the drain of in-flight requests once Run's
-	// context is cancelled (default 20s).
+	// ShutdownDelay is how long the server keeps accepting and answering
+	// requests once Run's context is cancelled, with /readyz at 503 and
+	// keep-alives off, before it stops listening (default 5s; negative
+	// means none). It covers the time Kubernetes takes to remove a
+	// terminating pod from its Service's endpoints.
+	ShutdownDelay time.Duration
+	// ShutdownTimeout bounds the drain of in-flight requests once the
+	// listener is closed (default 20s).
 	ShutdownTimeout time.Duration
 	// Registry receives the server's metrics and is what /metrics serves.
 	// Nil means a new registry that also holds the Go and process
@@ -85,6 +95,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	switch {
+	case o.ShutdownDelay == 0:
+		o.ShutdownDelay = DefaultShutdownDelay
+	case o.ShutdownDelay < 0:
+		o.ShutdownDelay = 0
 	}
 	return o
 }
@@ -157,10 +173,12 @@ func (s *Server) Run(ctx context.Context) error {
 	return s.Serve(ctx, ln)
 }
 
-// Serve serves on ln until ctx is cancelled. It then stops accepting
-// connections, turns /readyz to 503, and waits up to
-// Options.ShutdownTimeout for the requests in flight to complete; it
-// returns nil when they all did. ln is closed when Serve returns.
+// Serve serves on ln until ctx is cancelled. It then turns /readyz to 503
+// and closes each connection after its next response, keeps answering for
+// Options.ShutdownDelay while endpoints stop routing to it, stops
+// accepting connections, and waits up to Options.ShutdownTimeout for the
+// requests in flight to complete; it returns nil when they all did. ln is
+// closed when Serve returns.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           s.handler,
@@ -177,6 +195,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	s.draining.Store(true)
+	srv.SetKeepAlivesEnabled(false)
+	select {
+	case <-time.After(s.opts.ShutdownDelay):
+	case err := <-errc:
+		return fmt.Errorf("serving on %s: %w", ln.Addr(), err)
+	}
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

@@ -333,7 +333,7 @@ func TestSetBundleWhileServing(t *testing.T) {
 }
 
 func TestServeDrainsInFlightRequests(t *testing.T) {
-	s := New(Options{})
+	s := New(Options{ShutdownDelay: -1})
 	s.SetBundle(openBundle(t, corpus(), "rev-a"))
 	started, release := make(chan struct{}), make(chan struct{})
 	s.beforeRetrieve = func(context.Context) {
@@ -393,14 +393,14 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	err = New(Options{Addr: ln.Addr().String()}).Run(context.Background())
+	err = New(Options{Addr: ln.Addr().String(), ShutdownDelay: -1}).Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "listening on") {
 		t.Errorf("Run on a taken address: %v", err)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- New(Options{Addr: "127.0.0.1:0"}).Run(ctx) }()
+	go func() { done <- New(Options{Addr: "127.0.0.1:0", ShutdownDelay: -1}).Run(ctx) }()
 	time.Sleep(50 * time.Millisecond)
 	cancel()
 	select {
@@ -411,4 +411,56 @@ func TestRun(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run did not return after cancel")
 	}
+}
+
+// TestShutdownDelayKeepsAnswering cancels a server under a stream of new
+// connections: during the delay /readyz is 503 while queries on new
+// connections are still answered, each response closes its connection,
+// and only then does the listener close.
+func TestShutdownDelayKeepsAnswering(t *testing.T) {
+	const delay = 400 * time.Millisecond
+	s := New(Options{ShutdownDelay: delay})
+	s.SetBundle(openBundle(t, corpus(), "rev-a"))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+	base := "http://" + ln.Addr().String()
+	client := &http.Client{Transport: &http.Transport{}}
+	cancel()
+	stopped := time.Now()
+	if code, _, err := send(client, "GET", base+"/readyz", ""); err != nil || code != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz while draining: %d %v, want 503", code, err)
+	}
+	answered := 0
+	for time.Since(stopped) < delay*3/4 {
+		req, _ := http.NewRequest("POST", base+"/v1/retrieve", strings.NewReader(`{"query": "tomatoes"}`))
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("a query %s into the shutdown delay failed: %v", time.Since(stopped), err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !resp.Close {
+			t.Fatalf("a query during the delay: %d, closes its connection: %t", resp.StatusCode, resp.Close)
+		}
+		answered++
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatal(err)
+		}
+		if elapsed := time.Since(stopped); elapsed < delay {
+			t.Fatalf("Serve returned after %s, before the %s delay", elapsed, delay)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after its delay")
+	}
+	if _, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
+		t.Error("still accepting connections after the delay")
+	}
+	t.Logf("%d queries answered during the delay", answered)
 }
