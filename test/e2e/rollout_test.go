@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,9 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
-	"github.com/parentrag/parentrag/internal/cmbundle"
 	"github.com/parentrag/parentrag/internal/devcluster"
-	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
+	"github.com/parentrag/parentrag/internal/revisionparents"
 )
 
 // docsQuestions are asked of the samples' docs Corpus in turn.
@@ -51,11 +49,11 @@ func TestRolloutAnswersEveryQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer router.Stop()
-	parents := newRevisionParents(env, corpus, t.TempDir())
-	if _, err := parents.of(ctx, first); err != nil {
+	parents := revisionparents.New(env.Client, corpus, t.TempDir())
+	if _, err := parents.Of(ctx, first); err != nil {
 		t.Fatal(err)
 	}
-	l := startLoad(ctx, router, parents, docsQuestions, 2)
+	l := startLoad(ctx, env, corpus.Namespace, router, parents, docsQuestions, 2)
 	defer l.stop()
 	l.waitAnswered(t, first, 10, time.Minute, router)
 
@@ -219,56 +217,13 @@ func describe(ctx context.Context, env *devcluster.Env, ns string, router *devcl
 	return b.String()
 }
 
-// revisionParents holds the parent ids of every revision seen, read from
-// the revision's ConfigMaps the first time it is asked for.
-type revisionParents struct {
-	env    *devcluster.Env
-	corpus *v1alpha1.Corpus
-	dir    string
-
-	mu  sync.Mutex
-	ids map[string]map[string]bool
-}
-
-// newRevisionParents reads revisions of the Corpus into dir.
-func newRevisionParents(env *devcluster.Env, c *v1alpha1.Corpus, dir string) *revisionParents {
-	return &revisionParents{env: env, corpus: c.DeepCopy(), dir: dir, ids: map[string]map[string]bool{}}
-}
-
-// of returns the parent ids of a revision: its bundle is unpacked from the
-// revision ConfigMaps as a query pod would, and its parent store read.
-func (p *revisionParents) of(ctx context.Context, revision string) (map[string]bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if ids, ok := p.ids[revision]; ok {
-		return ids, nil
-	}
-	dest := filepath.Join(p.dir, revision)
-	m, err := cmbundle.Unpack(ctx, p.env.Client, p.corpus.Namespace, p.corpus.RevisionObjectName(revision), dest)
-	if err != nil {
-		return nil, fmt.Errorf("reading revision %s to check its parents: %w", revision, err)
-	}
-	if m.Revision != revision {
-		return nil, fmt.Errorf("configmap %s holds revision %s, not %s", p.corpus.RevisionObjectName(revision), m.Revision, revision)
-	}
-	store, err := parentstore.OpenFiles(dest)
-	if err != nil {
-		return nil, fmt.Errorf("revision %s: %w", revision, err)
-	}
-	defer store.Close()
-	ids := map[string]bool{}
-	for _, id := range store.IDs() {
-		ids[id] = true
-	}
-	p.ids[revision] = ids
-	return ids, nil
-}
-
 // load queries through a Router without pause from a few goroutines and
 // tallies every answer against what it must satisfy.
 type load struct {
+	env        *devcluster.Env
+	namespace  string
 	router     *devcluster.Router
-	parents    *revisionParents
+	parents    *revisionparents.Set
 	questions  []string
 	maxParents int
 
@@ -290,9 +245,9 @@ type load struct {
 
 // startLoad starts workers goroutines that each ask the questions in turn
 // until stop.
-func startLoad(ctx context.Context, router *devcluster.Router, parents *revisionParents, questions []string, workers int) *load {
+func startLoad(ctx context.Context, env *devcluster.Env, namespace string, router *devcluster.Router, parents *revisionparents.Set, questions []string, workers int) *load {
 	ctx, cancel := context.WithCancel(ctx)
-	l := &load{router: router, parents: parents, questions: questions, maxParents: 3, cancel: cancel, answered: map[string]int{}}
+	l := &load{env: env, namespace: namespace, router: router, parents: parents, questions: questions, maxParents: 3, cancel: cancel, answered: map[string]int{}}
 	for w := range workers {
 		l.wg.Add(1)
 		go func() {
@@ -340,7 +295,7 @@ func (l *load) ask(ctx context.Context, q string) {
 // foreignParents checks that every parent of an answer belongs to the
 // revision that gave it, counting a wrong answer otherwise.
 func (l *load) foreignParents(ctx context.Context, routed *devcluster.Routed) string {
-	ids, err := l.parents.of(ctx, routed.Revision)
+	ids, err := l.parents.Of(ctx, routed.Revision)
 	if err != nil {
 		l.wrong++
 		return err.Error()
@@ -375,7 +330,7 @@ func (l *load) waitAnswered(t *testing.T, revision string, n int, timeout time.D
 		}
 	}
 	l.stop()
-	t.Fatalf("revision %s answered %v queries within %s, want %d; problems: %v\n%s", revision, l.answered, timeout, n, l.problems, describe(context.Background(), l.parents.env, l.parents.corpus.Namespace, router))
+	t.Fatalf("revision %s answered %v queries within %s, want %d; problems: %v\n%s", revision, l.answered, timeout, n, l.problems, describe(context.Background(), l.env, l.namespace, router))
 }
 
 // logCounts logs how many queries each revision answered, in the order

@@ -18,6 +18,7 @@ import (
 	"github.com/parentrag/parentrag/internal/devcluster"
 	"github.com/parentrag/parentrag/internal/eval"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/revisionparents"
 	"github.com/parentrag/parentrag/internal/sharedtest"
 )
 
@@ -77,15 +78,15 @@ func TestSquadRolloutReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer router.Stop()
-	parents := newRevisionParents(env, corpus, t.TempDir())
-	if _, err := parents.of(ctx, first); err != nil {
+	parents := revisionparents.New(env.Client, corpus, t.TempDir())
+	if _, err := parents.Of(ctx, first); err != nil {
 		t.Fatal(err)
 	}
 	texts := make([]string, len(queries))
 	for i, q := range queries {
 		texts[i] = q.Text
 	}
-	l := startLoad(ctx, router, parents, texts, 2)
+	l := startLoad(ctx, env, corpus.Namespace, router, parents, texts, 2)
 	defer l.stop()
 	l.waitAnswered(t, first, 10, time.Minute, router)
 
