@@ -90,8 +90,8 @@ our_mounts() {
 }
 
 unmount_under() {
-  local i m
-  for i in 1 2 3 4 5; do
+  local _ m
+  for _ in 1 2 3 4 5; do
     mapfile -t mounts < <(our_mounts "$@")
     (( ${#mounts[@]} == 0 )) && return 0
     for m in "${mounts[@]}"; do
@@ -205,7 +205,11 @@ if [[ -f "${HOST_DIR}/sysctl.saved" ]]; then
     [[ -n "${k}" ]] || continue
     cur="$(sysctl -n "${k}" 2>/dev/null)" || continue
     if [[ "${cur}" != "${v}" ]]; then
-      sysctl -q -w "${k}=${v}" >/dev/null 2>&1 && log "restored ${k}=${v} (was ${cur})" || err "could not restore ${k}=${v}"
+      if sysctl -q -w "${k}=${v}" >/dev/null 2>&1; then
+        log "restored ${k}=${v} (was ${cur})"
+      else
+        err "could not restore ${k}=${v}"
+      fi
     fi
   done <"${HOST_DIR}/sysctl.saved"
 else

@@ -25,7 +25,7 @@ buildah_restore_host() {
     rm -rf "${p}"
   done
 }
-trap buildah_restore_host EXIT
+on_exit buildah_restore_host
 
 have_buildah_image() {
   "${BUILDAH[@]}" inspect --type image "$1" >/dev/null 2>&1

@@ -83,6 +83,19 @@ HOST_PATHS=(
 # The components in start order; cluster-down stops them in reverse.
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy)
 
+# on_exit CMD runs CMD when the script exits, after the ones added before.
+EXIT_HOOKS=()
+run_exit_hooks() {
+  local h
+  for h in "${EXIT_HOOKS[@]}"; do
+    eval "${h}" || true
+  done
+}
+on_exit() {
+  EXIT_HOOKS+=("$1")
+  trap run_exit_hooks EXIT
+}
+
 log() { echo "cluster: $*"; }
 err() { echo "cluster: ERROR: $*" >&2; }
 die() { err "$*"; exit 1; }

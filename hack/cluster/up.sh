@@ -46,11 +46,22 @@ install_packages() {
   command -v apt-get >/dev/null || die "missing packages ${missing[*]} and no apt-get to install them"
   step "installing ${missing[*]} (apt-get)"
   local aptlog="${LOG_DIR}/apt.log"
-  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >"${aptlog}" 2>&1; then
-    DEBIAN_FRONTEND=noninteractive apt-get update >>"${aptlog}" 2>&1 || true
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >>"${aptlog}" 2>&1 ||
+  # Packages only: Debian's containerd would start its own service on a
+  # machine with systemd. policy-rc.d forbids it for this install.
+  local policy=""
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' >"${policy}"
+    chmod +x "${policy}"
+    on_exit "rm -f ${policy}"
+  fi
+  local apt=(timeout 900 env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 -y)
+  if ! "${apt[@]}" install --no-install-recommends "${missing[@]}" >"${aptlog}" 2>&1; then
+    "${apt[@]}" update >>"${aptlog}" 2>&1 || true
+    "${apt[@]}" install --no-install-recommends "${missing[@]}" >>"${aptlog}" 2>&1 ||
       { tail -n 20 "${aptlog}" >&2; die "apt-get install ${missing[*]} failed: see ${aptlog}"; }
   fi
+  [[ -z "${policy}" ]] || rm -f "${policy}"
 }
 install_packages
 
@@ -209,7 +220,7 @@ start() {
   echo "$!" >"${RUN_DIR}/${name}.pid"
 }
 
-mkdir -p -m 700 "${STATE_DIR}/etcd"
+mkdir -p "${STATE_DIR}/etcd" && chmod 700 "${STATE_DIR}/etcd"
 start etcd "${BIN}/etcd" \
   --name parentrag --data-dir "${STATE_DIR}/etcd" \
   --listen-client-urls "http://${ETCD_CLIENT}" --advertise-client-urls "http://${ETCD_CLIENT}" \
