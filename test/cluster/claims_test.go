@@ -1,0 +1,88 @@
+//go:build cluster
+
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+)
+
+// TestClaimsSampleIsBuiltByAJobAndServedFromItsClaim applies
+// config/samples and then config/samples/claims: the operator, under its
+// shipped RBAC, gives the indexer its Role, a real Job builds the revision
+// onto a real claim that the cluster's provisioner binds, and real query
+// pods serve it with the claim mounted read-only. The operator is killed
+// while the Job runs; the build completes and nothing leaks.
+func TestClaimsSampleIsBuiltByAJobAndServedFromItsClaim(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t, "claims")
+	applyKustomization(t, "config/samples", ns)
+	waitSamplesReady(t, ns)
+	applyKustomization(t, "config/samples/claims", ns)
+
+	c := &v1alpha1.Corpus{}
+	c.Namespace, c.Name = ns, samplesCorpus
+	var job batchv1.Job
+	eventually(t, 2*time.Minute, "the indexing Job", func() (bool, error) {
+		var jobs batchv1.JobList
+		err := k8s.List(ctx, &jobs, client.InNamespace(ns), client.MatchingLabels{"parentrag.io/corpus": samplesCorpus})
+		if err == nil && len(jobs.Items) > 0 {
+			job = jobs.Items[0]
+			return true, nil
+		}
+		get(t, c)
+		return false, fmt.Errorf("%v (conditions %v)", err, c.Status.Conditions)
+	})
+	killOperator(t)
+
+	c, r := waitSamplesReady(t, ns)
+	a := c.Status.ActiveRevision
+	if !c.UsesClaims() || a.Name != job.Labels["parentrag.io/revision"] {
+		t.Fatalf("active revision %s, want the Job's %s", a.Name, job.Labels["parentrag.io/revision"])
+	}
+	get(t, &job)
+	if job.Status.Succeeded != 1 || job.Spec.Template.Spec.ServiceAccountName != samplesCorpus+"-indexer" {
+		t.Fatalf("Job %s: succeeded %d, service account %s", job.Name, job.Status.Succeeded, job.Spec.Template.Spec.ServiceAccountName)
+	}
+	claim := &corev1.PersistentVolumeClaim{}
+	claim.Namespace, claim.Name = ns, c.RevisionObjectName(a.Name)
+	get(t, claim)
+	if claim.Status.Phase != corev1.ClaimBound || claim.Spec.VolumeName == "" {
+		t.Fatalf("claim %s is %s (volume %q)", claim.Name, claim.Status.Phase, claim.Spec.VolumeName)
+	}
+	for _, p := range retrieverPods(t, ns, r.Name) {
+		if !mountsClaimReadOnly(&p, claim.Name) {
+			t.Errorf("query pod %s does not mount claim %s read-only: %+v", p.Name, claim.Name, p.Spec.Volumes)
+		}
+	}
+	resp, err := endpointOf(t, ns, r.Name).retrieve(ctx, docsQuestions[0], 3)
+	if err != nil || resp.Revision != a.Name || len(resp.Results) == 0 {
+		t.Fatalf("query through the Service: %+v, %v; want revision %s", resp, err, a.Name)
+	}
+	checkNoLeaks(t, c)
+	t.Logf("Job %s built revision %s (%d parents, %d children) onto claim %s (volume %s); %d query pods serve it read-only; %q answered from %s",
+		job.Name, a.Name[:8], a.Parents, a.Children, claim.Name, claim.Spec.VolumeName, len(retrieverPods(t, ns, r.Name)), docsQuestions[0], resp.Results[0].DocID)
+}
+
+// mountsClaimReadOnly reports whether the pod mounts the claim read-only.
+func mountsClaimReadOnly(p *corev1.Pod, claim string) bool {
+	for _, v := range p.Spec.Volumes {
+		if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != claim {
+			continue
+		}
+		for _, m := range p.Spec.Containers[0].VolumeMounts {
+			if m.Name == v.Name && m.ReadOnly {
+				return true
+			}
+		}
+	}
+	return false
+}

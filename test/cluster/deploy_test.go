@@ -1,0 +1,147 @@
+//go:build cluster
+
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/parentrag/parentrag/internal/devcluster"
+)
+
+// fieldOwner is the field manager of what the suite applies, as kubectl
+// apply --server-side would write it.
+const fieldOwner = "kubectl"
+
+// operatorName is the operator's Deployment in devcluster.ManagerNamespace.
+const operatorName = "parentrag-manager"
+
+// deployOperator applies config/cluster (the CRDs, the shipped RBAC and
+// the manager) with the image under test, and waits until the manager is
+// available.
+func deployOperator(ctx context.Context) error {
+	objs, err := devcluster.RenderKustomization(filepath.Join(root, "config", "cluster"))
+	if err != nil {
+		return err
+	}
+	var crds, rest []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == "CustomResourceDefinition" {
+			crds = append(crds, o)
+		} else {
+			rest = append(rest, o)
+		}
+	}
+	if err := applyAll(ctx, crds); err != nil {
+		return err
+	}
+	if err := waitEstablished(ctx, crds); err != nil {
+		return err
+	}
+	for _, o := range rest {
+		if o.GetKind() == "Deployment" && o.GetName() == operatorName {
+			if err := setImage(o, image); err != nil {
+				return err
+			}
+		}
+	}
+	if err := applyAll(ctx, rest); err != nil {
+		return err
+	}
+	return waitOperatorAvailable(ctx)
+}
+
+// applyAll applies objects in order with server-side apply.
+func applyAll(ctx context.Context, objs []*unstructured.Unstructured) error {
+	for _, o := range objs {
+		if err := k8s.Patch(ctx, o, client.Apply, client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
+			return fmt.Errorf("applying %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// setImage sets the manager container's image, and PARENTRAG_IMAGE, the
+// query pods' image, to img.
+func setImage(d *unstructured.Unstructured, img string) error {
+	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	for _, c := range containers {
+		m := c.(map[string]any)
+		if m["name"] != "manager" {
+			continue
+		}
+		m["image"] = img
+		env, _ := m["env"].([]any)
+		for _, e := range env {
+			if v := e.(map[string]any); v["name"] == "PARENTRAG_IMAGE" {
+				v["value"] = img
+			}
+		}
+	}
+	return unstructured.SetNestedSlice(d.Object, containers, "spec", "template", "spec", "containers")
+}
+
+// waitEstablished waits until every CRD is established.
+func waitEstablished(ctx context.Context, crds []*unstructured.Unstructured) error {
+	for _, u := range crds {
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			var crd apiextensionsv1.CustomResourceDefinition
+			if err := k8s.Get(ctx, client.ObjectKey{Name: u.GetName()}, &crd); err != nil {
+				return false, nil
+			}
+			for _, c := range crd.Status.Conditions {
+				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("CRD %s not established: %w", u.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// waitOperatorAvailable waits until the manager's Deployment has rolled
+// out its latest spec and its pod is ready.
+func waitOperatorAvailable(ctx context.Context) error {
+	start := time.Now()
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var d appsv1.Deployment
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: devcluster.ManagerNamespace, Name: operatorName}, &d); err != nil {
+			return false, nil
+		}
+		want := *d.Spec.Replicas
+		return d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == want &&
+			d.Status.AvailableReplicas == want && d.Status.Replicas == want, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the operator did not become available: %w\n%s", err, podsReport(context.Background(), devcluster.ManagerNamespace))
+	}
+	fmt.Printf("cluster suite: operator available in %.1fs\n", time.Since(start).Seconds())
+	return nil
+}
+
+// operatorPod returns the manager's running pod.
+func operatorPod(ctx context.Context) (*corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := k8s.List(ctx, &pods, client.InNamespace(devcluster.ManagerNamespace), client.MatchingLabels{"app.kubernetes.io/component": "manager"}); err != nil {
+		return nil, err
+	}
+	for i := range pods.Items {
+		if p := &pods.Items[i]; p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("no running operator pod")
+}
