@@ -216,7 +216,9 @@ start() {
   done
   step "starting ${name} (log ${LOG_DIR}/${name}.log)"
   echo "--- $(date -u +%FT%TZ) started by cluster-up" >>"${LOG_DIR}/${name}.log"
-  setsid "$@" >>"${LOG_DIR}/${name}.log" 2>&1 </dev/null 9>&- &
+  local as=()
+  [[ -z "${RUN_AS:-}" ]] || as=(setpriv "--reuid=${RUN_AS}" "--regid=${RUN_AS}" --clear-groups --inh-caps=-all --)
+  setsid "${as[@]}" "$@" >>"${LOG_DIR}/${name}.log" 2>&1 </dev/null 9>&- &
   echo "$!" >"${RUN_DIR}/${name}.pid"
 }
 
@@ -248,7 +250,15 @@ start kube-apiserver "${BIN}/kube-apiserver" \
   --allow-privileged=true --profiling=false --v=1
 WAIT_COMPONENT=kube-apiserver wait_for "kube-apiserver /readyz on ${NODE_IP}:${APISERVER_PORT}" kubectl_admin get --raw /readyz
 
-start kube-controller-manager "${BIN}/kube-controller-manager" \
+# The controller-manager runs as the image's non-root user (65532): the
+# hostpath provisioner creates each claim's directory as its own user, mode
+# 0750, so this makes claims writable by parentrag's pods (indexing Jobs),
+# which run as that user. Its files are that user's.
+KCM_UID=65532
+mkdir -p "${STATE_DIR}/controller-manager-certs"
+chown "${KCM_UID}:${KCM_UID}" "${STATE_DIR}/controller-manager-certs" "${STATE_DIR}/controller-manager.kubeconfig" \
+  "${PKI_DIR}/controller-manager.crt" "${PKI_DIR}/controller-manager.key" "${PKI_DIR}/sa.key" "${PKI_DIR}/ca.key"
+RUN_AS="${KCM_UID}" start kube-controller-manager "${BIN}/kube-controller-manager" \
   --kubeconfig "${STATE_DIR}/controller-manager.kubeconfig" \
   --authentication-kubeconfig "${STATE_DIR}/controller-manager.kubeconfig" \
   --authorization-kubeconfig "${STATE_DIR}/controller-manager.kubeconfig" \
