@@ -4,8 +4,8 @@
 // permissions its controllers use, its container is locked down, and the
 // samples are valid custom resources that refer to each other.
 //
-// It needs no cluster; hack/kind-e2e.sh is the test that applies the same
-// manifests to a real one.
+// It needs no cluster; test/cluster (make test-cluster, hack/kind-e2e.sh)
+// is the suite that applies the same manifests to a real one.
 package config_test
 
 import (
@@ -577,54 +577,13 @@ func checkLastApplied(t *testing.T, o object) {
 	}
 }
 
-// overlayRE finds the kustomization hack/kind-e2e.sh writes: the heredoc
-// between `<<EOF` on a line that names kustomization.yaml and `EOF`.
-var overlayRE = regexp.MustCompile(`(?s)kustomization\.yaml"? <<EOF\n(.*?)\nEOF\n`)
-
-// TestKindOverlaySetsBothImages renders the overlay hack/kind-e2e.sh applies
-// and checks that the manager and the query pods (PARENTRAG_IMAGE) both get
-// the image the script built and loaded into kind.
-func TestKindOverlaySetsBothImages(t *testing.T) {
-	root := repoRoot(t)
-	script, err := os.ReadFile(filepath.Join(root, "hack", "kind-e2e.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	match := overlayRE.FindSubmatch(script)
-	if match == nil {
-		t.Fatal("hack/kind-e2e.sh writes no kustomization.yaml with a <<EOF heredoc")
-	}
-	const image = "registry.example/parentrag:e2e-test"
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	physRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The script gives the base relative to its temporary directory:
-	// kustomize refuses an absolute one.
-	base, err := filepath.Rel(dir, filepath.Join(physRoot, "config", "default"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	vars := map[string]string{"BASE": base, "IMAGE": image}
-	var unknown []string
-	text := os.Expand(string(match[1]), func(name string) string {
-		v, ok := vars[name]
-		if !ok {
-			unknown = append(unknown, name)
-		}
-		return v
-	})
-	if len(unknown) > 0 {
-		t.Fatalf("the overlay uses variables this test does not know: %v", unknown)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m := render(t, dir)
+// TestClusterOverlaySetsBothImages renders config/cluster, the overlay the
+// cluster suite deploys (make test-cluster, hack/kind-e2e.sh), and checks
+// that the manager and the query pods (PARENTRAG_IMAGE) both get the image
+// loaded into the node, never pulled, and that nothing else changes.
+func TestClusterOverlaySetsBothImages(t *testing.T) {
+	const image = "parentrag:cluster"
+	m := render(t, "config/cluster")
 	_, c := managerDeployment(t, m)
 	if c.Image != image {
 		t.Errorf("manager image = %q, want %q", c.Image, image)
@@ -633,7 +592,7 @@ func TestKindOverlaySetsBothImages(t *testing.T) {
 		t.Errorf("PARENTRAG_IMAGE = %q, want %q", got, image)
 	}
 	if c.ImagePullPolicy != corev1.PullIfNotPresent && c.ImagePullPolicy != corev1.PullNever {
-		t.Errorf("imagePullPolicy = %q: an image loaded into kind must not be pulled", c.ImagePullPolicy)
+		t.Errorf("imagePullPolicy = %q: an image loaded into the node must not be pulled", c.ImagePullPolicy)
 	}
 	// The overlay changes nothing else: the same objects, and all but the
 	// manager Deployment identical.
@@ -841,10 +800,10 @@ func TestSamplesAreCoherent(t *testing.T) {
 			t.Errorf("Retriever %s serves Corpus %q, which is not among the samples", r.GetName(), ref)
 		}
 	}
-	// hack/kind-e2e.sh waits for these two names and port-forwards to the
-	// Retriever's Service of the same name.
+	// The cluster suite (test/cluster) waits for these two names and
+	// queries the Retriever's Service of the same name.
 	if samples.find("Corpus", "", "parentrag-docs") == nil || samples.find("Retriever", "", "parentrag-docs") == nil {
-		t.Error("hack/kind-e2e.sh expects a Corpus and a Retriever named parentrag-docs")
+		t.Error("the cluster suite expects a Corpus and a Retriever named parentrag-docs")
 	}
 
 	t.Run("schemas", func(t *testing.T) {
@@ -981,11 +940,11 @@ func TestMilvusSamplesAreCoherent(t *testing.T) {
 	}
 	c := samples.find("Corpus", "", "parentrag-docs")
 	if c == nil {
-		t.Fatal("no Corpus parentrag-docs: the Retriever of config/samples and hack/kind-e2e.sh expect that name")
+		t.Fatal("no Corpus parentrag-docs: the Retriever of config/samples expects that name")
 	}
 	milvus, _, _ := unstructured.NestedMap(c.Object, "spec", "vectorStore", "milvus")
 	if milvus["address"] != "milvus.milvus.svc:19530" {
-		t.Errorf("vectorStore.milvus.address = %v, want milvus.milvus.svc:19530 (where hack/kind-e2e.sh installs Milvus)", milvus["address"])
+		t.Errorf("vectorStore.milvus.address = %v, want milvus.milvus.svc:19530 (a Milvus standalone Service named milvus in namespace milvus)", milvus["address"])
 	}
 	if p, _, _ := unstructured.NestedString(c.Object, "spec", "deletionPolicy"); p != "Delete" {
 		t.Errorf("deletionPolicy = %q, want Delete", p)
