@@ -91,6 +91,19 @@ cluster-down: ## Stop the one-node cluster and restore the host.
 cluster-image: ## Build the image with buildah and import it into the node (IMG=parentrag:cluster).
 	hack/cluster/image.sh $${IMG:-parentrag:cluster}
 
+# The cluster suite (test/cluster) against $$KUBECONFIG, by default the
+# cluster of make cluster-up, with the image cluster-image built and loaded.
+# hack/kind-e2e.sh runs the same suite on kind.
+CLUSTER_KUBECONFIG ?= /var/lib/parentrag-cluster/admin.kubeconfig
+CLUSTER_TEST_FLAGS ?= -count=1 -timeout 45m -v
+
+.PHONY: test-cluster
+test-cluster: cluster-image ## Run the cluster suite on the one-node cluster (make cluster-up first).
+	KUBECONFIG=$${KUBECONFIG:-$(CLUSTER_KUBECONFIG)} \
+	PARENTRAG_TEST_IMAGE=$${IMG:-parentrag:cluster} \
+	KUBECTL=$${KUBECTL:-$$(hack/cluster/node-binaries.sh 2>/dev/null)/kubectl} \
+	$(GO) test -tags cluster $(CLUSTER_TEST_FLAGS) ./test/cluster/
+
 ##@ Tools
 
 .PHONY: controller-gen

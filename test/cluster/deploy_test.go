@@ -6,6 +6,9 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -144,4 +147,33 @@ func operatorPod(ctx context.Context) (*corev1.Pod, error) {
 		}
 	}
 	return nil, fmt.Errorf("no running operator pod")
+}
+
+// TestOperatorMemoryAtIdle reads the in-cluster operator's resident
+// memory from its metrics endpoint once the other tests' objects are
+// gone, and checks that it fits the memory request config/manager sets.
+func TestOperatorMemoryAtIdle(t *testing.T) {
+	ctx := context.Background()
+	p, err := operatorPod(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := clientset.CoreV1().Pods(p.Namespace).ProxyGet("http", p.Name, "8080", "/metrics", nil).DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("reading the operator's metrics: %v", err)
+	}
+	rss := -1.0
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "process_resident_memory_bytes "); ok {
+			rss, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	if rss < 0 {
+		t.Fatal("no process_resident_memory_bytes in the operator's metrics")
+	}
+	request := p.Spec.Containers[0].Resources.Requests.Memory().Value()
+	t.Logf("operator pod %s: resident memory %.1f MiB (request %d MiB), %d restarts", p.Name, rss/(1<<20), request>>20, restarts([]corev1.Pod{*p}))
+	if int64(rss) > request {
+		t.Errorf("the idle operator uses %.1f MiB, more than its %d MiB request", rss/(1<<20), request>>20)
+	}
 }
