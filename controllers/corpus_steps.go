@@ -145,7 +145,12 @@ func (r *CorpusReconciler) computeRevision(_ context.Context, s *corpusState) (c
 	if s.corpus.UsesMilvus() {
 		s.vectorStore = milvusRef(s.corpus, "", s.embedCfg.Dimensions)
 	}
-	s.revision = bundle.Revision(s.compiled.Revision, digest, s.embedCfg, s.vectorStore)
+	parentStore := ""
+	if s.corpus.UsesClaims() {
+		// Moving to claims builds the index again, onto a claim.
+		parentStore = bundle.ParentStoreClaim
+	}
+	s.revision = bundle.Revision(s.compiled.Revision, digest, s.embedCfg, s.vectorStore, parentStore)
 	if s.corpus.UsesMilvus() {
 		s.vectorStore.Collection = s.corpus.MilvusCollection(s.revision)
 	}

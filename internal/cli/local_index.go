@@ -162,7 +162,7 @@ func indexDocuments(ctx context.Context, docs []hierarchy.Document, compiled *po
 		Embedder:       ecfg,
 		CreatedAt:      time.Now().UTC().Truncate(time.Second),
 	}
-	m.Revision = bundle.Revision(m.PolicyRevision, m.SourceDigest, ecfg, bundle.VectorStoreRef{})
+	m.Revision = bundle.Revision(m.PolicyRevision, m.SourceDigest, ecfg, bundle.VectorStoreRef{}, "")
 	return bundle.Save(out, ix, m, replace)
 }
 

@@ -51,12 +51,17 @@ func SourceDigest(docs []hierarchy.Document) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
+// ParentStoreClaim names a revision kept on a volume claim of its own, for
+// Revision; a revision kept in ConfigMaps or a local directory passes "".
+const ParentStoreClaim = "claim"
+
 // Revision returns the revision of an index: a hash of the policy revision,
 // the source digest, the embedder configuration, where the children are
-// indexed (an external store only; the embedded store adds nothing) and
-// the schema version. Anything that changes the index changes it; nothing
-// else does.
-func Revision(policyRevision, sourceDigest string, e Embedder, vs VectorStoreRef) string {
+// indexed (an external store only; the embedded store adds nothing), where
+// the parents are kept (a claim only; parentStore "" adds nothing) and the
+// schema version. Anything that changes the index or where it is kept
+// changes it; nothing else does.
+func Revision(policyRevision, sourceDigest string, e Embedder, vs VectorStoreRef, parentStore string) string {
 	h := sha256.New()
 	cfg, _ := json.Marshal(e)
 	var schema [8]byte
@@ -67,6 +72,9 @@ func Revision(policyRevision, sourceDigest string, e Embedder, vs VectorStoreRef
 		where.Collection = "" // named after the revision itself
 		ref, _ := json.Marshal(where)
 		parts = append(parts, string(ref))
+	}
+	if parentStore != "" {
+		parts = append(parts, "parentStore="+parentStore)
 	}
 	for _, part := range parts {
 		writeField(h, part)

@@ -129,11 +129,11 @@ func TestSourceDigestEmptyMetadata(t *testing.T) {
 
 func TestRevision(t *testing.T) {
 	e := Embedder{Kind: EmbedderLexical, K1: 0.9, B: 0.4}
-	ref := Revision("policy", "digest", e, VectorStoreRef{})
+	ref := Revision("policy", "digest", e, VectorStoreRef{}, "")
 	if !hex16.MatchString(ref) {
 		t.Fatalf("revision %q is not 16 hex digits", ref)
 	}
-	if again := Revision("policy", "digest", e, VectorStoreRef{Kind: VectorStoreEmbedded}); again != ref {
+	if again := Revision("policy", "digest", e, VectorStoreRef{Kind: VectorStoreEmbedded}, ""); again != ref {
 		t.Errorf("revision not stable: %s then %s", ref, again)
 	}
 	tests := []struct {
@@ -141,24 +141,26 @@ func TestRevision(t *testing.T) {
 		policy, digest string
 		e              Embedder
 		vs             VectorStoreRef
+		parentStore    string
 	}{
-		{"policy revision", "policy2", "digest", e, VectorStoreRef{}},
-		{"source digest", "policy", "digest2", e, VectorStoreRef{}},
-		{"boundary policy|digest", "policyd", "igest", e, VectorStoreRef{}},
-		{"embedder kind", "policy", "digest", Embedder{Kind: EmbedderOpenAI, K1: 0.9, B: 0.4}, VectorStoreRef{}},
-		{"k1", "policy", "digest", Embedder{Kind: EmbedderLexical, K1: 1.2, B: 0.4}, VectorStoreRef{}},
-		{"b", "policy", "digest", Embedder{Kind: EmbedderLexical, K1: 0.9, B: 0.75}, VectorStoreRef{}},
-		{"context weight", "policy", "digest", Embedder{Kind: EmbedderLexical, K1: 0.9, B: 0.4, ContextWeight: 0.8}, VectorStoreRef{}},
-		{"endpoint", "policy", "digest", Embedder{Kind: EmbedderOpenAI, Endpoint: "http://a"}, VectorStoreRef{}},
-		{"model", "policy", "digest", Embedder{Kind: EmbedderOpenAI, Endpoint: "http://a", Model: "m"}, VectorStoreRef{}},
-		{"dimensions", "policy", "digest", Embedder{Kind: EmbedderOpenAI, Endpoint: "http://a", Model: "m", Dimensions: 256}, VectorStoreRef{}},
-		{"milvus", "policy", "digest", e, VectorStoreRef{Kind: VectorStoreMilvus, Address: "milvus:19530"}},
-		{"milvus database", "policy", "digest", e, VectorStoreRef{Kind: VectorStoreMilvus, Address: "milvus:19530", Database: "rag"}},
+		{"policy revision", "policy2", "digest", e, VectorStoreRef{}, ""},
+		{"source digest", "policy", "digest2", e, VectorStoreRef{}, ""},
+		{"boundary policy|digest", "policyd", "igest", e, VectorStoreRef{}, ""},
+		{"embedder kind", "policy", "digest", Embedder{Kind: EmbedderOpenAI, K1: 0.9, B: 0.4}, VectorStoreRef{}, ""},
+		{"k1", "policy", "digest", Embedder{Kind: EmbedderLexical, K1: 1.2, B: 0.4}, VectorStoreRef{}, ""},
+		{"b", "policy", "digest", Embedder{Kind: EmbedderLexical, K1: 0.9, B: 0.75}, VectorStoreRef{}, ""},
+		{"context weight", "policy", "digest", Embedder{Kind: EmbedderLexical, K1: 0.9, B: 0.4, ContextWeight: 0.8}, VectorStoreRef{}, ""},
+		{"endpoint", "policy", "digest", Embedder{Kind: EmbedderOpenAI, Endpoint: "http://a"}, VectorStoreRef{}, ""},
+		{"model", "policy", "digest", Embedder{Kind: EmbedderOpenAI, Endpoint: "http://a", Model: "m"}, VectorStoreRef{}, ""},
+		{"dimensions", "policy", "digest", Embedder{Kind: EmbedderOpenAI, Endpoint: "http://a", Model: "m", Dimensions: 256}, VectorStoreRef{}, ""},
+		{"milvus", "policy", "digest", e, VectorStoreRef{Kind: VectorStoreMilvus, Address: "milvus:19530"}, ""},
+		{"milvus database", "policy", "digest", e, VectorStoreRef{Kind: VectorStoreMilvus, Address: "milvus:19530", Database: "rag"}, ""},
+		{"on a claim", "policy", "digest", e, VectorStoreRef{}, ParentStoreClaim},
 	}
 	seen := map[string]string{ref: "reference"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Revision(tt.policy, tt.digest, tt.e, tt.vs)
+			got := Revision(tt.policy, tt.digest, tt.e, tt.vs, tt.parentStore)
 			if prev, dup := seen[got]; dup {
 				t.Errorf("revision %s equals that of %s", got, prev)
 			}
