@@ -36,14 +36,19 @@ func deployOperator(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var crds, rest []*unstructured.Unstructured
+	// The CRDs first, then the namespace, then what lives in it.
+	var crds, namespaces, rest []*unstructured.Unstructured
 	for _, o := range objs {
-		if o.GetKind() == "CustomResourceDefinition" {
+		switch o.GetKind() {
+		case "CustomResourceDefinition":
 			crds = append(crds, o)
-		} else {
+		case "Namespace":
+			namespaces = append(namespaces, o)
+		default:
 			rest = append(rest, o)
 		}
 	}
+	rest = append(namespaces, rest...)
 	if err := applyAll(ctx, crds); err != nil {
 		return err
 	}
@@ -96,9 +101,10 @@ func setImage(d *unstructured.Unstructured, img string) error {
 // waitEstablished waits until every CRD is established.
 func waitEstablished(ctx context.Context, crds []*unstructured.Unstructured) error {
 	for _, u := range crds {
+		var last error
 		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 			var crd apiextensionsv1.CustomResourceDefinition
-			if err := k8s.Get(ctx, client.ObjectKey{Name: u.GetName()}, &crd); err != nil {
+			if last = k8s.Get(ctx, client.ObjectKey{Name: u.GetName()}, &crd); last != nil {
 				return false, nil
 			}
 			for _, c := range crd.Status.Conditions {
@@ -109,7 +115,7 @@ func waitEstablished(ctx context.Context, crds []*unstructured.Unstructured) err
 			return false, nil
 		})
 		if err != nil {
-			return fmt.Errorf("CRD %s not established: %w", u.GetName(), err)
+			return fmt.Errorf("CRD %s not established: %w (last error: %v)", u.GetName(), err, last)
 		}
 	}
 	return nil

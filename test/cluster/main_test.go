@@ -30,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -73,7 +74,11 @@ func setUp() error {
 		return fmt.Errorf("reading KUBECONFIG %s: %w", kubeconfig, err)
 	}
 	cfg.QPS, cfg.Burst = 50, 100
-	if k8s, err = client.NewWithWatch(cfg, client.Options{Scheme: controllers.NewScheme()}); err != nil {
+	scheme := controllers.NewScheme()
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if k8s, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme}); err != nil {
 		return err
 	}
 	if clientset, err = kubernetes.NewForConfig(cfg); err != nil {
