@@ -194,8 +194,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("serving on %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
 	}
+	// Connections are not closed while idle, which races a client about
+	// to reuse one: each closes after its next response instead (see
+	// closeWhileDraining).
 	s.draining.Store(true)
-	srv.SetKeepAlivesEnabled(false)
 	select {
 	case <-time.After(s.opts.ShutdownDelay):
 	case err := <-errc:
@@ -221,7 +223,19 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("/readyz", s.instrument("/readyz", http.HandlerFunc(s.readyz)))
 	mux.Handle("/metrics", s.instrument("/metrics", s.metrics.handler))
 	mux.Handle("/", s.instrument("other", http.HandlerFunc(notFound)))
-	return mux
+	return s.closeWhileDraining(mux)
+}
+
+// closeWhileDraining closes each connection after its response once the
+// server is shutting down, so that clients open their next connection
+// through the Service, to a pod that is not going away.
+func (s *Server) closeWhileDraining(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.draining.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // healthz answers 200 while the process serves at all.
