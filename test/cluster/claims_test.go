@@ -58,12 +58,14 @@ func TestClaimsSampleIsBuiltByAJobAndServedFromItsClaim(t *testing.T) {
 	if claim.Status.Phase != corev1.ClaimBound || claim.Spec.VolumeName == "" {
 		t.Fatalf("claim %s is %s (volume %q)", claim.Name, claim.Status.Phase, claim.Spec.VolumeName)
 	}
-	for _, p := range retrieverPods(t, ns, r.Name) {
+	for _, p := range waitOnlyRevision(t, ns, r.Name, a.Name) {
 		if !mountsClaimReadOnly(&p, claim.Name) {
 			t.Errorf("query pod %s does not mount claim %s read-only: %+v", p.Name, claim.Name, p.Spec.Volumes)
 		}
 	}
-	resp, err := endpointOf(t, ns, r.Name).retrieve(ctx, docsQuestions[0], 3)
+	e := endpointOf(t, ns, r.Name)
+	e.waitAnswering(t)
+	resp, err := e.retrieve(ctx, docsQuestions[0], 3)
 	if err != nil || resp.Revision != a.Name || len(resp.Results) == 0 {
 		t.Fatalf("query through the Service: %+v, %v; want revision %s", resp, err, a.Name)
 	}

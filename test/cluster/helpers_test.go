@@ -199,6 +199,17 @@ func endpointOf(t *testing.T, ns, name string) *serviceEndpoint {
 	}
 }
 
+// waitAnswering waits until the Service answers a query: kube-proxy
+// programs a new Service's endpoints a moment after its pods turn Ready,
+// and until then a connection to its ClusterIP is refused.
+func (e *serviceEndpoint) waitAnswering(t *testing.T) {
+	t.Helper()
+	eventually(t, time.Minute, "the Service to answer", func() (bool, error) {
+		_, err := e.retrieve(context.Background(), docsQuestions[0], 1)
+		return err == nil, err
+	})
+}
+
 // retrieve asks the Service one question.
 func (e *serviceEndpoint) retrieve(ctx context.Context, query string, maxParents int) (*server.RetrieveResponse, error) {
 	body, _ := json.Marshal(map[string]any{"query": query, "maxParents": maxParents})
@@ -249,6 +260,24 @@ func retrieverPods(t *testing.T, ns, retriever string) []corev1.Pod {
 		t.Fatal(err)
 	}
 	return pods.Items
+}
+
+// waitOnlyRevision waits until every pod of the Retriever runs the
+// revision: the old pods of a rollout answer for their shutdown delay
+// while the Service's endpoints stop routing to them, and are then gone.
+func waitOnlyRevision(t *testing.T, ns, retriever, revision string) []corev1.Pod {
+	t.Helper()
+	var pods []corev1.Pod
+	eventually(t, time.Minute, "only pods of revision "+revision+" to run", func() (bool, error) {
+		pods = retrieverPods(t, ns, retriever)
+		for _, p := range pods {
+			if p.DeletionTimestamp != nil || p.Annotations["parentrag.io/revision"] != revision {
+				return false, fmt.Errorf("pod %s of revision %s (terminating %t)", p.Name, p.Annotations["parentrag.io/revision"], p.DeletionTimestamp != nil)
+			}
+		}
+		return true, nil
+	})
+	return pods
 }
 
 // restarts counts the container restarts of pods.

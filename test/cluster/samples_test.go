@@ -29,14 +29,16 @@ func TestSamplesAnswerThroughTheService(t *testing.T) {
 	applyKustomization(t, "config/samples", ns)
 	c, r := waitSamplesReady(t, ns)
 	rev := c.Status.ActiveRevision.Name
-	resp, err := endpointOf(t, ns, r.Name).retrieve(context.Background(), docsQuestions[0], 3)
+	pods := waitOnlyRevision(t, ns, r.Name, rev)
+	e := endpointOf(t, ns, r.Name)
+	e.waitAnswering(t)
+	resp, err := e.retrieve(context.Background(), docsQuestions[0], 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if resp.Revision != rev || len(resp.Results) == 0 || !strings.Contains(resp.Results[0].DocID, ".md") {
 		t.Fatalf("answer from revision %s with %d results (%+v), want revision %s with docs", resp.Revision, len(resp.Results), resp.Results, rev)
 	}
-	pods := retrieverPods(t, ns, r.Name)
 	for _, p := range pods {
 		if p.Spec.Containers[0].Image != image || !podReady(&p) || p.Annotations["parentrag.io/revision"] != rev {
 			t.Errorf("pod %s: image %s ready %t revision %s", p.Name, p.Spec.Containers[0].Image, podReady(&p), p.Annotations["parentrag.io/revision"])
@@ -68,7 +70,9 @@ func TestPolicyChangesUnderLoadThroughTheService(t *testing.T) {
 
 	readySeen := watchCorpusReady(t, c)
 	guard := startLoadableGuard(t, ns, c.Name, r.Name)
-	l := startLoad(ctx, endpointOf(t, ns, r.Name), revisionparents.New(k8s, c, t.TempDir()), 4)
+	e := endpointOf(t, ns, r.Name)
+	e.waitAnswering(t)
+	l := startLoad(ctx, e, revisionparents.New(k8s, c, t.TempDir()), 4)
 	defer l.stop()
 	eventually(t, time.Minute, "the first revision to answer", func() (bool, error) { return l.answeredBy(first) >= 10, nil })
 
