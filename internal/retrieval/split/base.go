@@ -76,6 +76,7 @@ type splitState struct {
 	locs  [][]int   // matches (with groups) of a regular-expression separator, from find
 	pairs []int     // [start, end) pairs of matches without groups, from find
 	bufs  [][]piece // pieces, one buffer per recursion depth
+	wins  [][]piece // merge windows, one per recursion depth
 	runes []rune    // sepPython scratch
 	offs  []int     // sepPython scratch
 	out   []string  // chunks
@@ -106,6 +107,14 @@ func (st *splitState) buf(d int) []piece {
 		st.bufs = append(st.bufs, nil)
 	}
 	return st.bufs[d][:0]
+}
+
+// win returns the empty merge window buffer of recursion depth d.
+func (st *splitState) win(d int) []piece {
+	for len(st.wins) <= d {
+		st.wins = append(st.wins, nil)
+	}
+	return st.wins[d][:0]
 }
 
 // lenOf measures s with the splitter's length function.
@@ -169,6 +178,57 @@ func (b *base) merge(text string, ps []piece, sep string, sepLen int, out []stri
 	if doc, ok := b.join(text, ps[start:], sep); ok {
 		out = append(out, doc)
 	}
+	return out
+}
+
+// merger is merge fed one piece at a time: it holds only the pieces of the
+// chunk being built (win[start:]), so a long run of pieces is merged in
+// memory proportional to a chunk. Pieces pushed must lie in text.
+type merger struct {
+	*base
+	text   string
+	sep    string
+	sepLen int
+	win    []piece
+	start  int
+	total  int
+}
+
+// push is one step of merge's loop: it appends to out the chunk that p
+// does not fit in, if any, and adds p to the window.
+func (m *merger) push(p piece, out []string) []string {
+	l := p.n
+	cnt := len(m.win) - m.start
+	if m.total+l+sepIf(cnt > 0, m.sepLen) > m.chunkSize {
+		if m.total > m.chunkSize && m.warn != nil {
+			m.warn(fmt.Sprintf("Created a chunk of size %d, which is longer than the specified %d", m.total, m.chunkSize))
+		}
+		if cnt > 0 {
+			if doc, ok := m.join(m.text, m.win[m.start:], m.sep); ok {
+				out = append(out, doc)
+			}
+			for cnt > 0 && (m.total > m.chunkOverlap || (m.total+l+sepIf(cnt > 0, m.sepLen) > m.chunkSize && m.total > 0)) {
+				m.total -= m.win[m.start].n + sepIf(cnt > 1, m.sepLen)
+				m.start++
+				cnt--
+			}
+		}
+	}
+	m.total += l + sepIf(cnt+1 > 1, m.sepLen)
+	if len(m.win) == cap(m.win) && m.start > 0 {
+		m.win = m.win[:copy(m.win, m.win[m.start:])]
+		m.start = 0
+	}
+	m.win = append(m.win, p)
+	return out
+}
+
+// flush appends the last chunk of the run to out and empties the window.
+func (m *merger) flush(out []string) []string {
+	if doc, ok := m.join(m.text, m.win[m.start:], m.sep); ok {
+		out = append(out, doc)
+	}
+	m.win, m.start, m.total = m.win[:0], 0, 0
 	return out
 }
 

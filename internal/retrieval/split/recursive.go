@@ -123,31 +123,36 @@ func (r *Recursive) splitRec(st *splitState, text string, seps []*separator, dep
 			break
 		}
 	}
-	ps := sep.split(text, r.keep, st, st.buf(depth))
-	st.bufs[depth] = ps
-	r.measure(ps, st.ascii)
-	mergeSep, mergeLen := sep.mergeSep, sep.mergeLen
-
-	good := -1 // start of the run of pieces shorter than the chunk size
-	for i := range ps {
-		if ps[i].n < r.chunkSize {
-			if good < 0 {
-				good = i
-			}
-			continue
-		}
-		if good >= 0 {
-			out = r.merge(text, ps[good:i], mergeSep, mergeLen, out)
-			good = -1
-		}
-		if len(rest) == 0 {
-			out = append(out, ps[i].s)
+	// Literal and character separators are split a batch of pieces at a
+	// time and merged as they come, so that memory stays proportional to
+	// the chunks, not to one piece per separator or code point.
+	cur := cursor{next: st.first}
+	batched := sep.kind == sepChars || sep.kind == sepLiteral
+	m := merger{base: r.base, text: text, sep: sep.mergeSep, sepLen: sep.mergeLen, win: st.win(depth)}
+	for !cur.done {
+		var ps []piece
+		if batched {
+			ps = sep.splitFrom(text, r.keep, &cur, st.buf(depth))
 		} else {
-			out = r.splitRec(st, ps[i].s, rest, depth+1, out)
+			ps = sep.split(text, r.keep, st, st.buf(depth))
+			cur.done = true
+		}
+		st.bufs[depth] = ps
+		r.measure(ps, st.ascii)
+		for i := range ps {
+			if ps[i].n < r.chunkSize {
+				out = m.push(ps[i], out)
+				continue
+			}
+			out = m.flush(out)
+			if len(rest) == 0 {
+				out = append(out, ps[i].s)
+			} else {
+				out = r.splitRec(st, ps[i].s, rest, depth+1, out)
+			}
 		}
 	}
-	if good >= 0 {
-		out = r.merge(text, ps[good:], mergeSep, mergeLen, out)
-	}
+	out = m.flush(out)
+	st.wins[depth] = m.win[:0]
 	return out
 }

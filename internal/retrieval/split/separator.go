@@ -318,6 +318,62 @@ func (sp *separator) split(text string, keep KeepSeparator, st *splitState, dst 
 	return splitGeneric(text, st.locs, sp.groups, keep, dst)
 }
 
+// batchPieces is the most pieces splitFrom returns at a time.
+const batchPieces = 4096
+
+// cursor is where a batched split (splitFrom) resumes.
+type cursor struct {
+	pos  int  // byte offset of the next code point (sepChars) or of the current segment (sepLiteral)
+	next int  // sepLiteral: the next occurrence of the separator, -1 when none is left
+	done bool // the last piece has been returned
+}
+
+// splitFrom is split for the sepChars and sepLiteral kinds, at most
+// batchPieces pieces at a time from c, which it advances. For sepLiteral,
+// c.next starts at the first occurrence (find's st.first).
+func (sp *separator) splitFrom(text string, keep KeepSeparator, c *cursor, dst []piece) []piece {
+	if sp.kind == sepChars {
+		i := c.pos
+		for i < len(text) && len(dst) < batchPieces {
+			w := 1
+			if text[i] >= utf8.RuneSelf {
+				_, w = utf8.DecodeRuneInString(text[i:])
+			}
+			dst = append(dst, piece{s: text[i : i+w], off: i})
+			i += w
+		}
+		c.pos, c.done = i, i >= len(text)
+		return dst
+	}
+	lit := sp.lit
+	seg, k := c.pos, c.next
+	for k >= 0 && len(dst) < batchPieces {
+		end := k + len(lit)
+		switch keep {
+		case KeepStart:
+			dst = appendPiece(dst, text, seg, k)
+			seg = k
+		case KeepEnd:
+			dst = appendPiece(dst, text, seg, end)
+			seg = end
+		default:
+			dst = appendPiece(dst, text, seg, k)
+			seg = end
+		}
+		if j := strings.Index(text[end:], lit); j >= 0 {
+			k = end + j
+		} else {
+			k = -1
+		}
+	}
+	c.pos, c.next = seg, k
+	if k < 0 {
+		dst = appendPiece(dst, text, seg, len(text))
+		c.done = true
+	}
+	return dst
+}
+
 // appendPiece appends text[from:to] to dst unless it is empty.
 func appendPiece(dst []piece, text string, from, to int) []piece {
 	if to > from {
