@@ -265,23 +265,33 @@ func (e *Embedded) Search(ctx context.Context, req SearchRequest) ([]Hit, error)
 	h := newTopK(req.TopK, &e.recs)
 	switch {
 	case sparse != nil:
-		e.searchSparse(sparse, h)
+		err = e.searchSparse(ctx, sparse, req.MaxPostings, h)
 	case dense != nil:
-		if err := e.searchDense(dense, h); err != nil {
-			return nil, fmt.Errorf("search: %w", err)
-		}
+		err = e.searchDense(ctx, dense, h)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
 	}
 	return e.hits(h.sorted()), nil
 }
 
-func (e *Embedded) searchSparse(q *vector.Sparse, h *topK) {
+// searchSparse scores the records q's terms reach, refusing a query whose
+// terms have more than maxPostings postings (when positive) before
+// scanning any.
+func (e *Embedded) searchSparse(ctx context.Context, q *vector.Sparse, maxPostings int, h *topK) error {
+	lists := e.sparse.queryLists(q)
+	if n := postings(lists); maxPostings > 0 && n > maxPostings {
+		return fmt.Errorf("%w: its terms have %d postings in the index, over the limit of %d", ErrQueryTooCostly, n, maxPostings)
+	}
 	acc := e.getAccumulator(e.recs.slots())
-	e.sparse.accumulate(q, acc)
-	acc.collect(h)
-	e.accs.Put(acc)
+	defer e.accs.Put(acc)
+	if err := e.sparse.accumulate(ctx, lists, acc); err != nil {
+		return err
+	}
+	return acc.collect(ctx, h)
 }
 
-func (e *Embedded) searchDense(q []float32, h *topK) error {
+func (e *Embedded) searchDense(ctx context.Context, q []float32, h *topK) error {
 	if e.dense.dims == 0 {
 		return nil
 	}
@@ -299,8 +309,7 @@ func (e *Embedded) searchDense(q []float32, h *topK) error {
 		e.graph.search(q, h, e.opts.HNSWEfSearch)
 		return nil
 	}
-	e.dense.scan(q, e.opts.Metric, h)
-	return nil
+	return e.dense.scan(ctx, q, e.opts.Metric, h)
 }
 
 func (e *Embedded) getAccumulator(slots int) *accumulator {

@@ -1,6 +1,9 @@
 package vectorstore
 
-import "math"
+import (
+	"context"
+	"math"
+)
 
 // flatIndex stores dense vectors row-major in one contiguous slice. Row r
 // belongs to record slot owner[r]; rows of tombstoned slots stay until
@@ -36,19 +39,24 @@ func (f *flatIndex) add(slot uint32, v []float32, m Metric) uint32 {
 }
 
 // scan scores every row against q (already normalized under Cosine) and
-// offers it to h: the exact flat search.
-func (f *flatIndex) scan(q []float32, m Metric, h *topK) {
+// offers it to h: the exact flat search. It looks at ctx every checkEvery
+// rows and returns its error when it is done.
+func (f *flatIndex) scan(ctx context.Context, q []float32, m Metric, h *topK) error {
 	d := f.dims
 	data := f.data
-	if m == L2 {
-		for r, slot := range f.owner {
-			h.offer(-l2(q, data[r*d:r*d+d]), slot)
-		}
-		return
-	}
 	for r, slot := range f.owner {
-		h.offer(dot(q, data[r*d:r*d+d]), slot)
+		if r%checkEvery == checkEvery-1 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if m == L2 {
+			h.offer(-l2(q, data[r*d:r*d+d]), slot)
+		} else {
+			h.offer(dot(q, data[r*d:r*d+d]), slot)
+		}
 	}
+	return nil
 }
 
 // score is the metric score of a stored row against q.

@@ -1,6 +1,7 @@
 package vectorstore
 
 import (
+	"context"
 	"slices"
 
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
@@ -53,32 +54,63 @@ type accumulator struct {
 	touched []uint32
 }
 
-// accumulate adds q's contribution to every posting, term at a time. Query
-// terms are visited in increasing id order, so each record's score is summed
-// in exactly the order vector.Sparse.Dot sums it and the result is bitwise
-// equal to Dot. A slot is recorded as touched whenever its score is zero
-// before an addition; a slot whose score returns to zero may be recorded
-// twice, which collect tolerates.
-func (x *invertedIndex) accumulate(q *vector.Sparse, acc *accumulator) {
+// checkEvery is how many postings (or candidates, or dense rows) a search
+// scans between two looks at its context, so that a deadline stops a long
+// scan within a fraction of a millisecond rather than when it is done.
+const checkEvery = 1 << 14
+
+// accumulate adds the contribution of every posting of lists, term at a
+// time. Query terms are visited in increasing id order, so each record's
+// score is summed in exactly the order vector.Sparse.Dot sums it and the
+// result is bitwise equal to Dot. A slot is recorded as touched whenever its
+// score is zero before an addition; a slot whose score returns to zero may
+// be recorded twice, which collect tolerates. It looks at ctx every
+// checkEvery postings; when ctx is done it leaves the accumulator clean and
+// returns ctx's error.
+func (x *invertedIndex) accumulate(ctx context.Context, lists []queryList, acc *accumulator) error {
 	scores, touched := acc.scores, acc.touched[:cap(acc.touched)]
 	n := 0
-	for _, l := range x.queryLists(q) {
+	budget := checkEvery
+	for _, l := range lists {
 		if len(touched)-n < len(l.postings) {
 			touched = slices.Grow(touched[:n], len(l.postings))
 			touched = touched[:cap(touched)]
 		}
 		qw := l.weight
-		for _, p := range l.postings {
-			s := scores[p.slot]
-			// Branch-free: always store, advance only for a new slot.
-			touched[n] = p.slot
-			if s == 0 {
-				n++
+		for postings := l.postings; len(postings) > 0; {
+			chunk := postings[:min(len(postings), budget)]
+			postings = postings[len(chunk):]
+			for _, p := range chunk {
+				s := scores[p.slot]
+				// Branch-free: always store, advance only for a new slot.
+				touched[n] = p.slot
+				if s == 0 {
+					n++
+				}
+				scores[p.slot] = s + qw*p.weight
 			}
-			scores[p.slot] = s + qw*p.weight
+			if budget -= len(chunk); budget == 0 {
+				budget = checkEvery
+				if err := ctx.Err(); err != nil {
+					acc.touched = touched[:n]
+					acc.reset()
+					return err
+				}
+			}
 		}
 	}
 	acc.touched = touched[:n]
+	return nil
+}
+
+// postings returns how many postings lists hold: the work a sparse search
+// of them does.
+func postings(lists []queryList) int {
+	total := 0
+	for _, l := range lists {
+		total += len(l.postings)
+	}
+	return total
 }
 
 // queryList is one query term's weight and postings.
@@ -104,11 +136,20 @@ func (x *invertedIndex) queryLists(q *vector.Sparse) []queryList {
 
 // collect offers every positive score to h and zeroes the touched scores, so
 // the accumulator is clean for the next search. A duplicate touched entry
-// reads the zero its first occurrence left and is skipped.
-func (acc *accumulator) collect(h *topK) {
+// reads the zero its first occurrence left and is skipped. It looks at ctx
+// every checkEvery candidates; when ctx is done it leaves the accumulator
+// clean and returns ctx's error.
+func (acc *accumulator) collect(ctx context.Context, h *topK) error {
 	scores := acc.scores
 	floor := h.floor()
-	for _, slot := range acc.touched {
+	for i, slot := range acc.touched {
+		if i%checkEvery == checkEvery-1 {
+			if err := ctx.Err(); err != nil {
+				acc.touched = acc.touched[i:]
+				acc.reset()
+				return err
+			}
+		}
 		s := scores[slot]
 		if s == 0 {
 			continue
@@ -118,6 +159,16 @@ func (acc *accumulator) collect(h *topK) {
 			h.offer(s, slot)
 			floor = h.floor()
 		}
+	}
+	acc.touched = acc.touched[:0]
+	return nil
+}
+
+// reset zeroes the scores of the touched slots and forgets them, leaving
+// the accumulator clean after an abandoned search.
+func (acc *accumulator) reset() {
+	for _, slot := range acc.touched {
+		acc.scores[slot] = 0
 	}
 	acc.touched = acc.touched[:0]
 }

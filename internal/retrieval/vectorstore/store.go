@@ -5,6 +5,7 @@ package vectorstore
 
 import (
 	"context"
+	"errors"
 
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
@@ -38,7 +39,16 @@ type Hit struct {
 type SearchRequest struct {
 	Vector vector.Vector
 	TopK   int
+	// MaxPostings, when positive, bounds the work of a sparse search: a
+	// query whose terms have more postings than this in the index fails
+	// with ErrQueryTooCostly before anything is scanned. Stores that do
+	// not scan postings (Milvus) ignore it.
+	MaxPostings int
 }
+
+// ErrQueryTooCostly marks a query refused because answering it would cost
+// more than a limit allows.
+var ErrQueryTooCostly = errors.New("query too costly")
 
 // VectorStore is where children are indexed. Search returns at most TopK hits
 // ordered by descending score, ties broken by ascending id, so results are
