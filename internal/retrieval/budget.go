@@ -188,6 +188,21 @@ func (b *budgeter) pad(c *candidate) {
 	c.keep = best
 }
 
+// smallestText returns the length, by opts.Length, of the shortest text a
+// budget could keep of the parent: the first non-empty padding, snapped to
+// words, around its best located hit (or its start), or its whole text when
+// no padding yields one.
+func smallestText(g group, p hierarchy.Parent, opts Options) int {
+	c := newCandidate(g, p)
+	seeds := c.seed()
+	for pad := 1; pad <= len(c.runes); pad++ {
+		if c.keep = padIntervals(c.runes, seeds, pad); len(c.keep) > 0 {
+			return opts.Length(c.text())
+		}
+	}
+	return opts.Length(p.Text)
+}
+
 // seed returns a zero-width interval at the centre of the best located hit,
 // or at the parent's start when no hit can be located.
 func (c *candidate) seed() []Interval {

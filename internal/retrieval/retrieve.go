@@ -48,6 +48,28 @@ type Options struct {
 	Budget int
 	// Length measures texts for Budget; nil counts code points.
 	Length split.LengthFunc
+	// MaxQueryTerms, when positive, refuses a query with more distinct
+	// sparse terms after analysis, with an error wrapping
+	// ErrQueryTooCostly.
+	MaxQueryTerms int
+	// MaxPostings, when positive, refuses a query whose terms reach more
+	// postings in the child index (see vectorstore.SearchRequest).
+	MaxPostings int
+}
+
+// ErrQueryTooCostly marks a query refused by MaxQueryTerms or MaxPostings.
+var ErrQueryTooCostly = vectorstore.ErrQueryTooCostly
+
+// BudgetTooSmallError is returned when a positive budget is too small to
+// hold any text of the best parent found: Need is the length of the
+// shortest text that could be returned for it (one word around its best
+// match), in the budget's unit.
+type BudgetTooSmallError struct {
+	Budget, Need int
+}
+
+func (e *BudgetTooSmallError) Error() string {
+	return fmt.Sprintf("budget %d is too small to hold any text of the best match: the smallest useful budget for this query is %d", e.Budget, e.Need)
 }
 
 // withDefaults returns o with zero fields set to their defaults.
@@ -114,6 +136,9 @@ func (r *Retriever) Retrieve(ctx context.Context, query string, opts Options) ([
 	if err != nil {
 		return nil, fmt.Errorf("embedding query: %w", err)
 	}
+	if qv.Sparse != nil && opts.MaxQueryTerms > 0 && len(qv.Sparse.Indices) > opts.MaxQueryTerms {
+		return nil, fmt.Errorf("%w: it has %d distinct terms after analysis, over the limit of %d", ErrQueryTooCostly, len(qv.Sparse.Indices), opts.MaxQueryTerms)
+	}
 	groups, err := r.searchGroups(ctx, qv, opts)
 	if err != nil {
 		return nil, err
@@ -126,7 +151,11 @@ func (r *Retriever) Retrieve(ctx context.Context, query string, opts Options) ([
 	if err != nil {
 		return nil, fmt.Errorf("resolving parents: %w", err)
 	}
-	return assemble(groups, parents, opts), nil
+	results := assemble(groups, parents, opts)
+	if len(results) == 0 && len(groups) > 0 && opts.Budget > 0 {
+		return nil, &BudgetTooSmallError{Budget: opts.Budget, Need: smallestText(groups[0], parents[0], opts)}
+	}
+	return results, nil
 }
 
 // group is a parent with the hits of its children, best first.
@@ -194,7 +223,7 @@ const groupedMatches = 3
 // hits. Both ways rank the same parents the same way.
 func (r *Retriever) searchGroups(ctx context.Context, qv vector.Vector, opts Options) ([]group, error) {
 	if grouper, ok := r.Children.(vectorstore.ParentGrouper); ok && opts.Aggregation == AggregateMax && !hybrid(qv) {
-		hits, err := grouper.SearchByParent(ctx, vectorstore.SearchRequest{Vector: qv, TopK: opts.MaxParents}, groupedMatches)
+		hits, err := grouper.SearchByParent(ctx, vectorstore.SearchRequest{Vector: qv, TopK: opts.MaxParents, MaxPostings: opts.MaxPostings}, groupedMatches)
 		if err != nil {
 			return nil, fmt.Errorf("searching children grouped by parent: %w", err)
 		}
@@ -215,7 +244,7 @@ func hybrid(v vector.Vector) bool {
 func (r *Retriever) overFetch(ctx context.Context, qv vector.Vector, opts Options) ([]group, error) {
 	k := min(opts.ChildTopK, MaxOverFetch)
 	for {
-		hits, err := r.Children.Search(ctx, vectorstore.SearchRequest{Vector: qv, TopK: k})
+		hits, err := r.Children.Search(ctx, vectorstore.SearchRequest{Vector: qv, TopK: k, MaxPostings: opts.MaxPostings})
 		if err != nil {
 			return nil, fmt.Errorf("searching children: %w", err)
 		}

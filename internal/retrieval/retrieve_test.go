@@ -419,8 +419,24 @@ func TestRetrieveBudgetNeverExceeded(t *testing.T) {
 				for _, budget := range budgets {
 					opts := base
 					opts.Budget = budget
-					res := retrieve(t, r, q, opts)
 					ctx := fmt.Sprintf("%s q=%q maxParents=%d budget=%d", name, q, maxParents, budget)
+					res, err := r.Retrieve(context.Background(), q, opts)
+					var small *retrieval.BudgetTooSmallError
+					if errors.As(err, &small) {
+						// Too small for any text: the error says what would
+						// do, and that budget returns something.
+						if small.Need <= budget || len(whole) == 0 {
+							t.Errorf("%s: %v, yet need %d <= budget or no parent at all", ctx, err, small.Need)
+						}
+						opts.Budget = small.Need
+						if len(retrieve(t, r, q, opts)) == 0 {
+							t.Errorf("%s: the budget %d the error names returns nothing", ctx, small.Need)
+						}
+						continue
+					}
+					if err != nil {
+						t.Fatalf("%s: %v", ctx, err)
+					}
 					total := 0
 					for _, x := range res {
 						total += length(x.Text)
