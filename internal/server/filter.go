@@ -99,7 +99,7 @@ func (c *filteredChildren) Search(ctx context.Context, req vectorstore.SearchReq
 		if k <= 0 {
 			return nil, nil
 		}
-		hits, err := c.inner.Search(ctx, vectorstore.SearchRequest{Vector: req.Vector, TopK: k})
+		hits, err := c.inner.Search(ctx, vectorstore.SearchRequest{Vector: req.Vector, TopK: k, MaxPostings: req.MaxPostings})
 		if err != nil {
 			return nil, err
 		}

@@ -17,6 +17,8 @@ import (
 type metrics struct {
 	duration  *prometheus.HistogramVec
 	errors    *prometheus.CounterVec
+	rejected  *prometheus.CounterVec
+	inFlight  prometheus.Gauge
 	revision  *prometheus.GaugeVec
 	documents prometheus.Gauge
 	parents   prometheus.Gauge
@@ -45,6 +47,14 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "parentrag_request_errors_total",
 			Help: "HTTP requests answered with a 4xx or 5xx status code, by endpoint and status code.",
 		}, []string{"endpoint", "code"})),
+		rejected: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "parentrag_requests_rejected_total",
+			Help: "Retrieve requests refused or cut short to bound the server's load, by reason: queue_full and queue_wait (503), query_too_costly (400), timeout (504).",
+		}, []string{"reason"})),
+		inFlight: register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "parentrag_requests_in_flight",
+			Help: "Retrievals holding a query slot.",
+		})),
 		revision: register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "parentrag_loaded_revision_info",
 			Help: "The index revision being served: 1 for the loaded revision, absent before one is loaded.",

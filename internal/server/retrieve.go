@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,6 +69,11 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp, err := s.answer(w, r, l)
+	var over *overloadError
+	if errors.As(err, &over) {
+		s.overloaded(w, over.reason)
+		return
+	}
 	if err != nil {
 		writeError(w, statusOf(err), err.Error())
 		return
@@ -75,9 +81,13 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// answer decodes and validates the request and retrieves from l within the
-// request timeout.
+// answer decodes and validates the request, waits for a query slot and
+// retrieves from l. The request timeout runs from when the request is
+// handled, queueing included, and the search itself stops at it, so a 504
+// is written well before the server's write timeout.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, l *loaded) (*RetrieveResponse, error) {
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
+	defer cancel()
 	req, err := decodeRequest(w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return nil, err
@@ -86,14 +96,19 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, l *loaded) (*Ret
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
-	defer cancel()
+	release, reason := s.admit.acquire(ctx)
+	if release == nil {
+		return nil, &overloadError{reason: reason}
+	}
+	defer release()
+	s.metrics.inFlight.Inc()
+	defer s.metrics.inFlight.Dec()
 	if s.beforeRetrieve != nil {
 		s.beforeRetrieve(ctx)
 	}
 	results, err := search(ctx, l.bundle.Retriever, req.Query, opts, req.Filter)
 	if err != nil {
-		return nil, retrievalError(ctx, err)
+		return nil, s.retrievalError(ctx, err)
 	}
 	if results == nil {
 		results = []retrieval.Result{}
@@ -101,20 +116,34 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, l *loaded) (*Ret
 	return &RetrieveResponse{Revision: l.bundle.Manifest.Revision, Results: results}, nil
 }
 
+// overloadError is a request refused by admission control.
+type overloadError struct{ reason string }
+
+func (e *overloadError) Error() string { return "overloaded: " + e.reason }
+
 // decodeRequest reads one JSON object from the body, refusing a body over
-// limit (413), malformed JSON, unknown fields and trailing data (400).
+// limit (413), malformed JSON, unknown fields (names are case-sensitive),
+// duplicate fields and trailing data (400).
 func decodeRequest(w http.ResponseWriter, r *http.Request, limit int64) (*RetrieveRequest, error) {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, &httpError{code: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body over %d bytes", limit)}
+	}
+	if err != nil {
+		return nil, badRequest("reading request body: %v", err)
+	}
+	if err := checkFields(data); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var req RetrieveRequest
-	err := dec.Decode(&req)
+	err = dec.Decode(&req)
 	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
 		err = errors.New("trailing data after the JSON object")
 	}
-	var tooLarge *http.MaxBytesError
 	switch {
-	case errors.As(err, &tooLarge):
-		return nil, &httpError{code: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body over %d bytes", limit)}
 	case errors.Is(err, io.EOF):
 		return nil, badRequest("empty request body: want a JSON object with a query")
 	case err != nil:
@@ -139,6 +168,8 @@ func (s *Server) options(req *RetrieveRequest, l *loaded) (retrieval.Options, er
 		opts.Aggregation = retrieval.Aggregation(req.Aggregation)
 	}
 	opts.Budget = req.Budget
+	opts.MaxQueryTerms = max(s.opts.MaxQueryTerms, 0)
+	opts.MaxPostings = max(s.opts.MaxPostings, 0)
 	if err := checkOptions(opts); err != nil {
 		return opts, err
 	}
@@ -167,13 +198,21 @@ func checkOptions(opts retrieval.Options) error {
 }
 
 // retrievalError classifies a failed retrieval: past the request timeout
-// is 504, a cancelled request 503, anything else 500.
-func retrievalError(ctx context.Context, err error) error {
+// is 504, a cancelled request 503, a query over a cost limit or a budget
+// too small for any text 400, anything else 500.
+func (s *Server) retrievalError(ctx context.Context, err error) error {
+	var small *retrieval.BudgetTooSmallError
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return &httpError{code: http.StatusGatewayTimeout, msg: "retrieval timed out"}
+		s.metrics.rejected.WithLabelValues(rejectTimeout).Inc()
+		return &httpError{code: http.StatusGatewayTimeout, msg: fmt.Sprintf("retrieval timed out after %s", s.opts.RequestTimeout)}
 	case ctx.Err() != nil:
 		return &httpError{code: http.StatusServiceUnavailable, msg: "request cancelled"}
+	case errors.Is(err, retrieval.ErrQueryTooCostly):
+		s.metrics.rejected.WithLabelValues(rejectTooCostly).Inc()
+		return badRequest("%s; shorten the query", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "searching children: "), "search: "))
+	case errors.As(err, &small):
+		return badRequest("%s", small.Error())
 	}
 	return &httpError{code: http.StatusInternalServerError, msg: fmt.Sprintf("retrieval failed: %v", err)}
 }

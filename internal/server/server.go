@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +32,14 @@ const (
 	// with /readyz at 503, so that endpoints stop routing to it before it
 	// closes its listener.
 	DefaultShutdownDelay = 5 * time.Second
+	// DefaultQueueWait is how long a request waits for a query slot
+	// before it is refused with 503.
+	DefaultQueueWait = 250 * time.Millisecond
+	// DefaultMaxQueryTerms bounds the distinct terms of a query after
+	// analysis.
+	DefaultMaxQueryTerms = 1024
+	// DefaultMaxPostings bounds the postings one child search may scan.
+	DefaultMaxPostings = 50_000_000
 	// MaxMaxParents and MaxChildTopK bound maxParents and childTopK.
 	MaxMaxParents = 20
 	MaxChildTopK  = 1000
@@ -58,6 +67,22 @@ type Options struct {
 	// RequestTimeout bounds one retrieval (default 10s); past it the
 	// request fails with 504.
 	RequestTimeout time.Duration
+	// MaxInFlight bounds the retrievals running at once (default twice
+	// GOMAXPROCS).
+	MaxInFlight int
+	// MaxQueued bounds the requests waiting for a slot beyond MaxInFlight
+	// (default 4 × MaxInFlight; negative means none wait); a request that
+	// finds the queue full is refused at once with 503 and Retry-After.
+	MaxQueued int
+	// QueueWait is the longest a queued request waits for a slot before
+	// it is refused with 503 and Retry-After (default 250ms).
+	QueueWait time.Duration
+	// MaxQueryTerms refuses (400) a query with more distinct terms after
+	// analysis (default 1024; negative means no limit).
+	MaxQueryTerms int
+	// MaxPostings refuses (400) a query whose terms reach more postings in
+	// the child index (default 50,000,000; negative means no limit).
+	MaxPostings int
 	// ShutdownDelay is how long the server keeps accepting and answering
 	// requests once Run's context is cancelled, with /readyz at 503 and
 	// keep-alives off, before it stops listening (default 5s; negative
@@ -93,6 +118,24 @@ func (o Options) withDefaults() Options {
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = DefaultRequestTimeout
 	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = 2 * runtime.GOMAXPROCS(0)
+	}
+	switch {
+	case o.MaxQueued == 0:
+		o.MaxQueued = 4 * o.MaxInFlight
+	case o.MaxQueued < 0:
+		o.MaxQueued = 0
+	}
+	if o.QueueWait <= 0 {
+		o.QueueWait = DefaultQueueWait
+	}
+	if o.MaxQueryTerms == 0 {
+		o.MaxQueryTerms = DefaultMaxQueryTerms
+	}
+	if o.MaxPostings == 0 {
+		o.MaxPostings = DefaultMaxPostings
+	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
 	}
@@ -112,6 +155,7 @@ type Server struct {
 	loaded   atomic.Pointer[loaded]
 	draining atomic.Bool
 	metrics  *metrics
+	admit    *admission
 	handler  http.Handler
 	// beforeRetrieve, when set (by tests), runs before each retrieval
 	// with the request's context.
@@ -135,6 +179,7 @@ func New(opts Options) *Server {
 		s.opts.Registry = newDefaultRegistry()
 	}
 	s.metrics = newMetrics(s.opts.Registry)
+	s.admit = newAdmission(s.opts.MaxInFlight, s.opts.MaxQueued, s.opts.QueueWait)
 	s.handler = s.routes()
 	return s
 }
