@@ -32,6 +32,13 @@ type serveFlags struct {
 	// shutdownDelay is how long the server answers after SIGTERM with
 	// /readyz at 503; 0 stops at once.
 	shutdownDelay time.Duration
+	// The server's limits (see server.Options).
+	requestTimeout time.Duration
+	maxInFlight    int
+	maxQueued      int
+	queueWait      time.Duration
+	maxQueryTerms  int
+	maxPostings    int
 }
 
 // register adds the serve flags to cmd. --namespace defaults to
@@ -46,6 +53,12 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.maxParents, "max-parents", retrieval.DefaultMaxParents, fmt.Sprintf("parents returned when a request does not say (1 to %d)", server.MaxMaxParents))
 	fl.IntVar(&f.childTopK, "child-top-k", retrieval.DefaultChildTopK, fmt.Sprintf("children searched first when a request does not say (1 to %d)", server.MaxChildTopK))
 	fl.StringVar(&f.aggregation, "aggregation", string(retrieval.AggregateMax), "how child scores make a parent score when a request does not say: Max, Mean or Sum")
+	fl.DurationVar(&f.requestTimeout, "request-timeout", server.DefaultRequestTimeout, "longest a query may take, queueing included; past it the request fails with 504")
+	fl.IntVar(&f.maxInFlight, "max-in-flight", 0, "most queries searched at once (0: twice GOMAXPROCS)")
+	fl.IntVar(&f.maxQueued, "max-queued", 0, "most queries waiting for a slot beyond --max-in-flight; more are refused with 503 (0: 4 × --max-in-flight)")
+	fl.DurationVar(&f.queueWait, "queue-wait", server.DefaultQueueWait, "longest a query waits for a slot before it is refused with 503 and Retry-After")
+	fl.IntVar(&f.maxQueryTerms, "max-query-terms", server.DefaultMaxQueryTerms, "most distinct terms a query may have after analysis; more is refused with 400 (0: no limit)")
+	fl.IntVar(&f.maxPostings, "max-postings", server.DefaultMaxPostings, "most postings a query's terms may reach in the child index; more is refused with 400 (0: no limit)")
 	fl.DurationVar(&f.shutdownDelay, "shutdown-delay", server.DefaultShutdownDelay, "after SIGTERM, how long to keep answering with /readyz at 503 while endpoints stop routing here, before closing the listener (0: none)")
 }
 
@@ -63,6 +76,12 @@ func (f *serveFlags) check() error {
 		return fmt.Errorf("--max-parents %d: want 1 to %d", f.maxParents, server.MaxMaxParents)
 	case f.shutdownDelay < 0:
 		return fmt.Errorf("--shutdown-delay %s: want 0 or more", f.shutdownDelay)
+	case f.requestTimeout <= 0:
+		return fmt.Errorf("--request-timeout %s: want more than 0", f.requestTimeout)
+	case f.queueWait <= 0:
+		return fmt.Errorf("--queue-wait %s: want more than 0", f.queueWait)
+	case f.maxInFlight < 0 || f.maxQueued < 0 || f.maxQueryTerms < 0 || f.maxPostings < 0:
+		return fmt.Errorf("--max-in-flight, --max-queued, --max-query-terms and --max-postings: want 0 or more")
 	case f.childTopK < 1 || f.childTopK > server.MaxChildTopK:
 		return fmt.Errorf("--child-top-k %d: want 1 to %d", f.childTopK, server.MaxChildTopK)
 	}
@@ -82,6 +101,22 @@ func (f *serveFlags) check() error {
 // defaults returns the retrieval defaults the flags set.
 func (f *serveFlags) defaults() retrieval.Options {
 	return retrieval.Options{MaxParents: f.maxParents, ChildTopK: f.childTopK, Aggregation: retrieval.Aggregation(f.aggregation)}
+}
+
+// serverOptions are the server options the flags set: a zero limit flag
+// means no limit, where server.Options takes a negative one.
+func (f *serveFlags) serverOptions() server.Options {
+	noLimit := func(n int) int {
+		if n == 0 {
+			return -1
+		}
+		return n
+	}
+	return server.Options{
+		Defaults: f.defaults(), ShutdownDelay: f.serverShutdownDelay(),
+		RequestTimeout: f.requestTimeout, MaxInFlight: f.maxInFlight, MaxQueued: f.maxQueued,
+		QueueWait: f.queueWait, MaxQueryTerms: noLimit(f.maxQueryTerms), MaxPostings: noLimit(f.maxPostings),
+	}
 }
 
 // serverShutdownDelay is --shutdown-delay as server.Options takes it,
@@ -145,7 +180,7 @@ func runServe(cmd *cobra.Command, f *serveFlags, reader newReader) error {
 	if err != nil {
 		return fmt.Errorf("--addr %s: %w", f.addr, err)
 	}
-	srv := server.New(server.Options{Defaults: f.defaults(), ShutdownDelay: f.serverShutdownDelay()})
+	srv := server.New(f.serverOptions())
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
 	served := make(chan error, 1)

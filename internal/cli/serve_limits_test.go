@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// The limit flags reach the server's options, zero meaning no limit for
+// the cost limits, and bad values are refused before anything loads.
+func TestServeLimitFlags(t *testing.T) {
+	cmd := &cobra.Command{Use: "serve"}
+	var f serveFlags
+	f.register(cmd)
+	if err := cmd.Flags().Parse([]string{"--request-timeout", "3s", "--max-in-flight", "5", "--max-queued", "7",
+		"--queue-wait", "40ms", "--max-query-terms", "0", "--max-postings", "900"}); err != nil {
+		t.Fatal(err)
+	}
+	o := f.serverOptions()
+	if o.RequestTimeout != 3*time.Second || o.MaxInFlight != 5 || o.MaxQueued != 7 || o.QueueWait != 40*time.Millisecond ||
+		o.MaxQueryTerms != -1 || o.MaxPostings != 900 {
+		t.Errorf("server options %+v do not follow the flags", o)
+	}
+	empty := t.TempDir()
+	for _, args := range [][]string{
+		{"--request-timeout", "0s"}, {"--queue-wait", "0s"}, {"--max-in-flight", "-1"}, {"--max-query-terms", "-3"},
+	} {
+		_, _, err := execute(t, append([]string{"serve", "--index", empty}, args...)...)
+		if err == nil || !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("serve %v: %v, want an error naming %s", args, err, args[0])
+		}
+	}
+}
