@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -23,10 +24,15 @@ const DefaultURLInterval = 10 * time.Minute
 // unchanged source costs nothing within its interval and a 304 after it.
 // The zero value is ready; it is safe for concurrent use.
 type Fetchers struct {
-	// Client makes the requests; http.DefaultClient when nil.
+	// Client makes the requests; nil: remote's client with timeouts.
 	Client *http.Client
 	// Lean fetchers keep no documents, only what identifies them.
 	Lean bool
+	// Timeout bounds one fetch of a URL source (connecting, waiting and
+	// the whole download); zero means the environment variable
+	// PARENTRAG_URL_TIMEOUT (a Go duration such as "2m"), else
+	// remote.DefaultTimeout.
+	Timeout time.Duration
 	mu   sync.Mutex
 	by   map[time.Duration]*remote.Fetcher
 }
@@ -55,6 +61,27 @@ func (f *Fetchers) Forget(urls ...string) {
 	}
 }
 
+// timeoutEnv names the environment variable that sets the URL fetch
+// timeout of Fetchers without one.
+const timeoutEnv = "PARENTRAG_URL_TIMEOUT"
+
+// timeout is the fetch timeout: Timeout, else $PARENTRAG_URL_TIMEOUT, else
+// 0 (remote's default).
+func (f *Fetchers) timeout() (time.Duration, error) {
+	if f.Timeout != 0 {
+		return f.Timeout, nil
+	}
+	v := os.Getenv(timeoutEnv)
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s=%q: want a positive duration such as 2m", timeoutEnv, v)
+	}
+	return d, nil
+}
+
 // readURL reads a URL source: a whole-source failure and every rejected
 // document are reported; the documents read are kept.
 func (r *Reader) readURL(ctx context.Context, src v1alpha1.Source, set *Set) error {
@@ -70,6 +97,10 @@ func (r *Reader) readURL(ctx context.Context, src v1alpha1.Source, set *Set) err
 	fetchers := r.Fetchers
 	if fetchers == nil {
 		fetchers = &Fetchers{}
+	}
+	if spec.Timeout, err = fetchers.timeout(); err != nil {
+		set.fail(src.Name, "", err.Error())
+		return nil
 	}
 	res, err := fetchers.fetcher(interval).Fetch(ctx, src.Name, spec)
 	if err != nil {
@@ -94,7 +125,7 @@ func (r *Reader) readURL(ctx context.Context, src v1alpha1.Source, set *Set) err
 // urlIdentity is what determines a URL source's documents: its name, its
 // spec (credentials aside) and the sha256 of the content.
 func urlIdentity(src v1alpha1.Source, spec remote.Spec, v remote.Version) string {
-	spec.Header = nil
+	spec.Header, spec.Timeout = nil, 0
 	b, _ := json.Marshal(struct {
 		Name     string
 		Spec     remote.Spec

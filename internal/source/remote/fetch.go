@@ -54,6 +54,8 @@ func fetch(ctx context.Context, c *http.Client, name string, spec Spec, since Ve
 	if err != nil {
 		return Result{}, false, fmt.Errorf("remote source spec: %w", err)
 	}
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	res, notModified, err := get(ctx, c, name, s, since)
 	if err != nil {
 		return Result{}, false, s.fail(ctx, err)

@@ -13,13 +13,14 @@ import (
 // unchanged source costs a conditional request answered 304 (If-None-Match
 // with the ETag, If-Modified-Since with Last-Modified), and, within
 // MinInterval of the last answer, no request at all. A stored result is
-// reused only for the same source name and spec (apart from Header and
-// TempDir). Failed fetches keep the stored result and are not throttled.
+// reused only for the same source name and spec (apart from Header,
+// TempDir and Timeout). Failed fetches keep the stored result and are not throttled.
 // The zero value is ready to use; a Fetcher is safe for concurrent use,
 // and concurrent fetches of one URL run one after the other so the later
 // ones can reuse the first.
 type Fetcher struct {
-	// Client makes the requests; nil means http.DefaultClient.
+	// Client makes the requests; nil means a client with connection, TLS
+	// and response-header timeouts (see Spec.Timeout).
 	Client *http.Client
 	// MinInterval, when positive, is how long a stored result is returned
 	// without asking the server.
@@ -120,9 +121,9 @@ func copyResult(r Result) Result {
 }
 
 // cacheKey identifies what a result depends on besides the content: the
-// source name and every spec field but Header and TempDir.
+// source name and every spec field but Header, TempDir and Timeout.
 func cacheKey(name string, spec Spec) string {
-	spec.Header, spec.TempDir = nil, ""
+	spec.Header, spec.TempDir, spec.Timeout = nil, "", 0
 	b, _ := json.Marshal(struct {
 		Name string
 		Spec Spec

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -19,12 +21,88 @@ const (
 	excerptRunes = 200
 )
 
-// client returns c, or http.DefaultClient when c is nil.
-func client(c *http.Client) *http.Client {
+// Timeouts of the client used when the caller gives none. A download as a
+// whole is bounded by Spec.Timeout.
+const (
+	dialTimeout           = 30 * time.Second
+	tlsHandshakeTimeout   = 15 * time.Second
+	responseHeaderTimeout = 60 * time.Second
+	maxRedirects          = 10
+)
+
+// defaultClient is the client of a nil *http.Client: unlike
+// http.DefaultClient, its connection, TLS handshake and wait for response
+// headers are bounded, so a server that never answers cannot hold a fetch
+// (and the per-URL lock of a Fetcher) beyond them.
+var defaultClient = &http.Client{Transport: &http.Transport{
+	Proxy:                 http.ProxyFromEnvironment,
+	DialContext:           (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+	TLSHandshakeTimeout:   tlsHandshakeTimeout,
+	ResponseHeaderTimeout: responseHeaderTimeout,
+	IdleConnTimeout:       90 * time.Second,
+	MaxIdleConns:          100,
+	ForceAttemptHTTP2:     true,
+}}
+
+// client returns a copy of c (defaultClient when nil) whose redirects keep
+// the source's credentials to its own origin (see redirectPolicy).
+func client(c *http.Client, s settings) *http.Client {
 	if c == nil {
-		return http.DefaultClient
+		c = defaultClient
 	}
-	return c
+	cc := *c
+	cc.CheckRedirect = redirectPolicy(c.CheckRedirect, s)
+	return &cc
+}
+
+// origin is a URL's scheme, host and port (the scheme's default port when
+// it names none), the only place a source's credentials are sent.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// ErrInsecureRedirect is returned for a redirect from https to http of a
+// source that sends credentials.
+var ErrInsecureRedirect = errors.New("redirect from https to http refused: the source sends credentials, which would travel in clear text")
+
+// redirectPolicy wraps the client's CheckRedirect (nil: at most 10
+// redirects, as Go's default). Go's client keeps Authorization on a
+// redirect to the same host name whatever its port or scheme; here, once a
+// redirect leaves the source's origin (scheme, host and port), every
+// header the spec set (Header, where credentials go) is dropped from it
+// and from the hops after it. A redirect from https to http of a source
+// with credentials (Header or a password in the URL) is refused with
+// ErrInsecureRedirect rather than followed without them: content asked
+// for with credentials is not to be taken from a clear-text, forgeable
+// answer.
+func redirectPolicy(next func(*http.Request, []*http.Request) error, s settings) func(*http.Request, []*http.Request) error {
+	home := origin(s.url)
+	credentials := len(s.Header) > 0 || s.url.User != nil
+	return func(req *http.Request, via []*http.Request) error {
+		if credentials && strings.EqualFold(via[0].URL.Scheme, "https") && strings.EqualFold(req.URL.Scheme, "http") {
+			return ErrInsecureRedirect
+		}
+		away := origin(req.URL) != home
+		for _, r := range via[1:] {
+			away = away || origin(r.URL) != home
+		}
+		if away {
+			for k := range s.Header {
+				req.Header.Del(k)
+			}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		return nil
+	}
 }
 
 // send makes one request for the spec's URL with the caller's headers and,
@@ -51,7 +129,7 @@ func send(ctx context.Context, c *http.Client, method string, s settings, since 
 	if since.LastModified != "" {
 		req.Header.Set("If-Modified-Since", since.LastModified)
 	}
-	resp, err := client(c).Do(req)
+	resp, err := client(c, s).Do(req)
 	if ue := (*url.Error)(nil); errors.As(err, &ue) {
 		return nil, ue.Err
 	}
@@ -132,6 +210,8 @@ func Probe(ctx context.Context, c *http.Client, spec Spec) (Version, error) {
 	if err != nil {
 		return Version{}, fmt.Errorf("remote source spec: %w", err)
 	}
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	v, err := probe(ctx, c, s)
 	if err != nil {
 		return Version{}, s.fail(ctx, err)
@@ -165,5 +245,23 @@ func (s settings) fail(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 		err = fmt.Errorf("%w (%w)", ctxErr, err)
 	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
+		err = fmt.Errorf("%w: %w", cause, err)
+	}
 	return fmt.Errorf("remote source %s: %w", redact(s.url), err)
+}
+
+// errTimeout is the cause of a fetch's context when Spec.Timeout passed.
+type errTimeout time.Duration
+
+func (e errTimeout) Error() string {
+	return fmt.Sprintf("download not finished within %s (timeout)", time.Duration(e))
+}
+
+// Is makes an errTimeout match context.DeadlineExceeded.
+func (e errTimeout) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// deadline bounds ctx by the spec's Timeout.
+func (s settings) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, s.Timeout, errTimeout(s.Timeout))
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"time"
 )
 
 // Defaults for the zero values of Spec.
@@ -16,6 +17,9 @@ const (
 	defaultMaxFileBytes  int64 = 10 << 20
 	defaultMaxTotalBytes int64 = 1 << 30
 	defaultMaxFiles            = 100000
+	// DefaultTimeout bounds one fetch (request, download and unpacking)
+	// when Spec.Timeout is zero.
+	DefaultTimeout = 10 * time.Minute
 )
 
 // defaultInclude is what Spec.Include is when empty: every file type
@@ -49,6 +53,12 @@ type Spec struct {
 	Checksum string
 	// Header is sent with every request (for example Authorization).
 	Header http.Header
+	// Timeout bounds one fetch or probe as a whole: connecting, waiting for
+	// the response and reading the whole body; past it the fetch fails and
+	// a Fetcher's per-URL lock is released. Default DefaultTimeout. The
+	// client used when none is given also bounds connecting (30s), the TLS
+	// handshake (15s) and the wait for response headers (60s).
+	Timeout time.Duration
 	// TempDir is where a zip archive is spooled for random access.
 	// Default os.TempDir().
 	TempDir string
@@ -88,8 +98,11 @@ func (spec Spec) settle() (settings, error) {
 // applyLimits replaces zero limits by their defaults and refuses negative
 // ones.
 func (s *settings) applyLimits() error {
-	if s.MaxFileBytes < 0 || s.MaxTotalBytes < 0 || s.MaxFiles < 0 {
-		return errors.New("maxFileBytes, maxTotalBytes and maxFiles must not be negative")
+	if s.MaxFileBytes < 0 || s.MaxTotalBytes < 0 || s.MaxFiles < 0 || s.Timeout < 0 {
+		return errors.New("maxFileBytes, maxTotalBytes, maxFiles and timeout must not be negative")
+	}
+	if s.Timeout == 0 {
+		s.Timeout = DefaultTimeout
 	}
 	if s.MaxFileBytes == 0 {
 		s.MaxFileBytes = defaultMaxFileBytes
