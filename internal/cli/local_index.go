@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -84,6 +85,7 @@ func newLocalIndexCommand() *cobra.Command {
 			if err := checkOut(out, replace); err != nil {
 				return err
 			}
+			removeStaleTemps(out, time.Now())
 			compiled, err := loadPolicy(policyPath)
 			if err != nil {
 				return err
@@ -138,6 +140,65 @@ func checkOut(out string, replace bool) error {
 		return fmt.Errorf("%s is not a parentrag index (no %s): refusing to replace it", out, bundle.ManifestFile)
 	}
 	return nil
+}
+
+// staleTempAge is how long a temporary folder of an index must have gone
+// unmodified before a later run removes it. A run writes its temporary
+// folder only while saving, which touches its files continuously; a folder
+// untouched this long belongs to a run that was killed or crashed.
+const staleTempAge = 10 * time.Minute
+
+// removeStaleTemps removes the temporary folders that earlier runs writing
+// the same --out left when killed (<out>.tmp-<digits>, and .old beside
+// them): only folders of that pattern holding nothing but index files, and
+// only when nothing in them changed for staleTempAge, so that a concurrent
+// run's folder is kept. Failures are ignored: the folders are skipped as
+// documents anyway.
+func removeStaleTemps(out string, now time.Time) {
+	clean := filepath.Clean(out)
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(clean), globEscape(filepath.Base(clean))+".tmp-*"))
+	for _, dir := range matches {
+		rest := strings.TrimPrefix(filepath.Base(dir), filepath.Base(clean)+".tmp-")
+		rest = strings.TrimSuffix(rest, ".old")
+		if rest == "" || strings.Trim(rest, "0123456789") != "" || !source.IsBundleTemp(dir) {
+			continue
+		}
+		if newest, ok := newestModTime(dir); ok && now.Sub(newest) >= staleTempAge {
+			os.RemoveAll(dir)
+		}
+	}
+}
+
+// globEscape escapes filepath.Match's metacharacters in s.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// newestModTime is the latest modification time of dir and everything in
+// it; ok is false when any of it cannot be read.
+func newestModTime(dir string) (time.Time, bool) {
+	var newest time.Time
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if t := info.ModTime(); t.After(newest) {
+			newest = t
+		}
+		return nil
+	})
+	return newest, err == nil
 }
 
 // indexDocuments builds and saves a bundle for docs.

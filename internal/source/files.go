@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -145,7 +146,38 @@ func skipIndexDir(path string) error {
 	if _, err := os.Stat(filepath.Join(path, indexManifest)); err == nil {
 		return filepath.SkipDir
 	}
+	if IsBundleTemp(path) {
+		return filepath.SkipDir
+	}
 	return nil
+}
+
+// bundleTempName matches the folders an index is built in before it is
+// renamed into place (<out>.tmp-<digits>, os.MkdirTemp's pattern) and the
+// one a replaced index is moved to (<out>.tmp-<digits>.old).
+var bundleTempName = regexp.MustCompile(`^.+\.tmp-[0-9]+(\.old)?$`)
+
+// bundleFiles are the names an index folder holds.
+var bundleFiles = map[string]bool{indexManifest: true, "parents.jsonl": true, "parents.idx": true, "children": true, "lexical.stats": true}
+
+// IsBundleTemp reports whether dir is a temporary folder of an index being
+// written (or left by a killed run): its name has the temporary pattern and
+// it holds nothing but index files. Such a folder is never read as
+// documents.
+func IsBundleTemp(dir string) bool {
+	if !bundleTempName.MatchString(filepath.Base(dir)) {
+		return false
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if !bundleFiles[e.Name()] {
+			return false
+		}
+	}
+	return true
 }
 
 // hasDocumentExtension reports whether path ends in one of Extensions.
