@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
@@ -457,6 +459,34 @@ func editManifest(t *testing.T, dir string, edit func(map[string]any)) {
 	}
 }
 
+// A bundle written before files were recorded opens unverified; one with
+// its files recorded lists every file but the manifest.
+func TestOpenVerifiesRecordedFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "index")
+	_, m := saved(t, dir, corpus(), "rev")
+	var paths []string
+	for _, f := range m.Files {
+		paths = append(paths, f.Path)
+		if f.Size <= 0 || len(f.SHA256) != 64 {
+			t.Errorf("file %+v: want its size and sha256", f)
+		}
+	}
+	for _, want := range []string{parentstore.DataFile, parentstore.IndexFile, LexicalFile} {
+		if !slices.Contains(paths, want) {
+			t.Errorf("manifest files %v lack %s", paths, want)
+		}
+	}
+	if slices.Contains(paths, ManifestFile) {
+		t.Errorf("manifest files %v list the manifest itself", paths)
+	}
+	editManifest(t, dir, func(m map[string]any) { delete(m, "files") })
+	b, err := Open(dir)
+	if err != nil {
+		t.Fatalf("a bundle without recorded files: %v", err)
+	}
+	b.Close()
+}
+
 func TestOpenErrors(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -486,12 +516,38 @@ func TestOpenErrors(t *testing.T) {
 			editManifest(t, dir, func(m map[string]any) { m["embedder"] = map[string]any{"kind": "mystery"} })
 		}, []string{`unknown embedder kind "mystery"`}},
 		{"missing lexical statistics", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, LexicalFile)) },
-			[]string{"reading lexical statistics"}},
+			[]string{"lexical.stats is missing"}},
 		{"corrupt lexical statistics", func(t *testing.T, dir string) {
 			os.WriteFile(filepath.Join(dir, LexicalFile), []byte("PRLX garbage"), 0o644)
 		}, nil},
 		{"missing child index", func(t *testing.T, dir string) { os.RemoveAll(filepath.Join(dir, ChildrenDir)) },
-			[]string{"loading child index"}},
+			[]string{"children/", "is missing"}},
+		{"truncated parents", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, parentstore.DataFile)
+			info, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(p, info.Size()/2); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{parentstore.DataFile, "bytes, the manifest says", "truncated"}},
+		{"changed parents", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, parentstore.DataFile)
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			copy(data[len(data)/2:], "XXXX")
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{parentstore.DataFile, "sha256", "changed since it was written"}},
+		{"path outside", func(t *testing.T, dir string) {
+			editManifest(t, dir, func(m map[string]any) {
+				m["files"] = append(m["files"].([]any), map[string]any{"path": "../x", "size": 1, "sha256": "00"})
+			})
+		}, []string{`"../x"`, "not a path inside the bundle"}},
 	}
 	docs := corpus()
 	for _, tt := range tests {

@@ -47,6 +47,18 @@ type Manifest struct {
 	// Bytes is the bundle's size on disk, manifest excluded.
 	Bytes     int64     `json:"bytes"`
 	CreatedAt time.Time `json:"createdAt"`
+	// Files lists every file of the bundle but the manifest, with its
+	// size and sha256; opening the bundle verifies each. Bundles written
+	// before it existed have none and are opened unverified.
+	Files []FileSum `json:"files,omitempty"`
+}
+
+// FileSum is one file of a bundle and what it must hold.
+type FileSum struct {
+	// Path is relative to the bundle directory, with slashes.
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
 }
 
 // Embedder records how children were embedded, so queries are embedded the

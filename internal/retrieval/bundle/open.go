@@ -46,7 +46,9 @@ type OpenOptions struct {
 // manifest says.
 var ErrCountMismatch = errors.New("the stores disagree with the manifest")
 
-// OpenWith opens the bundle in dir: it checks the manifest, loads the
+// OpenWith opens the bundle in dir: it checks the manifest, verifies the
+// size and sha256 of every file it lists (an error wrapping ErrCorrupt
+// names the first file that differs), loads the
 // child index (or connects to the Milvus collection that holds it) and the
 // embedder state, and opens the parent store for reading by offset. The
 // counts of both stores must match the manifest; an error wrapping
@@ -55,6 +57,9 @@ func OpenWith(ctx context.Context, dir string, opts OpenOptions) (*Bundle, error
 	m, err := ReadManifest(dir)
 	if err != nil {
 		return nil, err
+	}
+	if err := VerifyFiles(ctx, dir, m); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	children, external, err := openChildren(ctx, dir, m.VectorStore, opts)
 	if err != nil {

@@ -71,6 +71,9 @@ func writeContents(dir string, ix *indexer.Index, m Manifest) (Manifest, error) 
 		return m, err
 	}
 	m.Bytes = size
+	if m.Files, err = sumFiles(dir); err != nil {
+		return m, fmt.Errorf("summing bundle files: %w", err)
+	}
 	if err := writeManifest(dir, m); err != nil {
 		return m, fmt.Errorf("writing manifest: %w", err)
 	}
