@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -58,8 +59,8 @@ func (r *CorpusReconciler) reader() client.Reader {
 // +kubebuilder:rbac:groups=parentrag.io,resources=corpora/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=parentrag.io,resources=corpora/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch;delete;deletecollection
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;delete;deletecollection
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=create;delete;deletecollection
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete;deletecollection
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch
@@ -135,7 +136,9 @@ func (r *CorpusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 }
 
 // SetupWithManager watches Corpora, the policies and ConfigMaps they read,
-// and the revision ConfigMaps they own.
+// and the revision ConfigMaps they own. ConfigMaps are watched as metadata
+// only: their names and labels say which Corpora read them, and the
+// Corpora read their data from the API server.
 func (r *CorpusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.MaxConcurrentBuilds <= 0 {
 		r.MaxConcurrentBuilds = 2
@@ -145,7 +148,7 @@ func (r *CorpusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.Corpus{}).
 		Owns(&batchv1.Job{}).
 		Watches(&v1alpha1.ChunkingPolicy{}, handler.EnqueueRequestsFromMapFunc(r.corporaOfPolicy)).
-		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.corporaOfConfigMap)).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.corporaOfConfigMap), builder.OnlyMetadata).
 		Watches(&v1alpha1.Retriever{}, handler.EnqueueRequestsFromMapFunc(corpusOfRetriever)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentBuilds}).
 		Named("corpus").

@@ -84,9 +84,11 @@ func planGarbage(present []string, keep map[string]bool) []string {
 	return out
 }
 
-// storedRevisions lists the revisions that have ConfigMaps.
+// storedRevisions lists the revisions that have ConfigMaps, from their
+// labels alone: the shards' data stays on the API server.
 func (r *CorpusReconciler) storedRevisions(ctx context.Context, c *v1alpha1.Corpus) ([]string, error) {
-	var list corev1.ConfigMapList
+	var list metav1.PartialObjectMetadataList
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
 	if err := r.List(ctx, &list, client.InNamespace(c.Namespace), client.MatchingLabels{cmbundle.LabelCorpus: c.Name}); err != nil {
 		return nil, fmt.Errorf("listing revision ConfigMaps: %w", err)
 	}

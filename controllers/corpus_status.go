@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -108,23 +107,22 @@ func (r *CorpusReconciler) corporaOfConfigMap(ctx context.Context, o client.Obje
 	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
 		return nil
 	}
-	cm := o.(*corev1.ConfigMap)
-	return requestsFor(list.Items, func(c *v1alpha1.Corpus) bool { return readsConfigMap(c, cm) })
+	return requestsFor(list.Items, func(c *v1alpha1.Corpus) bool { return readsConfigMap(c, o.GetName(), o.GetLabels()) })
 }
 
 // readsConfigMap reports whether a source of c names or selects cm, or
 // its quality gate reads golden queries from it.
-func readsConfigMap(c *v1alpha1.Corpus, cm *corev1.ConfigMap) bool {
-	if g := c.QualityGate(); g != nil && g.GoldenQueries.Name == cm.Name {
+func readsConfigMap(c *v1alpha1.Corpus, name string, cmLabels map[string]string) bool {
+	if g := c.QualityGate(); g != nil && g.GoldenQueries.Name == name {
 		return true
 	}
 	for _, src := range c.Spec.Sources {
-		if src.ConfigMap != nil && src.ConfigMap.Name == cm.Name {
+		if src.ConfigMap != nil && src.ConfigMap.Name == name {
 			return true
 		}
 		if src.Selector != nil {
 			sel, err := metav1.LabelSelectorAsSelector(src.Selector)
-			if err == nil && sel.Matches(labels.Set(cm.Labels)) {
+			if err == nil && sel.Matches(labels.Set(cmLabels)) {
 				return true
 			}
 		}

@@ -49,7 +49,8 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	mgr, err := ctrl.NewManager(managerConfig, ctrl.Options{Scheme: controllers.NewScheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := ctrl.NewManager(managerConfig, ctrl.Options{Scheme: controllers.NewScheme(), Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache: controllers.CacheOptions(), Client: controllers.ClientOptions()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

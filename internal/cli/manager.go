@@ -20,6 +20,7 @@ type managerFlags struct {
 	image                  string
 	concurrentBuilds       int
 	embeddingCacheDir      string
+	watchNamespaces        []string
 }
 
 // newManagerCommand runs the operator: the ChunkingPolicy, Corpus and
@@ -38,6 +39,8 @@ func newManagerCommand() *cobra.Command {
 				HealthProbeBindAddress: f.probeAddr,
 				LeaderElection:         f.leaderElect,
 				LeaderElectionID:       "parentrag.parentrag.io",
+				Cache:                  controllers.CacheOptions(f.watchNamespaces...),
+				Client:                 controllers.ClientOptions(),
 			})
 			if err != nil {
 				return fmt.Errorf("creating manager: %w", err)
@@ -61,5 +64,6 @@ func newManagerCommand() *cobra.Command {
 	fl.StringVar(&f.image, "image", os.Getenv("PARENTRAG_IMAGE"), "image of the query server when a Retriever names none (env PARENTRAG_IMAGE)")
 	fl.IntVar(&f.concurrentBuilds, "concurrent-builds", 2, "how many Corpora index at once")
 	fl.StringVar(&f.embeddingCacheDir, "embedding-cache-dir", "", "where each Corpus's embedding cache is kept (default: parentrag-embedding-cache in the temporary directory)")
+	fl.StringSliceVar(&f.watchNamespaces, "watch-namespace", nil, "reconcile only the objects of these namespaces (repeat or separate with commas; default: every namespace)")
 	return cmd
 }
