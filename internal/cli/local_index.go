@@ -90,7 +90,10 @@ func newLocalIndexCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			docs, err := source.LoadPaths(args)
+			docs, empty, err := source.LoadPathsReport(args)
+			for _, e := range empty {
+				fmt.Fprintf(cmd.ErrOrStderr(), "skipped: %v\n", e)
+			}
 			if err != nil {
 				return err
 			}

@@ -54,3 +54,23 @@ func TestLocalIndexIgnoresAndRemovesStaleTemps(t *testing.T) {
 		t.Errorf("second run: %q", stdout)
 	}
 }
+
+func TestLocalIndexSkipsEmptyDocuments(t *testing.T) {
+	dir := t.TempDir()
+	root := testCorpus(t, dir)
+	writeFile(t, root, "empty.md", "")
+	writeFile(t, root, "blank.txt", "  \n\t\n")
+	stdout, stderr := mustExecute(t, "local", "index", "--quiet", "--out", filepath.Join(dir, "ix"), root)
+	if !strings.Contains(stdout, "indexed 3 documents") {
+		t.Errorf("got %q, want the 3 non-empty documents", stdout)
+	}
+	for _, id := range []string{"empty.md", "blank.txt"} {
+		if !strings.Contains(stderr, "document "+id+" is empty") {
+			t.Errorf("stderr %q does not report %s", stderr, id)
+		}
+	}
+	_, _, err := execute(t, "local", "index", "--quiet", "--out", filepath.Join(dir, "ix2"), filepath.Join(root, "empty.md"))
+	if err == nil || !strings.Contains(err.Error(), "1 empty ones left out") {
+		t.Errorf("only an empty file: %v", err)
+	}
+}

@@ -48,26 +48,43 @@ func (e *FileError) Unwrap() error { return e.Err }
 // found in (the file name for a file given directly). It fails on the first
 // unreadable, binary or non-UTF-8 file, when two documents share an id (their
 // parents and children would be mixed up), and when nothing was found.
+// Empty and white-space-only documents are left out (see LoadPathsReport).
 func LoadPaths(paths []string) ([]hierarchy.Document, error) {
+	docs, _, err := LoadPathsReport(paths)
+	return docs, err
+}
+
+// LoadPathsReport is LoadPaths that also returns the documents it left out
+// because they are empty or only white space, as errors that name them.
+func LoadPathsReport(paths []string) ([]hierarchy.Document, []error, error) {
 	var docs []hierarchy.Document
+	var empty []error
 	seen := map[string]string{} // document id -> the path it came from
 	for _, p := range paths {
 		found, err := loadPath(p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, f := range found {
 			if prev, dup := seen[f.doc.ID]; dup {
-				return nil, &FileError{Path: f.path, Err: fmt.Errorf("document id %q is also the id of a document in %s", f.doc.ID, prev)}
+				return nil, nil, &FileError{Path: f.path, Err: fmt.Errorf("document id %q is also the id of a document in %s", f.doc.ID, prev)}
 			}
 			seen[f.doc.ID] = f.path
+			if hierarchy.IsEmpty(f.doc.Text) {
+				empty = append(empty, &FileError{Path: f.path, Err: errors.New(hierarchy.EmptyMessage(f.doc.ID))})
+				continue
+			}
 			docs = append(docs, f.doc)
 		}
 	}
 	if len(docs) == 0 {
-		return nil, fmt.Errorf("no documents found in %s (looked for %s)", strings.Join(paths, ", "), strings.Join(Extensions, " "))
+		what := ""
+		if len(empty) > 0 {
+			what = fmt.Sprintf(" (%d empty ones left out)", len(empty))
+		}
+		return nil, empty, fmt.Errorf("no documents found in %s (looked for %s)%s", strings.Join(paths, ", "), strings.Join(Extensions, " "), what)
 	}
-	return docs, nil
+	return docs, empty, nil
 }
 
 // found is a document and the file it was read from.

@@ -56,9 +56,13 @@ func newSet() *Set {
 	return &Set{failed: map[string]bool{}, seen: map[string]string{}, fromURL: map[string]bool{}}
 }
 
-// add keeps a document unless another source already gave its id, and
-// reports whether it was kept.
+// add keeps a document unless it is empty or another source already gave
+// its id, and reports whether it was kept.
 func (s *Set) add(sourceName string, d hierarchy.Document) bool {
+	if hierarchy.IsEmpty(d.Text) {
+		s.fail(sourceName, d.ID, hierarchy.EmptyMessage(d.ID))
+		return false
+	}
 	if other, dup := s.seen[d.ID]; dup {
 		s.fail(sourceName, d.ID, fmt.Sprintf("document id %q is also given by source %q; this copy is skipped", d.ID, other))
 		return false

@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
+	"strings"
 
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
@@ -16,6 +18,15 @@ type Document struct {
 	Title    string            `json:"title,omitempty"`
 	Text     string            `json:"text"`
 	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// IsEmpty reports whether a document's text is empty or only white space:
+// such a document has nothing to split or retrieve and is not indexed.
+func IsEmpty(text string) bool { return strings.TrimSpace(text) == "" }
+
+// EmptyMessage is the source error reported for an empty document.
+func EmptyMessage(id string) string {
+	return fmt.Sprintf("document %s is empty (no text but white space): it is not indexed", id)
 }
 
 // Parent is a unit returned to the reader: a section of a document, or a

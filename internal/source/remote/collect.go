@@ -137,9 +137,13 @@ func (c *collector) addFile(f file, data []byte) {
 	c.add(f.path, hierarchy.Document{ID: c.id(f.path), Title: titleOf(f.typ, f.path, text), Text: text})
 }
 
-// add keeps a document unless an earlier one has its id, which would mix
-// up their parents and children; then it is refused.
+// add keeps a document unless it is empty, or an earlier one has its id,
+// which would mix up their parents and children; then it is refused.
 func (c *collector) add(p string, d hierarchy.Document) {
+	if hierarchy.IsEmpty(d.Text) {
+		c.errs = append(c.errs, DocumentError{Document: d.ID, Message: hierarchy.EmptyMessage(d.ID)})
+		return
+	}
 	if prev, dup := c.origin[d.ID]; dup {
 		c.reject(p, fmt.Sprintf("document id %q is also the id of a document in %s", d.ID, prev))
 		return
