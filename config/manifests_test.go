@@ -375,12 +375,14 @@ type need struct {
 // generate config/rbac/role.yaml, so that a marker that goes missing is
 // caught.
 var clusterWideNeeds = []need{
-	// Corpus: reads source ConfigMaps (cached: list/watch), creates the
+	// Corpus: reads source ConfigMaps (uncached get, and list for a
+	// selector; watched as metadata: list/watch), creates the
 	// revision ConfigMaps, deletes old revisions with DeleteAllOf and all of
 	// them in its finalizer. Retriever reads the manifest ConfigMap.
 	{"", []string{"configmaps"}, []string{"get", "list", "watch", "create", "delete", "deletecollection"}, "corpus sources and revisions"},
-	// Corpus: the OpenAI API key Secret, read through the cache.
-	{"", []string{"secrets"}, []string{"get", "list", "watch"}, "embedding API key"},
+	// Corpus: the OpenAI API key and Milvus Secrets, read by name from the
+	// API server (no informer).
+	{"", []string{"secrets"}, []string{"get"}, "embedding API key"},
 	// Retriever: server-side apply (patch, and create for a new object) of
 	// the query ServiceAccount, Role, RoleBinding, Service and Deployment.
 	{"", []string{"serviceaccounts", "services"}, []string{"create", "patch"}, "Retriever objects, server-side apply"},
