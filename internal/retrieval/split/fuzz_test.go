@@ -65,3 +65,37 @@ func FuzzRecursive(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRecursiveTokens checks the token splitter on arbitrary input: no
+// panic, Split agrees with SplitText, no chunk is empty, and every chunk
+// is within tokenBound (docs/spec/chunkingpolicy.md).
+func FuzzRecursiveTokens(f *testing.F) {
+	for _, s := range []string{"", "😀0A万0 😀0万 0A", "Hi.\n\nI'm Harrison.\n\nHow? Are? You?\nOkay then f f f f.", "a\xffb\xe4\xb8 c", "  \n\t 's 12345 !!"} {
+		f.Add(s, uint8(6), uint8(0))
+		f.Add(s, uint8(1), uint8(1))
+	}
+	r := map[[2]int]*Recursive{}
+	f.Fuzz(func(t *testing.T, text string, size, overlap uint8) {
+		sz := int(size%32) + 1
+		ov := int(overlap) % (sz + 1)
+		sp := r[[2]int{sz, ov}]
+		if sp == nil {
+			sp, _ = tokenSplitter(t, sz, ov)
+			r[[2]int{sz, ov}] = sp
+		}
+		tok, _ := TokenLength(EncodingCl100kBase)
+		texts := sp.SplitText(text)
+		chunks := sp.Split(text)
+		if len(texts) != len(chunks) {
+			t.Fatalf("SplitText %d chunks, Split %d", len(texts), len(chunks))
+		}
+		for i, c := range chunks {
+			if c.Text != texts[i] || c.Text == "" {
+				t.Fatalf("chunk %d: Split %q, SplitText %q", i, c.Text, texts[i])
+			}
+			if n := tok(c.Text); n > tokenBound(sz) {
+				t.Fatalf("chunk %q: %d tokens, over the bound %d for chunk size %d", c.Text, n, tokenBound(sz), sz)
+			}
+		}
+	})
+}
