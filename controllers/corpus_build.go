@@ -104,10 +104,10 @@ func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name strin
 		SourceDigest: s.sources.Digest(), Embedder: s.embedCfg, VectorStore: s.vectorStore,
 		CreatedAt: time.Now().UTC().Truncate(time.Second),
 	}
+	s.progress.report(indexer.Progress{Stage: StageSave})
 	if _, err := bundle.Save(dir, ix, m, false); err != nil {
 		return err
 	}
-	s.progress.report(indexer.Progress{Stage: "store", Done: 0, Total: 1})
 	return r.store(ctx, s, dir, name)
 }
 
@@ -119,6 +119,7 @@ func (r *CorpusReconciler) store(ctx context.Context, s *corpusState, dir, name 
 		return err
 	}
 	for i := range cms {
+		s.progress.report(indexer.Progress{Stage: StageStore, Done: i, Total: len(cms)})
 		if err := controllerutil.SetControllerReference(s.corpus, &cms[i], r.Scheme()); err != nil {
 			return err
 		}

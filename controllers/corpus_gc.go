@@ -49,7 +49,17 @@ func (r *CorpusReconciler) collectGarbage(ctx context.Context, s *corpusState) (
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	for _, rev := range planGarbage(present, keep) {
+	garbage := planGarbage(present, keep)
+	if len(garbage) == 0 {
+		return ctrl.Result{}, nil
+	}
+	// The status must stop naming a revision before its objects go: were
+	// the operator to stop in between, it would name one that is gone.
+	if err := s.progress.collecting(); err != nil {
+		return ctrl.Result{}, err
+	}
+	defer s.progress.stop()
+	for _, rev := range garbage {
 		if err := r.deleteRevisionObjects(ctx, s.corpus, rev); err != nil {
 			return ctrl.Result{}, err
 		}

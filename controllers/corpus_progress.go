@@ -53,12 +53,37 @@ func retrying(c *v1alpha1.Corpus, revision string) bool {
 	return lb != nil && lb.Revision == revision && lb.Result == "Failed"
 }
 
-// report is an indexer progress callback.
+// Stages of a build after the indexer's (indexer.StageSplit, StageFit,
+// StageEmbed), as status.progress.stage shows them.
+const (
+	// StageSave writes the index as a bundle of shards.
+	StageSave = "save"
+	// StageStore stores the shards as the revision's ConfigMaps.
+	StageStore = "store"
+	// StageCollect deletes the revisions past retention.
+	StageCollect = "collect-garbage"
+)
+
+// report is an indexer progress callback. A new stage is always
+// published; progress within a stage at most once per interval.
 func (p *progressPatcher) report(pr indexer.Progress) {
-	if time.Since(p.last) < p.interval && pr.Done != pr.Total {
+	cur := p.corpus.Status.Progress
+	newStage := cur == nil || cur.Stage != pr.Stage
+	if !newStage && time.Since(p.last) < p.interval && pr.Done != pr.Total {
 		return
 	}
 	_ = p.publish(pr)
+}
+
+// collecting publishes the status before garbage collection deletes
+// anything, so that it no longer names the revisions about to go; after a
+// build in this reconcile, its progress shows the stage. An error means
+// nothing may be deleted.
+func (p *progressPatcher) collecting() error {
+	if err := p.publish(indexer.Progress{Stage: StageCollect}); err != nil {
+		return fmt.Errorf("recording the history before deleting revisions past retention: %w", err)
+	}
+	return nil
 }
 
 // publish patches the progress, and whatever else changed in status since
