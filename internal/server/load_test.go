@@ -226,8 +226,8 @@ func drive(f *loadFixture, url string, c int, mixed bool, stop func() bool) []lo
 // admitted (200) normal queries.
 type loadStats struct {
 	total, ok, overloaded, timedOut, costly, other, dropped int
-	normalOK                                        int
-	p50, p99                                        time.Duration
+	normalOK                                                int
+	p50, p99                                                time.Duration
 }
 
 func summarise(results []loadResult) loadStats {
