@@ -46,6 +46,18 @@ test: manifests generate vet ## Run every test (unit, conformance, envtest, end 
 test-race: ## Run the tests under the race detector (the SQuAD test is skipped: -short).
 	$(WITH_CONTROL_PLANE) $(GO) test -race -short -count=1 -timeout 30m ./...
 
+FUZZTIME ?= 10s
+# Each fuzz target, as package:Target; each runs alone for FUZZTIME. New
+# inputs are minimized for at most 100 runs so the time goes to fuzzing.
+FUZZ_TARGETS ?= ./internal/retrieval/split:FuzzRecursiveTokens ./internal/policy:FuzzParse ./internal/source/remote:FuzzReadArchive
+
+.PHONY: fuzz
+fuzz: ## Run each fuzz target for FUZZTIME (default 10s).
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} in $${t%%:*} for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 100x "$${t%%:*}"; \
+	done
+
 .PHONY: bench
 bench: ## Run the benchmarks on one core and print their tables.
 	$(GO) test -run '^$$' -bench . -benchmem -cpu 1 ./internal/...

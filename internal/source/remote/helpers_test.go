@@ -38,7 +38,7 @@ func regular(nameBody ...string) []tarFile {
 }
 
 // tarOf builds an uncompressed tar archive.
-func tarOf(t *testing.T, files []tarFile) []byte {
+func tarOf(t testing.TB, files []tarFile) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)
@@ -81,7 +81,7 @@ func gz(t testing.TB, data []byte) []byte {
 }
 
 // tarGz builds a gzipped tar archive.
-func tarGz(t *testing.T, files []tarFile) []byte {
+func tarGz(t testing.TB, files []tarFile) []byte {
 	t.Helper()
 	return gz(t, tarOf(t, files))
 }
@@ -93,7 +93,7 @@ type zipFile struct {
 }
 
 // zipOf builds a zip archive.
-func zipOf(t *testing.T, files []zipFile) []byte {
+func zipOf(t testing.TB, files []zipFile) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)
