@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,5 +33,30 @@ func TestServeLimitFlags(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), args[0]) {
 			t.Errorf("serve %v: %v, want an error naming %s", args, err, args[0])
 		}
+	}
+}
+
+// serve --index exits with an error naming the file, instead of turning
+// ready, over an index whose parents.jsonl was truncated or changed.
+func TestServeIndexVerifiesFiles(t *testing.T) {
+	for name, damage := range map[string]func([]byte) []byte{
+		"truncated": func(b []byte) []byte { return b[:len(b)/2] },
+		"changed":   func(b []byte) []byte { copy(b[len(b)/2:], "XXXX"); return b },
+	} {
+		t.Run(name, func(t *testing.T) {
+			index := localIndex(t)
+			p := filepath.Join(index, "parents.jsonl")
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, damage(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = execute(t, "serve", "--index", index, "--addr", "127.0.0.1:0", "--shutdown-delay", "0")
+			if err == nil || !strings.Contains(err.Error(), "parents.jsonl") || !strings.Contains(err.Error(), "manifest says") {
+				t.Fatalf("serve over a %s parents.jsonl: %v, want an error naming the file", name, err)
+			}
+		})
 	}
 }
