@@ -57,9 +57,26 @@ func TokenLength(encoding string) (LengthFunc, error) {
 		}
 		codecs[name] = c
 	}
+	count := func(s string) int {
+		n, err := c.Count(s)
+		if err != nil {
+			return utf8.RuneCountInString(s)
+		}
+		return n
+	}
+	// The character-level fallback measures one code point at a time:
+	// single ASCII bytes are looked up rather than encoded, which would
+	// allocate a few hundred bytes per input byte.
+	var ascii [utf8.RuneSelf]int
+	for b := range ascii {
+		ascii[b] = count(string(rune(b)))
+	}
 	return func(s string) int {
 		if s == "" {
 			return 0
+		}
+		if len(s) == 1 && s[0] < utf8.RuneSelf {
+			return ascii[s[0]]
 		}
 		n, err := c.Count(s)
 		if err != nil {

@@ -41,7 +41,24 @@ func TestRecursiveMemoryBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tok, err := TokenLength(EncodingCl100kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rtok, err := NewRecursive(Options{ChunkSize: 400, ChunkOverlap: 40, Separators: DefaultSeparators(), KeepSeparator: KeepStart, StripWhitespace: true, Length: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, text := range memoryInputs(4 << 20) {
+		// Tokens: encoding prose allocates inside the tokenizer (about 70
+		// bytes per input byte, all garbage at once); text without
+		// separators is measured one code point at a time and must not.
+		if name != "prose" {
+			_ = rtok.Split(text[:4096])
+			if got := allocPerByte(rtok, text[:1<<20]); got > 2 {
+				t.Errorf("%s: tokens: %.2f bytes allocated per input byte, want <= 2", name, got)
+			}
+		}
 		_ = r.Split(text[:4096]) // warm the pool
 		if got := allocPerByte(r, text); got > 2 {
 			t.Errorf("%s: code points: %.2f bytes allocated per input byte, want <= 2", name, got)
@@ -53,25 +70,38 @@ func TestRecursiveMemoryBounded(t *testing.T) {
 }
 
 // BenchmarkSplitMemory reports the bytes allocated per input byte by one
-// split of 8 MiB of prose, of one line without separators and of spaces.
+// split of 8 MiB of prose, of one line without separators and of spaces,
+// in code points (1500/150) and in cl100k_base tokens (400/40).
 func BenchmarkSplitMemory(b *testing.B) {
 	r, err := NewRecursive(DefaultOptions(1500, 150))
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, name := range []string{"prose", "line", "spaces"} {
-		text := memoryInputs(8 << 20)[name]
-		b.Run(name, func(b *testing.B) {
-			b.SetBytes(int64(len(text)))
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			n := 0
-			for b.Loop() {
-				_ = r.Split(text)
-				n++
+	tok, err := TokenLength(EncodingCl100kBase)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rt := presetSplitter(b, PresetDefault, 400, 40, tok)
+	inputs := memoryInputs(8 << 20)
+	for _, unit := range []string{"chars", "tokens"} {
+		for _, name := range []string{"prose", "line", "spaces"} {
+			text := inputs[name]
+			r := r
+			if unit == "tokens" {
+				r = rt
 			}
-			runtime.ReadMemStats(&after)
-			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(n)/float64(len(text)), "allocB/inB")
-		})
+			b.Run(unit+"/"+name, func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				n := 0
+				for b.Loop() {
+					_ = r.Split(text)
+					n++
+				}
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(n)/float64(len(text)), "allocB/inB")
+			})
+		}
 	}
 }
