@@ -3,7 +3,9 @@ package remote
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"sync"
 	"time"
@@ -38,8 +40,8 @@ type Fetcher struct {
 
 // cacheEntry is the stored result of one URL.
 type cacheEntry struct {
-	mu      sync.Mutex // held for the whole fetch of the URL
-	key     string     // source name and spec the result was made for
+	lock    chan struct{} // holds a value for the whole fetch of the URL
+	key     string        // source name and spec the result was made for
 	result  Result
 	checked time.Time // when the server last vouched for result
 	stored  bool
@@ -51,8 +53,14 @@ type cacheEntry struct {
 // The returned slices are copies; document metadata maps are shared.
 func (f *Fetcher) Fetch(ctx context.Context, name string, spec Spec) (Result, error) {
 	e := f.entry(spec.URL)
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	// Waiting for another fetch of the URL ends with the caller's context;
+	// the other fetch holds the lock at most its Timeout.
+	select {
+	case e.lock <- struct{}{}:
+	case <-ctx.Done():
+		return Result{}, fmt.Errorf("remote source %s: waiting for another fetch of it: %w", redactRaw(spec.URL), context.Cause(ctx))
+	}
+	defer func() { <-e.lock }()
 	key, now := cacheKey(name, spec), f.now()
 	fresh := e.stored && e.key == key
 	if fresh && f.MinInterval > 0 && now.Sub(e.checked) < f.MinInterval {
@@ -93,7 +101,7 @@ func (f *Fetcher) entry(url string) *cacheEntry {
 	}
 	e := f.entries[url]
 	if e == nil {
-		e = &cacheEntry{}
+		e = &cacheEntry{lock: make(chan struct{}, 1)}
 		f.entries[url] = e
 	}
 	return e
@@ -129,4 +137,13 @@ func cacheKey(name string, spec Spec) string {
 		Spec Spec
 	}{name, spec})
 	return string(b)
+}
+
+// redactRaw is redact of a raw URL, or a placeholder when it does not parse.
+func redactRaw(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return redact(u)
 }

@@ -125,3 +125,31 @@ func TestRedirectFromHTTPSToHTTPWithCredentialsIsRefused(t *testing.T) {
 		t.Error("the caller's client was changed")
 	}
 }
+
+// TestFetcherWaitEndsWithContext: a fetch waiting for another fetch of the
+// same URL gives up when its own context ends.
+func TestFetcherWaitEndsWithContext(t *testing.T) {
+	srv := stallServer(t)
+	f := &Fetcher{}
+	spec := Spec{URL: srv.URL + "/a.md", Timeout: time.Minute}
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() { _, err := f.Fetch(ctx, "s", spec); first <- err }()
+	time.Sleep(200 * time.Millisecond) // the first fetch holds the URL's lock
+	waitCtx, waitCancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer waitCancel()
+	start := time.Now()
+	_, err := f.Fetch(waitCtx, "s", spec)
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
+		t.Errorf("waiting fetch: %v after %s, want its deadline", err, time.Since(start))
+	}
+	cancel()
+	select {
+	case err := <-first:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("first fetch: %v, want canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first fetch did not end with its context")
+	}
+}
