@@ -33,8 +33,8 @@ type Fetchers struct {
 	// PARENTRAG_URL_TIMEOUT (a Go duration such as "2m"), else
 	// remote.DefaultTimeout.
 	Timeout time.Duration
-	mu   sync.Mutex
-	by   map[time.Duration]*remote.Fetcher
+	mu      sync.Mutex
+	by      map[time.Duration]*remote.Fetcher
 }
 
 // fetcher returns the fetcher of an interval.
