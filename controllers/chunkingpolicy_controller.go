@@ -3,6 +3,8 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,7 +43,7 @@ func (r *ChunkingPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err := r.Get(ctx, req.NamespacedName, &p); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	users, err := r.countUsers(ctx, p.Name)
+	users, err := r.listUsers(ctx, p.Name)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -54,29 +56,49 @@ func (r *ChunkingPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		}
 	}
 	before := p.DeepCopy()
+	// An impossible count in the base puts corpora in every patch, so an
+	// unused policy shows 0 rather than nothing.
+	before.Status.Corpora = -1
 	r.summarize(&p, users)
 	return ctrl.Result{}, r.Status().Patch(ctx, &p, client.MergeFrom(before))
 }
 
-// countUsers returns how many Corpora, in every namespace, refer to the
-// policy.
-func (r *ChunkingPolicyReconciler) countUsers(ctx context.Context, name string) (int, error) {
+// listUsers returns the Corpora, in every namespace, that refer to the
+// policy, as namespace/name, sorted.
+func (r *ChunkingPolicyReconciler) listUsers(ctx context.Context, name string) ([]string, error) {
 	var corpora v1alpha1.CorpusList
 	if err := r.List(ctx, &corpora, client.MatchingFields{policyRefIndex: name}); err != nil {
-		return 0, fmt.Errorf("listing corpora: %w", err)
+		return nil, fmt.Errorf("listing corpora: %w", err)
 	}
-	return len(corpora.Items), nil
+	out := make([]string, 0, len(corpora.Items))
+	for _, c := range corpora.Items {
+		out = append(out, c.Namespace+"/"+c.Name)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// namedCorpora says how many Corpora and which, the first few by name:
+// "2 Corpora (a/docs, b/faq)".
+func namedCorpora(users []string) string {
+	const shown = 5
+	names := strings.Join(users[:min(len(users), shown)], ", ")
+	if len(users) > shown {
+		names += fmt.Sprintf(" and %d more", len(users)-shown)
+	}
+	return fmt.Sprintf("%s (%s)", count(len(users), "Corpus", "Corpora"), names)
 }
 
 // summarize sets the revision, the usage count and the conditions. A spec
 // that cannot be compiled (a rule the schema cannot express, such as a
 // regular expression that does not compile) stalls the policy.
-func (r *ChunkingPolicyReconciler) summarize(p *v1alpha1.ChunkingPolicy, users int) {
-	p.Status.Corpora = users
+func (r *ChunkingPolicyReconciler) summarize(p *v1alpha1.ChunkingPolicy, users []string) {
+	p.Status.Corpora = len(users)
+	p.Status.ParentChunkSize, p.Status.ChildChunkSize = p.Spec.GetParent().ChunkSize, p.Spec.GetChild().ChunkSize
 	inUse := metav1.ConditionFalse
 	reason, message := v1alpha1.ReasonUnused, "no Corpus uses this policy"
-	if users > 0 {
-		inUse, reason, message = metav1.ConditionTrue, v1alpha1.ReasonInUse, fmt.Sprintf("%d Corpora use this policy", users)
+	if len(users) > 0 {
+		inUse, reason, message = metav1.ConditionTrue, v1alpha1.ReasonInUse, fmt.Sprintf("%s %s this policy", namedCorpora(users), plural(len(users), "uses", "use"))
 	}
 	setCondition(&p.Status.Conditions, p.Generation, v1alpha1.ConditionInUse, inUse, reason, message)
 	if _, err := policy.Compile(&p.Spec); err != nil {
@@ -90,17 +112,18 @@ func (r *ChunkingPolicyReconciler) summarize(p *v1alpha1.ChunkingPolicy, users i
 
 // finalize lets a deleted policy go once no Corpus uses it; until then it
 // says why it stays.
-func (r *ChunkingPolicyReconciler) finalize(ctx context.Context, p *v1alpha1.ChunkingPolicy, users int) error {
-	if users == 0 {
+func (r *ChunkingPolicyReconciler) finalize(ctx context.Context, p *v1alpha1.ChunkingPolicy, users []string) error {
+	if len(users) == 0 {
 		if controllerutil.RemoveFinalizer(p, PolicyFinalizer) {
 			return r.Update(ctx, p)
 		}
 		return nil
 	}
 	before := p.DeepCopy()
-	msg := fmt.Sprintf("deletion waits: %d Corpora still use this policy; point them at another policy or delete them", users)
+	msg := fmt.Sprintf("deletion waits: %s still %s this policy; point %s at another policy or delete %s",
+		namedCorpora(users), plural(len(users), "uses", "use"), plural(len(users), "it", "them"), plural(len(users), "it", "them"))
 	blocked := !conditionHasReason(p.Status.Conditions, v1alpha1.ConditionReady, v1alpha1.ReasonDeletionBlocked)
-	p.Status.Corpora = users
+	p.Status.Corpora = len(users)
 	markStalled(&p.Status.Conditions, p.Generation, v1alpha1.ReasonDeletionBlocked, msg)
 	if blocked {
 		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, v1alpha1.ReasonDeletionBlocked, "Delete", msg)

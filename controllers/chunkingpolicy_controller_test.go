@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
@@ -20,8 +22,8 @@ func TestAPIServerRefusesInvalidPolicies(t *testing.T) {
 		spec v1alpha1.ChunkingPolicySpec
 		want string
 	}{
-		{"child not smaller than parent", v1alpha1.ChunkingPolicySpec{Parent: &v1alpha1.ChunkSize{ChunkSize: 200}, Child: &v1alpha1.ChunkSize{ChunkSize: 300}}, "child.chunkSize must be smaller than parent.chunkSize"},
-		{"child default above parent", v1alpha1.ChunkingPolicySpec{Parent: &v1alpha1.ChunkSize{ChunkSize: 250}}, "child.chunkSize must be smaller than parent.chunkSize"},
+		{"child not smaller than parent", v1alpha1.ChunkingPolicySpec{Parent: &v1alpha1.ChunkSize{ChunkSize: 200}, Child: &v1alpha1.ChunkSize{ChunkSize: 300}}, "child.chunkSize 300 must be smaller than parent.chunkSize 200"},
+		{"child default above parent", v1alpha1.ChunkingPolicySpec{Parent: &v1alpha1.ChunkSize{ChunkSize: 250}}, "child.chunkSize 300 (the default) must be smaller than parent.chunkSize 250"},
 		{"overlap not smaller than size", v1alpha1.ChunkingPolicySpec{Child: &v1alpha1.ChunkSize{ChunkSize: 100, ChunkOverlap: 100}}, "chunkOverlap must be smaller than chunkSize"},
 		{"zero size", v1alpha1.ChunkingPolicySpec{Child: &v1alpha1.ChunkSize{ChunkSize: 0}}, "spec.child.chunkSize"},
 		{"window too wide", v1alpha1.ChunkingPolicySpec{Window: &v1alpha1.Window{Sentences: 11}}, "spec.window.sentences"},
@@ -53,6 +55,25 @@ func TestPolicyPublishesRevisionAndUsers(t *testing.T) {
 	if p.Status.Revision != p.Spec.Revision() || p.Status.Corpora != 0 {
 		t.Fatalf("status revision %q corpora %d, want %q and 0", p.Status.Revision, p.Status.Corpora, p.Spec.Revision())
 	}
+	// kubectl get cp prints these columns: 0 Corpora is written, not left
+	// out, and the sizes in effect are shown for a policy on defaults.
+	def := &v1alpha1.ChunkingPolicy{ObjectMeta: metav1.ObjectMeta{Name: uniqueName("defaults")}}
+	if err := k8s.Create(context.Background(), def); err != nil {
+		t.Fatal(err)
+	}
+	waitCurrent(t, def, 20*time.Second)
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("ChunkingPolicy"))
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(def), u); err != nil {
+		t.Fatal(err)
+	}
+	corpora, found, _ := unstructured.NestedInt64(u.Object, "status", "corpora")
+	parent, _, _ := unstructured.NestedInt64(u.Object, "status", "parentChunkSize")
+	child, _, _ := unstructured.NestedInt64(u.Object, "status", "childChunkSize")
+	if !found || corpora != 0 || parent != v1alpha1.DefaultParentChunkSize || child != v1alpha1.DefaultChildChunkSize {
+		t.Fatalf("status of a policy on defaults: corpora %d (written: %v), parentChunkSize %d, childChunkSize %d; want 0 written, %d, %d",
+			corpora, found, parent, child, v1alpha1.DefaultParentChunkSize, v1alpha1.DefaultChildChunkSize)
+	}
 	c := inlineCorpus(ns, p.Name, sampleDocs()...)
 	if err := k8s.Create(context.Background(), c); err != nil {
 		t.Fatal(err)
@@ -81,7 +102,7 @@ func TestDeletingAPolicyInUseWaitsForItsCorpora(t *testing.T) {
 	eventually(t, 20*time.Second, "the policy to say why it stays", func() (bool, error) {
 		get(t, p)
 		ready := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionReady)
-		return ready != nil && ready.Reason == v1alpha1.ReasonDeletionBlocked && strings.Contains(ready.Message, "1 Corpora still use"), nil
+		return ready != nil && ready.Reason == v1alpha1.ReasonDeletionBlocked && strings.Contains(ready.Message, "1 Corpus ("+ns+"/"+c.Name+") still uses this policy"), fmt.Errorf("Ready %+v", ready)
 	})
 	// The Corpus is not broken by the pending deletion.
 	waitCurrent(t, c, 10*time.Second)

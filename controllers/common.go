@@ -9,6 +9,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
@@ -42,11 +45,14 @@ const waitInterval = 10 * time.Second
 // its spec (or what it refers to) changes. The workqueue does not retry it.
 func stalled(err error) error { return reconcile.TerminalError(err) }
 
-// stalledMessage is the message of an error marked with stalled, without
-// the mark.
+// stalledMessage is the message of an error for a person: without the
+// mark that stalled puts on it, wherever wrapping left it.
 func stalledMessage(err error) string {
-	return strings.TrimPrefix(err.Error(), reconcile.TerminalError(nil).Error()+": ")
+	return strings.ReplaceAll(err.Error(), terminalMark, "")
 }
+
+// terminalMark is what reconcile.TerminalError puts before a message.
+const terminalMark = "terminal error: "
 
 // isStalled reports whether err was marked with stalled.
 func isStalled(err error) bool { return errors.Is(err, reconcile.TerminalError(nil)) }
@@ -111,6 +117,43 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// count says how many, with the word in the number's form: "1 document",
+// "2 documents".
+func count(n int, one, many string) string { return fmt.Sprintf("%d %s", n, plural(n, one, many)) }
+
+// revisionCounts says what a revision holds: "1 document, 4 parents, 12
+// children".
+func revisionCounts(r *v1alpha1.RevisionStatus) string {
+	return count(r.Documents, "document", "documents") + ", " + count(r.Parents, "parent", "parents") + ", " + count(r.Children, "child", "children")
+}
+
+// kindOf names the kind of obj, as kubectl does ("ConfigMap").
+func kindOf(obj client.Object, scheme *runtime.Scheme) string {
+	if gvk, err := apiutil.GVKForObject(obj, scheme); err == nil {
+		return gvk.Kind
+	}
+	return "object"
+}
+
+// namedApply is what every generated apply configuration tells of itself.
+type namedApply interface {
+	GetKind() *string
+	GetName() *string
+}
+
+// describeApply names the kind and name of an apply configuration, as
+// "Role docs-indexer", for a message a person reads.
+func describeApply(obj any) string {
+	a, ok := obj.(namedApply)
+	if !ok || a.GetKind() == nil {
+		return "object"
+	}
+	if a.GetName() == nil {
+		return *a.GetKind()
+	}
+	return *a.GetKind() + " " + *a.GetName()
 }
 
 // markSuspended records that reconciliation is suspended: Ready keeps its

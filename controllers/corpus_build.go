@@ -49,11 +49,11 @@ func (r *CorpusReconciler) ensureRevision(ctx context.Context, s *corpusState) (
 	}
 	if err != nil {
 		s.reason = v1alpha1.ReasonIndexFailed
-		r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeWarning, v1alpha1.ReasonIndexFailed, "Build", "revision %s failed: %v", s.revision, err)
+		r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeWarning, v1alpha1.ReasonIndexFailed, "Build", "revision %s failed: %s", s.revision, stalledMessage(err))
 		return ctrl.Result{}, fmt.Errorf("building revision %s: %w", s.revision, err)
 	}
 	r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeNormal, "RevisionBuilt", "Build",
-		"built revision %s: %d documents, %d parents, %d children", s.revision, s.built.Documents, s.built.Parents, s.built.Children)
+		"built revision %s: %s", s.revision, revisionCounts(s.built))
 	return ctrl.Result{}, nil
 }
 
@@ -166,7 +166,7 @@ func inProcessBuild(revision string, started metav1.Time, cache *embed.Cached, e
 	b := &v1alpha1.BuildStatus{Revision: revision, Mode: v1alpha1.IndexingInProcess, Result: "Succeeded",
 		StartedAt: &started, FinishedAt: &finished, EmbeddingCache: indexjob.CacheStatus(cache), Logs: "the operator's log"}
 	if err != nil {
-		b.Result, b.Message = "Failed", err.Error()
+		b.Result, b.Message = "Failed", stalledMessage(err)
 	}
 	return b
 }

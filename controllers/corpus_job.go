@@ -132,7 +132,7 @@ func (r *CorpusReconciler) createOwned(ctx context.Context, c *v1alpha1.Corpus, 
 		return err
 	}
 	if err := r.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
+		return fmt.Errorf("creating %s %s: %w", kindOf(obj, r.Scheme()), obj.GetName(), err)
 	}
 	return nil
 }
@@ -151,7 +151,7 @@ func (r *CorpusReconciler) applyIndexer(ctx context.Context, c *v1alpha1.Corpus,
 	}
 	for _, obj := range []applyConfiguration{indexerServiceAccount(c), indexerRole(c, names, sources, secrets), indexerRoleBinding(c)} {
 		if err := r.Apply(ctx, obj, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-			return fmt.Errorf("applying the indexer's %T: %w", obj, err)
+			return fmt.Errorf("applying the indexer's %s: %w", describeApply(obj), err)
 		}
 	}
 	return nil
@@ -184,7 +184,7 @@ func (r *CorpusReconciler) storeJobRevision(ctx context.Context, s *corpusState,
 	}
 	s.built = built
 	r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeNormal, "RevisionBuilt", "Build",
-		"indexing Job %s built revision %s: %d documents, %d parents, %d children", job.Name, s.revision, built.Documents, built.Parents, built.Children)
+		"indexing Job %s built revision %s: %s", job.Name, s.revision, revisionCounts(built))
 	return nil
 }
 

@@ -60,7 +60,8 @@ func (r *CorpusReconciler) announceCandidate(c *v1alpha1.Corpus, before *v1alpha
 		return
 	}
 	kind := corev1.EventTypeNormal
-	if cand.Outcome == v1alpha1.OutcomeFailed {
+	if cand.Outcome == v1alpha1.OutcomeFailed || plan.stalled {
+		// A pin on a revision no longer retained needs a person.
 		kind = corev1.EventTypeWarning
 	}
 	r.Recorder.Eventf(c, nil, kind, plan.reason, "Promote", "%s", plan.message)

@@ -30,7 +30,7 @@ func (r *CorpusReconciler) summarize(s *corpusState, result ctrl.Result, err err
 	case err != nil && isStalled(err):
 		markStalled(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonSourceError), withActive(c, stalledMessage(err)))
 	case err != nil:
-		markNotReady(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonProgressing), withActive(c, err.Error()))
+		markNotReady(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonProgressing), withActive(c, stalledMessage(err)))
 	case s.building || s.superseded:
 		// Work in flight, not a failure: Ready stays True on the active
 		// revision.
@@ -39,7 +39,7 @@ func (r *CorpusReconciler) summarize(s *corpusState, result ctrl.Result, err err
 		markNotReady(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonProgressing), withActive(c, s.message))
 	default:
 		a := c.Status.ActiveRevision
-		msg := fmt.Sprintf("revision %s: %d documents, %d parents, %d children", a.Name, a.Documents, a.Parents, a.Children)
+		msg := fmt.Sprintf("revision %s: %s", a.Name, revisionCounts(a))
 		if s.hold != "" {
 			msg += "; " + s.hold
 		}
@@ -60,7 +60,7 @@ func setSourcesCondition(c *v1alpha1.Corpus) {
 		return
 	}
 	first := c.Status.SourceErrors[0]
-	msg := fmt.Sprintf("%d problems; first: source %s", len(c.Status.SourceErrors), first.Source)
+	msg := fmt.Sprintf("%s; first: source %s", count(len(c.Status.SourceErrors), "problem", "problems"), first.Source)
 	if first.Document != "" {
 		msg += ", document " + first.Document
 	}

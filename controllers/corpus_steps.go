@@ -65,9 +65,29 @@ func (r *CorpusReconciler) readSources(ctx context.Context, s *corpusState) (ctr
 	}
 	if set.Count() == 0 {
 		s.reason = v1alpha1.ReasonNoDocuments
-		return ctrl.Result{}, stalled(fmt.Errorf("the sources hold no document to index"))
+		return ctrl.Result{}, stalled(fmt.Errorf("the sources hold no document to index%s", sourceErrorsSummary(set.Errors)))
 	}
 	return ctrl.Result{}, nil
+}
+
+// sourceErrorsSummary says what went wrong reading the sources, for a
+// message that otherwise says only that nothing was read: ": source docs:
+// ConfigMap handbook not found (and 2 more problems, see
+// status.sourceErrors)".
+func sourceErrorsSummary(errs []v1alpha1.SourceError) string {
+	if len(errs) == 0 {
+		return ""
+	}
+	first := errs[0]
+	msg := ": source " + first.Source
+	if first.Document != "" {
+		msg += ", document " + first.Document
+	}
+	msg += ": " + first.Message
+	if more := len(errs) - 1; more > 0 {
+		msg += fmt.Sprintf(" (and %d more %s, see status.sourceErrors)", more, plural(more, "problem", "problems"))
+	}
+	return msg
 }
 
 // resolveEmbedder builds the embedder and the configuration recorded in the

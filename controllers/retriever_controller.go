@@ -168,7 +168,7 @@ func (r *RetrieverReconciler) apply(ctx context.Context, p *queryPlan) error {
 	objs := []runtime.ApplyConfiguration{p.serviceAccount(), p.role(), p.roleBinding(), p.service(), p.deployment()}
 	for _, obj := range objs {
 		if err := r.Apply(ctx, obj, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-			return fmt.Errorf("applying %T: %w", obj, err)
+			return fmt.Errorf("applying %s: %w", describeApply(obj), err)
 		}
 	}
 	return nil

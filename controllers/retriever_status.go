@@ -28,7 +28,7 @@ func (r *RetrieverReconciler) summarize(s *retrieverState, result ctrl.Result, e
 	case err != nil && isStalled(err):
 		markStalled(&rt.Status.Conditions, gen, s.reason, stalledMessage(err))
 	case err != nil:
-		markNotReady(&rt.Status.Conditions, gen, v1alpha1.ReasonProgressing, err.Error())
+		markNotReady(&rt.Status.Conditions, gen, v1alpha1.ReasonProgressing, stalledMessage(err))
 	case !result.IsZero():
 		markNotReady(&rt.Status.Conditions, gen, s.reason, s.message)
 	case s.deployment != nil && rolledOut(s.deployment):

@@ -99,7 +99,9 @@ type Window struct {
 
 // ChunkingPolicySpec declares how documents are split into parents and
 // children.
-// +kubebuilder:validation:XValidation:rule="(has(self.child) ? self.child.chunkSize : 300) < (has(self.parent) ? self.parent.chunkSize : 1500)",message="child.chunkSize must be smaller than parent.chunkSize (defaults: child 300, parent 1500)"
+// +kubebuilder:validation:XValidation:rule="!has(self.child) || !has(self.parent) || self.child.chunkSize < self.parent.chunkSize",messageExpression="'child.chunkSize %d must be smaller than parent.chunkSize %d'.format([self.child.chunkSize, self.parent.chunkSize])"
+// +kubebuilder:validation:XValidation:rule="!has(self.parent) || has(self.child) || 300 < self.parent.chunkSize",messageExpression="'child.chunkSize 300 (the default) must be smaller than parent.chunkSize %d: set child.chunkSize'.format([self.parent.chunkSize])"
+// +kubebuilder:validation:XValidation:rule="!has(self.child) || has(self.parent) || self.child.chunkSize < 1500",messageExpression="'child.chunkSize %d must be smaller than parent.chunkSize 1500 (the default): set parent.chunkSize'.format([self.child.chunkSize])"
 type ChunkingPolicySpec struct {
 	// strategy is ParentChild (children searched, parents returned) or
 	// SentenceWindow (sentences searched, neighbouring sentences returned).
@@ -156,6 +158,16 @@ type ChunkingPolicyStatus struct {
 	// corpora is how many Corpora refer to this policy.
 	// +optional
 	Corpora int `json:"corpora"`
+
+	// parentChunkSize is the parents' chunkSize in effect, the default when
+	// spec.parent leaves it out.
+	// +optional
+	ParentChunkSize int `json:"parentChunkSize,omitempty"`
+
+	// childChunkSize is the children's chunkSize in effect, the default
+	// when spec.child leaves it out.
+	// +optional
+	ChildChunkSize int `json:"childChunkSize,omitempty"`
 }
 
 // +kubebuilder:object:root=true
@@ -163,8 +175,8 @@ type ChunkingPolicyStatus struct {
 // +kubebuilder:resource:scope=Cluster,shortName=cp,categories=parentrag
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Strategy",type=string,JSONPath=`.spec.strategy`
-// +kubebuilder:printcolumn:name="Parent",type=integer,JSONPath=`.spec.parent.chunkSize`
-// +kubebuilder:printcolumn:name="Child",type=integer,JSONPath=`.spec.child.chunkSize`
+// +kubebuilder:printcolumn:name="Parent",type=integer,JSONPath=`.status.parentChunkSize`
+// +kubebuilder:printcolumn:name="Child",type=integer,JSONPath=`.status.childChunkSize`
 // +kubebuilder:printcolumn:name="Unit",type=string,JSONPath=`.spec.lengthUnit`
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.revision`
 // +kubebuilder:printcolumn:name="Corpora",type=integer,JSONPath=`.status.corpora`

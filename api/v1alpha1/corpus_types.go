@@ -37,8 +37,10 @@ type InlineDocument struct {
 	// +optional
 	Title string `json:"title,omitempty"`
 
-	// text is the document's content.
+	// text is the document's content, at most 1 MiB; larger documents
+	// belong in a ConfigMap or behind a url source.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1048576
 	// +required
 	Text string `json:"text"`
 }
@@ -136,6 +138,7 @@ type Source struct {
 
 	// inline documents written in the Corpus.
 	// +kubebuilder:validation:MaxItems=500
+	// +kubebuilder:validation:XValidation:rule="self.map(d, size(d.text)).sum() <= 1048576",message="the inline documents of one source hold more than 1048576 characters (1 MiB) of text, and a Corpus is stored whole in etcd: put the documents in a ConfigMap or behind a url source"
 	// +optional
 	Inline []InlineDocument `json:"inline,omitempty"`
 
@@ -448,6 +451,7 @@ type PersistentVolumeClaimParentStore struct {
 
 	// size requested for each claim, such as 10Gi. A revision's bundle is
 	// 5 to 7 times its text with the builtin embedder.
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self))",message="size must be a quantity such as 10Gi or 500Mi"
 	// +required
 	Size resource.Quantity `json:"size"`
 

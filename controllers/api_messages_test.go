@@ -1,0 +1,88 @@
+package controllers_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+)
+
+// TestAPIServerRefusesOversizedInlineText: an inline document too large
+// for etcd is refused by the schema with a message that says the limit,
+// not by etcd with "request is too large".
+func TestAPIServerRefusesOversizedInlineText(t *testing.T) {
+	ns := newNamespace(t)
+	for _, tc := range []struct {
+		name string
+		docs []v1alpha1.InlineDocument
+		want []string
+	}{
+		{"one document of 2 MB", []v1alpha1.InlineDocument{{ID: "big", Text: strings.Repeat("x", 2<<20)}},
+			[]string{"spec.sources[0].inline[0].text", "1048576"}},
+		{"two documents of 600 KB", []v1alpha1.InlineDocument{{ID: "a", Text: strings.Repeat("x", 600<<10)}, {ID: "b", Text: strings.Repeat("y", 600<<10)}},
+			[]string{"the inline documents of one source hold more than 1048576 characters (1 MiB) of text", "ConfigMap"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := inlineCorpus(ns, "any", tc.docs...)
+			err := k8s.Create(context.Background(), c)
+			if !apierrors.IsInvalid(err) {
+				t.Fatalf("create returned %v, want Invalid", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestAPIServerExplainsBadQuantities: a claim size that is no quantity
+// is refused with a message that gives an example, besides the schema's
+// pattern.
+func TestAPIServerExplainsBadQuantities(t *testing.T) {
+	ns := newNamespace(t)
+	c := inlineCorpus(ns, "any", sampleDocs()...)
+	c.Spec.ParentStore = &v1alpha1.ParentStore{PersistentVolumeClaim: &v1alpha1.PersistentVolumeClaimParentStore{Size: resource.MustParse("1Gi")}}
+	c.Spec.Indexing = &v1alpha1.Indexing{Mode: v1alpha1.IndexingJob}
+	u := toUnstructured(t, c)
+	if err := unstructured.SetNestedField(u.Object, "10 GB", "spec", "parentStore", "persistentVolumeClaim", "size"); err != nil {
+		t.Fatal(err)
+	}
+	expectInvalid(t, u, "size must be a quantity such as 10Gi")
+
+}
+
+// toUnstructured converts obj, with its kind, so a test can set a field
+// to what Go types cannot hold.
+func toUnstructured(t *testing.T, obj client.Object) *unstructured.Unstructured {
+	t.Helper()
+	gvk, _, err := k8s.Scheme().ObjectKinds(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := k8s.Scheme().Convert(obj, u, nil); err != nil {
+		t.Fatal(err)
+	}
+	u.SetGroupVersionKind(gvk[0])
+	return u
+}
+
+// expectInvalid creates u and wants it refused with want in the message.
+func expectInvalid(t *testing.T, u *unstructured.Unstructured, want string) {
+	t.Helper()
+	err := k8s.Create(context.Background(), u)
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("create %s returned %v, want Invalid", u.GetKind(), err)
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q does not say %q", err, want)
+	}
+}
