@@ -19,17 +19,24 @@ import (
 func TestAPIServerRefusesOversizedInlineText(t *testing.T) {
 	ns := newNamespace(t)
 	for _, tc := range []struct {
-		name string
-		docs []v1alpha1.InlineDocument
-		want []string
+		name  string
+		docs  []v1alpha1.InlineDocument
+		split bool
+		want  []string
 	}{
 		{"one document of 2 MB", []v1alpha1.InlineDocument{{ID: "big", Text: strings.Repeat("x", 2<<20)}},
-			[]string{"spec.sources[0].inline[0].text", "1048576"}},
+			false, []string{"spec.sources[0].inline[0].text", "1048576"}},
 		{"two documents of 600 KB", []v1alpha1.InlineDocument{{ID: "a", Text: strings.Repeat("x", 600<<10)}, {ID: "b", Text: strings.Repeat("y", 600<<10)}},
-			[]string{"the inline documents of one source hold more than 1048576 characters (1 MiB) of text", "ConfigMap"}},
+			false, []string{"the inline documents of one source hold more than 1048576 characters (1 MiB) of text", "ConfigMap"}},
+		{"two sources of 600 KB", []v1alpha1.InlineDocument{{ID: "a", Text: strings.Repeat("x", 600<<10)}, {ID: "b", Text: strings.Repeat("y", 600<<10)}},
+			true, []string{"the inline documents of all sources hold more than 1048576 characters (1 MiB) of text"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := inlineCorpus(ns, "any", tc.docs...)
+			if tc.split {
+				// The same documents, one source each.
+				c.Spec.Sources = []v1alpha1.Source{{Name: "a", Inline: tc.docs[:1]}, {Name: "b", Inline: tc.docs[1:]}}
+			}
 			err := k8s.Create(context.Background(), c)
 			if !apierrors.IsInvalid(err) {
 				t.Fatalf("create returned %v, want Invalid", err)

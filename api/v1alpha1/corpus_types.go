@@ -522,6 +522,7 @@ type Indexing struct {
 
 // CorpusSpec declares documents, how they are split and where they are
 // indexed.
+// +kubebuilder:validation:XValidation:rule="self.sources.map(s, has(s.inline) ? s.inline.map(d, size(d.text)).sum() : 0).sum() <= 1048576",message="the inline documents of all sources hold more than 1048576 characters (1 MiB) of text, and a Corpus is stored whole in etcd: put the documents in a ConfigMap or behind a url source"
 // +kubebuilder:validation:XValidation:rule="!has(self.vectorStore) || !has(self.vectorStore.milvus) || !has(self.embedding) || !has(self.embedding.openAI) || has(self.embedding.openAI.dimensions)",message="embedding.openAI.dimensions is required with vectorStore.milvus: it sizes the collection's dense vector field"
 // +kubebuilder:validation:XValidation:rule="!has(self.parentStore) || !has(self.parentStore.persistentVolumeClaim) || !has(self.indexing) || !has(self.indexing.mode) || self.indexing.mode == 'Job'",message="a persistentVolumeClaim parent store is written by an indexing Job: indexing.mode must be Job"
 // +kubebuilder:validation:XValidation:rule="!has(self.indexing) || !has(self.indexing.mode) || self.indexing.mode != 'Job' || (has(self.parentStore) && has(self.parentStore.persistentVolumeClaim))",message="indexing.mode Job writes revisions to a persistentVolumeClaim parent store: set parentStore.persistentVolumeClaim"
