@@ -2,11 +2,8 @@ package controllers_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/controllers"
@@ -57,36 +54,14 @@ func TestProgressShowsStoreAndGarbageCollection(t *testing.T) {
 // function is called.
 func watchStages(t *testing.T, c *v1alpha1.Corpus) func() []string {
 	t.Helper()
-	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: k8s.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wc.Watch(context.Background(), &v1alpha1.CorpusList{}, client.InNamespace(c.Namespace),
-		client.MatchingFields{"metadata.name": c.Name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var seen []string
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range w.ResultChan() {
-			got, ok := ev.Object.(*v1alpha1.Corpus)
-			if !ok {
-				continue
-			}
-			stage := ""
-			if got.Status.Progress != nil {
-				stage = got.Status.Progress.Stage
-			}
-			if len(seen) == 0 || seen[len(seen)-1] != stage {
-				seen = append(seen, stage)
-			}
+	last := "\x00"
+	return watchCorpus(t, c, func(got *v1alpha1.Corpus) (string, bool) {
+		stage := ""
+		if got.Status.Progress != nil {
+			stage = got.Status.Progress.Stage
 		}
-	}()
-	return func() []string {
-		w.Stop()
-		<-done
-		return slices.Clip(seen)
-	}
+		changed := stage != last
+		last = stage
+		return stage, changed
+	})
 }

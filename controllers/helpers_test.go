@@ -108,6 +108,20 @@ func newRetriever(t *testing.T, ns, name, corpus string) *v1alpha1.Retriever {
 // called; it returns what was seen.
 func watchReady(t *testing.T, c *v1alpha1.Corpus) func() []string {
 	t.Helper()
+	return watchCorpus(t, c, func(got *v1alpha1.Corpus) (string, bool) {
+		ready := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionReady)
+		if ready == nil {
+			return "", false
+		}
+		return fmt.Sprintf("%s/%s", ready.Status, ready.Reason), true
+	})
+}
+
+// watchCorpus records what observe reads from each version of the Corpus
+// a watch delivers (the versions it accepts), until the returned function
+// is called; it returns what was seen, in order.
+func watchCorpus(t *testing.T, c *v1alpha1.Corpus, observe func(*v1alpha1.Corpus) (string, bool)) func() []string {
+	t.Helper()
 	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: k8s.Scheme()})
 	if err != nil {
 		t.Fatal(err)
@@ -123,8 +137,8 @@ func watchReady(t *testing.T, c *v1alpha1.Corpus) func() []string {
 		defer close(done)
 		for ev := range w.ResultChan() {
 			if got, ok := ev.Object.(*v1alpha1.Corpus); ok {
-				if ready := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionReady); ready != nil {
-					seen = append(seen, fmt.Sprintf("%s/%s", ready.Status, ready.Reason))
+				if v, ok := observe(got); ok {
+					seen = append(seen, v)
 				}
 			}
 		}
