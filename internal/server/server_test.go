@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -463,4 +464,57 @@ func TestShutdownDelayKeepsAnswering(t *testing.T) {
 		t.Error("still accepting connections after the delay")
 	}
 	t.Logf("%d queries answered during the delay", answered)
+}
+
+// TestShutdownUnderLoadDropsNothing stops a server while 64 clients query
+// it over kept-alive connections, as SIGTERM does to a query pod: the
+// clients go on sending for part of the shutdown delay (until endpoints
+// would stop routing to the pod), and every request sent gets a 200.
+func TestShutdownUnderLoadDropsNothing(t *testing.T) {
+	const delay, clients = 600 * time.Millisecond, 64
+	s := New(Options{ShutdownDelay: delay, MaxInFlight: clients})
+	s.SetBundle(openBundle(t, corpus(), "rev-a"))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+	url := "http://" + ln.Addr().String() + "/v1/retrieve"
+	transport := &http.Transport{MaxIdleConnsPerHost: clients}
+	defer transport.CloseIdleConnections()
+	client := &http.Client{Transport: transport, Timeout: 5 * time.Second}
+
+	var routed atomic.Bool // endpoints still route here
+	routed.Store(true)
+	var sent, failed atomic.Int64
+	var firstFailure atomic.Value
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for routed.Load() {
+				sent.Add(1)
+				code, body, err := send(client, "POST", url, `{"query": "tomatoes"}`)
+				if err != nil || code != http.StatusOK {
+					failed.Add(1)
+					firstFailure.CompareAndSwap(nil, fmt.Sprintf("%d %s %v", code, body, err))
+				}
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	cancel() // SIGTERM
+	time.Sleep(delay / 2)
+	routed.Store(false)
+	wg.Wait()
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if failed.Load() > 0 {
+		t.Fatalf("%d of %d requests failed across the shutdown; first: %v", failed.Load(), sent.Load(), firstFailure.Load())
+	}
+	t.Logf("%d requests from %d clients across the shutdown, none failed", sent.Load(), clients)
 }
