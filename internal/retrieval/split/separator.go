@@ -349,17 +349,7 @@ func (sp *separator) splitFrom(text string, keep KeepSeparator, c *cursor, dst [
 	seg, k := c.pos, c.next
 	for k >= 0 && len(dst) < batchPieces {
 		end := k + len(lit)
-		switch keep {
-		case KeepStart:
-			dst = appendPiece(dst, text, seg, k)
-			seg = k
-		case KeepEnd:
-			dst = appendPiece(dst, text, seg, end)
-			seg = end
-		default:
-			dst = appendPiece(dst, text, seg, k)
-			seg = end
-		}
+		dst, seg = cutAt(dst, text, seg, k, end, keep)
 		if j := strings.Index(text[end:], lit); j >= 0 {
 			k = end + j
 		} else {
@@ -372,6 +362,20 @@ func (sp *separator) splitFrom(text string, keep KeepSeparator, c *cursor, dst [
 		c.done = true
 	}
 	return dst
+}
+
+// cutAt ends the piece that began at seg at the separator text[start:end],
+// which goes with the piece before (KeepEnd), the piece after (KeepStart)
+// or neither, and returns where the next piece begins.
+func cutAt(dst []piece, text string, seg, start, end int, keep KeepSeparator) ([]piece, int) {
+	switch keep {
+	case KeepStart:
+		return appendPiece(dst, text, seg, start), start
+	case KeepEnd:
+		return appendPiece(dst, text, seg, end), end
+	default:
+		return appendPiece(dst, text, seg, start), end
+	}
 }
 
 // appendPiece appends text[from:to] to dst unless it is empty.
@@ -388,17 +392,7 @@ func splitLiteral(text, lit string, first int, keep KeepSeparator, dst []piece) 
 	seg := 0
 	for k := first; k >= 0; {
 		end := k + len(lit)
-		switch keep {
-		case KeepStart:
-			dst = appendPiece(dst, text, seg, k)
-			seg = k
-		case KeepEnd:
-			dst = appendPiece(dst, text, seg, end)
-			seg = end
-		default:
-			dst = appendPiece(dst, text, seg, k)
-			seg = end
-		}
+		dst, seg = cutAt(dst, text, seg, k, end, keep)
 		j := strings.Index(text[end:], lit)
 		if j < 0 {
 			break
@@ -414,17 +408,7 @@ func splitAt(text string, pairs []int, keep KeepSeparator, dst []piece) []piece 
 	seg := 0
 	for i := 0; i+1 < len(pairs); i += 2 {
 		start, end := pairs[i], pairs[i+1]
-		switch keep {
-		case KeepStart:
-			dst = appendPiece(dst, text, seg, start)
-			seg = start
-		case KeepEnd:
-			dst = appendPiece(dst, text, seg, end)
-			seg = end
-		default:
-			dst = appendPiece(dst, text, seg, start)
-			seg = end
-		}
+		dst, seg = cutAt(dst, text, seg, start, end, keep)
 	}
 	return appendPiece(dst, text, seg, len(text))
 }
