@@ -20,8 +20,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
@@ -35,6 +33,7 @@ import (
 	"github.com/parentrag/parentrag/controllers"
 	"github.com/parentrag/parentrag/internal/cmbundle"
 	"github.com/parentrag/parentrag/internal/devcluster"
+	"github.com/parentrag/parentrag/internal/kubetest"
 	"github.com/parentrag/parentrag/internal/milvustest"
 )
 
@@ -611,17 +610,7 @@ func waitActive(t *testing.T, cl client.Client, srv *milvustest.Server, c *v1alp
 // kstatusIn computes the kstatus of an object as cl reads it.
 func kstatusIn(t *testing.T, cl client.Client, obj client.Object) *status.Result {
 	t.Helper()
-	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{Object: raw}
-	gvk, _, err := cl.Scheme().ObjectKinds(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.SetGroupVersionKind(gvk[0])
-	res, err := status.Compute(u)
+	res, err := kubetest.Kstatus(cl.Scheme(), obj)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,18 +97,7 @@ func kstatusOf(t *testing.T, obj client.Object) *status.Result {
 	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{Object: raw}
-	gvk, _, _ := k8s.Scheme().ObjectKinds(obj)
-	u.SetGroupVersionKind(gvk[0])
-	res, err := status.Compute(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return kstatusIn(t, k8s, obj)
 }
 
 // waitCurrent waits until the controller has observed the object's

@@ -21,13 +21,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/devcluster"
+	"github.com/parentrag/parentrag/internal/kubetest"
 	"github.com/parentrag/parentrag/internal/server"
 )
 
@@ -117,14 +117,7 @@ func get(t *testing.T, obj client.Object) {
 func kstatusOf(t *testing.T, obj client.Object) *status.Result {
 	t.Helper()
 	get(t, obj)
-	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{Object: raw}
-	gvk, _, _ := k8s.Scheme().ObjectKinds(obj)
-	u.SetGroupVersionKind(gvk[0])
-	res, err := status.Compute(u)
+	res, err := kubetest.Kstatus(k8s.Scheme(), obj)
 	if err != nil {
 		t.Fatal(err)
 	}
