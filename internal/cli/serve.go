@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,11 +22,13 @@ import (
 
 // serveFlags are the flags of parentrag serve.
 type serveFlags struct {
-	index       string
-	namespace   string
-	configMap   string
-	dataDir     string
-	addr        string
+	index     string
+	namespace string
+	configMap string
+	dataDir   string
+	addr      string
+	// corpus names the Corpus served: the OpenAI vector store id.
+	corpus      string
 	maxParents  int
 	childTopK   int
 	aggregation string
@@ -50,6 +53,7 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.configMap, "configmap", "", "manifest ConfigMap of the revision to serve (instead of --index)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "where a --configmap revision is unpacked (default: a new temporary directory, removed on exit)")
 	fl.StringVar(&f.addr, "addr", server.DefaultAddr, "address to listen on")
+	fl.StringVar(&f.corpus, "corpus", "", "name of the Corpus served, the id of its OpenAI vector store (default: the --configmap name less its revision suffix, or the --index directory's name)")
 	fl.IntVar(&f.maxParents, "max-parents", retrieval.DefaultMaxParents, fmt.Sprintf("parents returned when a request does not say (1 to %d)", server.MaxMaxParents))
 	fl.IntVar(&f.childTopK, "child-top-k", retrieval.DefaultChildTopK, fmt.Sprintf("children searched first when a request does not say (1 to %d)", server.MaxChildTopK))
 	fl.StringVar(&f.aggregation, "aggregation", string(retrieval.AggregateMax), "how child scores make a parent score when a request does not say: Max, Mean or Sum")
@@ -113,10 +117,27 @@ func (f *serveFlags) serverOptions() server.Options {
 		return n
 	}
 	return server.Options{
+		Corpus:   f.corpusName(),
 		Defaults: f.defaults(), ShutdownDelay: f.serverShutdownDelay(),
 		RequestTimeout: f.requestTimeout, MaxInFlight: f.maxInFlight, MaxQueued: f.maxQueued,
 		QueueWait: f.queueWait, MaxQueryTerms: noLimit(f.maxQueryTerms), MaxPostings: noLimit(f.maxPostings),
 	}
+}
+
+// corpusName is --corpus, or what the revision's source tells of it: a
+// revision ConfigMap is named <corpus>-<short revision>; a local index is
+// named after its directory.
+func (f *serveFlags) corpusName() string {
+	switch {
+	case f.corpus != "":
+		return f.corpus
+	case f.configMap != "":
+		if i := strings.LastIndexByte(f.configMap, '-'); i > 0 {
+			return f.configMap[:i]
+		}
+		return f.configMap
+	}
+	return filepath.Base(filepath.Clean(f.index))
 }
 
 // serverShutdownDelay is --shutdown-delay as server.Options takes it,

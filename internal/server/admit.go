@@ -67,13 +67,20 @@ func (a *admission) release() { <-a.slots }
 // inFlight is how many retrievals hold a slot.
 func (a *admission) inFlight() int { return len(a.slots) }
 
-// overloaded answers a request refused by admission: 503 with Retry-After.
-func (s *Server) overloaded(w http.ResponseWriter, reason string) {
-	s.metrics.rejected.WithLabelValues(reason).Inc()
+// overloaded answers a request refused by admission: 503 with Retry-After,
+// the error written by writeErr.
+func (s *Server) overloaded(w http.ResponseWriter, reason string, writeErr errorWriter) {
 	w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter/time.Second)))
+	writeErr(w, http.StatusServiceUnavailable, s.refusal(reason))
+}
+
+// refusal counts a request refused by admission for reason and returns
+// the message that tells its client.
+func (s *Server) refusal(reason string) string {
+	s.metrics.rejected.WithLabelValues(reason).Inc()
 	msg := "server overloaded: all %d query slots are busy and the queue is full; retry later"
 	if reason == rejectQueueWait {
 		msg = "server overloaded: no query slot of %d freed within the queue wait; retry later"
 	}
-	writeError(w, http.StatusServiceUnavailable, sprintf(msg, cap(s.admit.slots)))
+	return sprintf(msg, cap(s.admit.slots))
 }

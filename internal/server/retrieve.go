@@ -1,12 +1,10 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -58,40 +56,22 @@ func badRequest(format string, args ...any) error {
 
 // retrieve answers POST /v1/retrieve.
 func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed: use POST", r.Method))
-		return
-	}
-	l := s.loaded.Load()
-	if l == nil {
-		writeError(w, http.StatusServiceUnavailable, "no index loaded yet")
-		return
-	}
-	resp, err := s.answer(w, r, l)
-	var over *overloadError
-	if errors.As(err, &over) {
-		s.overloaded(w, over.reason)
-		return
-	}
-	if err != nil {
-		writeError(w, statusOf(err), err.Error())
-		return
-	}
-	writeJSON(w, http.StatusOK, resp)
+	serveQuery(s, w, r, writeError, s.answer)
 }
 
-// answer decodes and validates the request, waits for a query slot and
-// retrieves from l. The request timeout runs from when the request is
-// handled, queueing included, and the search itself stops at it, so a 504
-// is written well before the server's write timeout.
-func (s *Server) answer(w http.ResponseWriter, r *http.Request, l *loaded) (*RetrieveResponse, error) {
-	ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
-	defer cancel()
+// answer decodes the request and retrieves from l.
+func (s *Server) answer(ctx context.Context, w http.ResponseWriter, r *http.Request, l *loaded) (*RetrieveResponse, error) {
 	req, err := decodeRequest(w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return nil, err
 	}
+	return s.query(ctx, l, req)
+}
+
+// query validates req, waits for a query slot and retrieves from l: the
+// one retrieval every protocol's endpoint makes. The search stops at ctx's
+// deadline, the request timeout (see serveQuery).
+func (s *Server) query(ctx context.Context, l *loaded, req *RetrieveRequest) (*RetrieveResponse, error) {
 	opts, err := s.options(req, l)
 	if err != nil {
 		return nil, err
@@ -121,33 +101,11 @@ type overloadError struct{ reason string }
 
 func (e *overloadError) Error() string { return "overloaded: " + e.reason }
 
-// decodeRequest reads one JSON object from the body, refusing a body over
-// limit (413), malformed JSON, unknown fields (names are case-sensitive),
-// duplicate fields and trailing data (400).
+// decodeRequest reads the RetrieveRequest in the body (see decodeBody).
 func decodeRequest(w http.ResponseWriter, r *http.Request, limit int64) (*RetrieveRequest, error) {
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return nil, &httpError{code: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body over %d bytes", limit)}
-	}
-	if err != nil {
-		return nil, badRequest("reading request body: %v", err)
-	}
-	if err := checkFields(data); err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var req RetrieveRequest
-	err = dec.Decode(&req)
-	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
-		err = errors.New("trailing data after the JSON object")
-	}
-	switch {
-	case errors.Is(err, io.EOF):
-		return nil, badRequest("empty request body: want a JSON object with a query")
-	case err != nil:
-		return nil, badRequest("invalid request body: %v", err)
+	if err := decodeBody(w, r, limit, requestShape, &req); err != nil {
+		return nil, err
 	}
 	return &req, nil
 }

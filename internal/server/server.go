@@ -25,6 +25,7 @@ import (
 // Defaults and limits of Options and of a request.
 const (
 	DefaultAddr            = ":8080"
+	DefaultCorpus          = "default"
 	DefaultMaxBodyBytes    = 64 << 10
 	DefaultRequestTimeout  = 10 * time.Second
 	DefaultShutdownTimeout = 20 * time.Second
@@ -59,6 +60,9 @@ const (
 type Options struct {
 	// Addr is the address Run listens on (default ":8080").
 	Addr string
+	// Corpus names the Corpus served: the id of the one vector store of
+	// the OpenAI-compatible endpoints (default "default").
+	Corpus string
 	// Defaults fill in what a request leaves out: ChildTopK, MaxParents and
 	// Aggregation (the retrieval package's defaults when zero).
 	Defaults retrieval.Options
@@ -102,6 +106,9 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.Addr == "" {
 		o.Addr = DefaultAddr
+	}
+	if o.Corpus == "" {
+		o.Corpus = DefaultCorpus
 	}
 	if o.Defaults.ChildTopK <= 0 {
 		o.Defaults.ChildTopK = retrieval.DefaultChildTopK
@@ -264,6 +271,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/v1/retrieve", s.instrument("/v1/retrieve", http.HandlerFunc(s.retrieve)))
+	mux.Handle(LangChainPath, s.instrument(LangChainPath, http.HandlerFunc(s.langChainRetrieve)))
+	mux.Handle(VectorStoresPath, s.instrument(VectorStoresPath, http.HandlerFunc(s.vectorStores)))
+	mux.Handle(VectorStorePath, s.instrument(VectorStorePath, http.HandlerFunc(s.vectorStore)))
+	mux.Handle(VectorStoreSearchPath, s.instrument(VectorStoreSearchPath, http.HandlerFunc(s.vectorStoreSearch)))
+	mux.Handle(MCPPath, s.instrument(MCPPath, s.mcpHandler()))
+	mux.Handle(OpenAPIPath, s.instrument(OpenAPIPath, http.HandlerFunc(serveOpenAPI)))
 	mux.Handle("/healthz", s.instrument("/healthz", http.HandlerFunc(s.healthz)))
 	mux.Handle("/readyz", s.instrument("/readyz", http.HandlerFunc(s.readyz)))
 	mux.Handle("/metrics", s.instrument("/metrics", s.metrics.handler))

@@ -3,7 +3,10 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 )
 
@@ -13,11 +16,14 @@ import (
 type shape struct {
 	names  []string
 	fields map[string]*shape
+	// want says what an empty body should hold, for the top-level shape.
+	want string
 }
 
 // requestShape is the request body: the top-level fields, spelt exactly,
 // filter's fields, and filter.metadata's keys.
 var requestShape = &shape{
+	want:  "a JSON object with a query",
 	names: []string{"query", "maxParents", "childTopK", "aggregation", "budget", "filter"},
 	fields: map[string]*shape{
 		"query": nil, "maxParents": nil, "childTopK": nil, "aggregation": nil, "budget": nil,
@@ -28,13 +34,52 @@ var requestShape = &shape{
 	},
 }
 
+// decodeBody reads one JSON object of shape sh from the body into v,
+// refusing a body over limit (413), malformed JSON, unknown fields (names
+// are case-sensitive), duplicate fields and trailing data (400).
+func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, sh *shape, v any) error {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return &httpError{code: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body over %d bytes", limit)}
+	}
+	if err != nil {
+		return badRequest("reading request body: %v", err)
+	}
+	return decodeStrictJSON(data, "", sh, v)
+}
+
+// decodeStrictJSON decodes the one JSON object in data into v, checking
+// its fields against sh (see checkFields); prefix names where data is in
+// the request, for messages.
+func decodeStrictJSON(data []byte, prefix string, sh *shape, v any) error {
+	if err := checkFields(data, prefix, sh); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
+		err = errors.New("trailing data after the JSON object")
+	}
+	switch {
+	case errors.Is(err, io.EOF) && prefix == "":
+		return badRequest("empty request body: want %s", sh.want)
+	case err != nil && prefix != "":
+		return badRequest("invalid %s: %v", strings.TrimSuffix(prefix, "."), err)
+	case err != nil:
+		return badRequest("invalid request body: %v", err)
+	}
+	return nil
+}
+
 // checkFields walks the JSON object in data and refuses, naming the field,
-// a key that is not one of the request's fields spelt exactly (encoding/json
+// a key that is not one of sh's fields spelt exactly (encoding/json
 // matches names case-insensitively) and a key given twice (encoding/json
-// keeps the last), at the top level, in filter and in filter.metadata.
+// keeps the last), at the top level and in the objects sh describes.
 // What is not well-formed JSON is left for the decoder to report.
-func checkFields(data []byte) error {
-	return walkObject(json.NewDecoder(bytes.NewReader(data)), "", requestShape)
+func checkFields(data []byte, prefix string, sh *shape) error {
+	return walkObject(json.NewDecoder(bytes.NewReader(data)), prefix, sh)
 }
 
 // walkObject checks the keys of the object dec is at against sh.

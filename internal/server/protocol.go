@@ -1,0 +1,73 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// errorWriter writes an error answer in the shape of one protocol.
+type errorWriter func(w http.ResponseWriter, code int, msg string)
+
+// queryHandler answers one retrieving request of a protocol from l, by
+// ctx's deadline: it decodes the request, calls Server.query and shapes
+// its answer.
+type queryHandler[T any] func(ctx context.Context, w http.ResponseWriter, r *http.Request, l *loaded) (T, error)
+
+// serveQuery answers a POST that retrieves, whatever its protocol: it
+// refuses other methods (405) and requests before a bundle is loaded
+// (503), runs handle under the request timeout, answers a request refused
+// by admission control with 503 and Retry-After, any other failure with
+// its status code, and success with handle's answer as JSON. Every error
+// is written by writeErr.
+func serveQuery[T any](s *Server, w http.ResponseWriter, r *http.Request, writeErr errorWriter, handle queryHandler[T]) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeErr(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed: use POST", r.Method))
+		return
+	}
+	l := s.loaded.Load()
+	if l == nil {
+		writeErr(w, http.StatusServiceUnavailable, "no index loaded yet")
+		return
+	}
+	// The request timeout runs from when the request is handled, queueing
+	// included, and the search itself stops at it, so a 504 is written
+	// well before the server's write timeout.
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
+	defer cancel()
+	resp, err := handle(ctx, w, r, l)
+	var over *overloadError
+	if errors.As(err, &over) {
+		s.overloaded(w, over.reason, writeErr)
+		return
+	}
+	if err != nil {
+		writeErr(w, statusOf(err), err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// serveDescription answers a GET that describes the loaded bundle, in
+// the shape of one protocol: other methods are 405 and a server with no
+// bundle 503, both written by writeErr, as is describe's error.
+func serveDescription[T any](s *Server, w http.ResponseWriter, r *http.Request, writeErr errorWriter, describe func(r *http.Request, l *loaded) (T, error)) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeErr(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed: use GET", r.Method))
+		return
+	}
+	l := s.loaded.Load()
+	if l == nil {
+		writeErr(w, http.StatusServiceUnavailable, "no index loaded yet")
+		return
+	}
+	resp, err := describe(r, l)
+	if err != nil {
+		writeErr(w, statusOf(err), err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
