@@ -39,8 +39,15 @@ control-plane: ## Build the control-plane binaries for tests and the demo.
 	hack/control-plane.sh
 
 .PHONY: test
-test: manifests generate vet ## Run every test (unit, conformance, envtest, end to end).
+test: manifests generate vet ## Run every test (unit, conformance, envtest, end to end, real clients).
 	$(WITH_CONTROL_PLANE) $(GO) test $(TEST_FLAGS) ./...
+	$(MAKE) test-clients
+
+# The query server called only through the real clients of each protocol
+# (OpenAI, MCP, LangChain.js), pinned in test/clients/package-lock.json.
+.PHONY: test-clients
+test-clients: ## Run the client test suite (needs Node 20 and the npm registry).
+	cd test/clients && npm ci --no-audit --no-fund && npm test
 
 .PHONY: test-race
 test-race: ## Run the tests under the race detector (the SQuAD test is skipped: -short).
