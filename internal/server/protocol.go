@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 )
 
 // errorWriter writes an error answer in the shape of one protocol.
@@ -22,14 +24,8 @@ type queryHandler[T any] func(ctx context.Context, w http.ResponseWriter, r *htt
 // its status code, and success with handle's answer as JSON. Every error
 // is written by writeErr.
 func serveQuery[T any](s *Server, w http.ResponseWriter, r *http.Request, writeErr errorWriter, handle queryHandler[T]) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		writeErr(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed: use POST", r.Method))
-		return
-	}
-	l := s.loaded.Load()
+	l := s.admitMethod(w, r, writeErr, http.MethodPost)
 	if l == nil {
-		writeErr(w, http.StatusServiceUnavailable, "no index loaded yet")
 		return
 	}
 	// The request timeout runs from when the request is handled, queueing
@@ -54,14 +50,8 @@ func serveQuery[T any](s *Server, w http.ResponseWriter, r *http.Request, writeE
 // the shape of one protocol: other methods are 405 and a server with no
 // bundle 503, both written by writeErr, as is describe's error.
 func serveDescription[T any](s *Server, w http.ResponseWriter, r *http.Request, writeErr errorWriter, describe func(r *http.Request, l *loaded) (T, error)) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		writeErr(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed: use GET", r.Method))
-		return
-	}
-	l := s.loaded.Load()
+	l := s.admitMethod(w, r, writeErr, http.MethodGet, http.MethodHead)
 	if l == nil {
-		writeErr(w, http.StatusServiceUnavailable, "no index loaded yet")
 		return
 	}
 	resp, err := describe(r, l)
@@ -70,4 +60,20 @@ func serveDescription[T any](s *Server, w http.ResponseWriter, r *http.Request, 
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// admitMethod returns the loaded bundle for a request of one of methods.
+// It answers 405 with Allow to another method and 503 while no bundle is
+// loaded, both written by writeErr, and then returns nil.
+func (s *Server) admitMethod(w http.ResponseWriter, r *http.Request, writeErr errorWriter, methods ...string) *loaded {
+	if !slices.Contains(methods, r.Method) {
+		w.Header().Set("Allow", strings.Join(methods, ", "))
+		writeErr(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed: use %s", r.Method, methods[0]))
+		return nil
+	}
+	l := s.loaded.Load()
+	if l == nil {
+		writeErr(w, http.StatusServiceUnavailable, "no index loaded yet")
+	}
+	return l
 }

@@ -19,11 +19,17 @@ var protocolQueries = []string{"tomatoes", "rollback revision", "sailing upwind 
 // retrieveFor posts body to /v1/retrieve and returns its answer.
 func retrieveFor(t testing.TB, c *http.Client, base, body string) RetrieveResponse {
 	t.Helper()
-	code, data := doJSON(t, c, "POST", base+"/v1/retrieve", body)
+	return postFor[RetrieveResponse](t, c, base+"/v1/retrieve", body)
+}
+
+// postFor posts body to url and decodes its 200 answer strictly.
+func postFor[T any](t testing.TB, c *http.Client, url, body string) T {
+	t.Helper()
+	code, data := doJSON(t, c, "POST", url, body)
 	if code != http.StatusOK {
-		t.Fatalf("/v1/retrieve %s: %d %s", body, code, data)
+		t.Fatalf("%s %s: %d %s", url, body, code, data)
 	}
-	var resp RetrieveResponse
+	var resp T
 	decodeStrict(t, data, &resp)
 	return resp
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/parentrag/parentrag/internal/retrieval"
@@ -275,23 +276,13 @@ func checkRanking(o *RankingOptions) error {
 	if o == nil {
 		return nil
 	}
-	if o.Ranker != "" && !contains(rankers, o.Ranker) {
+	if o.Ranker != "" && !slices.Contains(rankers, o.Ranker) {
 		return badRequest("ranking_options.ranker %q: want one of %s", o.Ranker, strings.Join(rankers, ", "))
 	}
 	if o.ScoreThreshold != nil && *o.ScoreThreshold < 0 {
 		return badRequest("ranking_options.score_threshold %g: want 0 or more", *o.ScoreThreshold)
 	}
 	return nil
-}
-
-// contains reports whether list holds v.
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // parentMetadata returns the metadata of each result's parent.

@@ -22,13 +22,7 @@ func newVectorStoreServer(t *testing.T, opts Options) (*Server, string, *http.Cl
 // searchFor posts body to the search of store "docs" and returns its page.
 func searchFor(t testing.TB, c *http.Client, base, body string) VectorStoreSearchPage {
 	t.Helper()
-	code, data := doJSON(t, c, "POST", base+"/v1/vector_stores/docs/search", body)
-	if code != http.StatusOK {
-		t.Fatalf("search %s: %d %s", body, code, data)
-	}
-	var page VectorStoreSearchPage
-	decodeStrict(t, data, &page)
-	return page
+	return postFor[VectorStoreSearchPage](t, c, base+"/v1/vector_stores/docs/search", body)
 }
 
 // resultsOf reads a page's results as parents.
