@@ -25,7 +25,8 @@ type MCPRetrieveInput struct {
 	Filter     *Filter `json:"filter,omitempty" jsonschema:"keep only passages of this document (docId), of documents under this id prefix (docIdPrefix), or whose metadata holds every given key and value (metadata)"`
 }
 
-// mcpHandler serves MCP over Streamable HTTP, stateless: every request
+// mcpHandler serves MCP over Streamable HTTP (the retrieve tool and the
+// parents as resources), stateless: every request
 // stands alone, so any replica behind a Service can answer it. Answers
 // are JSON rather than event streams, since the one tool answers at once.
 func (s *Server) mcpHandler() http.Handler {
@@ -37,6 +38,7 @@ func (s *Server) mcpHandler() http.Handler {
 		Title:       "Retrieve passages",
 		Description: "Find the passages (parents) of the indexed documents that best answer a question, best first, each with its document id and score.",
 	}, s.mcpRetrieve)
+	s.addParentResources(srv)
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true, MaxRequestBodyBytes: s.opts.MaxBodyBytes,
 	})

@@ -130,3 +130,30 @@ func TestMCPRetrieveRefuses(t *testing.T) {
 		}
 	}
 }
+
+// A parent the tool returns reads whole as a resource; an unknown one is
+// the protocol's resource-not-found error.
+func TestMCPReadsParentResources(t *testing.T) {
+	s := New(Options{ShutdownDelay: -1})
+	s.SetBundle(openBundle(t, corpus(), "rev-a"))
+	ts, _ := newValidatedServer(t, s)
+	session := connectMCP(t, ts.URL, ts.Client())
+	templates, err := session.ListResourceTemplates(context.Background(), nil)
+	if err != nil || len(templates.ResourceTemplates) != 1 || templates.ResourceTemplates[0].URITemplate != MCPParentURIPrefix+"{parentId}" {
+		t.Fatalf("templates %+v (%v)", templates, err)
+	}
+	// A budget trims the parent the tool returns; the resource is whole.
+	var got RetrieveResponse
+	decodeStrict(t, []byte(mustJSON(t, callRetrieve(t, session, map[string]any{"query": "tomatoes", "maxParents": 1, "budget": 40}).StructuredContent)), &got)
+	want := retrieveFor(t, ts.Client(), ts.URL, `{"query": "tomatoes", "maxParents": 1}`).Results[0]
+	if len(got.Results) != 1 || !got.Results[0].Trimmed || got.Results[0].ParentID != want.ParentID {
+		t.Fatalf("budgeted result %+v, want %s trimmed", got.Results, want.ParentID)
+	}
+	res, err := session.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: MCPParentURIPrefix + want.ParentID})
+	if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != want.Text || res.Contents[0].Meta["docId"] != want.DocID {
+		t.Fatalf("reading %s: %+v (%v), want the whole text of %s", want.ParentID, res, err, want.DocID)
+	}
+	if _, err := session.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: MCPParentURIPrefix + "nope"}); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("reading an unknown parent: %v, want resource not found", err)
+	}
+}

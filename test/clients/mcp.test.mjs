@@ -47,6 +47,17 @@ test("callTool retrieve returns the parents of /v1/retrieve", async () => {
   }
 });
 
+test("readResource reads a returned parent whole", async () => {
+  const query = QUERIES[0];
+  const res = await client.callTool({ name: "retrieve", arguments: { query, maxParents: 1, budget: 60 } });
+  const [trimmed] = res.structuredContent.results;
+  assert.ok(trimmed.trimmed, "a budget of 60 trims the parent");
+  const [whole] = await retrieve(server.baseURL, { query, maxParents: 1 });
+  const { contents } = await client.readResource({ uri: `parentrag://parents/${trimmed.parentId}` });
+  assert.equal(contents[0].text, whole.text);
+  assert.equal(contents[0]._meta.docId, whole.docId);
+});
+
 test("callTool refuses bad arguments as a tool error", async () => {
   const res = await client.callTool({ name: "retrieve", arguments: { query: "x", maxParents: 99 } });
   assert.ok(res.isError);
