@@ -1,7 +1,9 @@
 // Package server is parentrag's query server: it answers POST /v1/retrieve
-// from one loaded revision bundle, reports liveness (/healthz), readiness
-// (/readyz: a bundle is loaded) and Prometheus metrics (/metrics), and shuts
-// down gracefully, finishing the requests in flight.
+// from one loaded revision bundle, and the same retrieval in the protocols
+// clients already speak (LangChain's remote retriever, OpenAI's vector-store
+// search, MCP), all described at /openapi.json; it reports liveness
+// (/healthz), readiness (/readyz: a bundle is loaded) and Prometheus metrics
+// (/metrics), and shuts down gracefully, finishing the requests in flight.
 package server
 
 import (
@@ -211,8 +213,9 @@ func (s *Server) SetBundle(b *bundle.Bundle) {
 // down: what /readyz answers.
 func (s *Server) Ready() bool { return s.loaded.Load() != nil && !s.draining.Load() }
 
-// Handler returns the server's routes, instrumented: /v1/retrieve,
-// /healthz, /readyz and /metrics.
+// Handler returns the server's routes, instrumented: /v1/retrieve, the
+// protocol endpoints (/v1/langchain/retrieve, /v1/vector_stores..., /mcp),
+// /openapi.json, /healthz, /readyz and /metrics.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Run listens on Options.Addr and serves until ctx is cancelled, then shuts
@@ -333,7 +336,7 @@ func allowGet(w http.ResponseWriter, r *http.Request) bool {
 
 // notFound answers 404 in JSON.
 func notFound(w http.ResponseWriter, r *http.Request) {
-	writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s: use POST /v1/retrieve", r.URL.Path))
+	writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s: use POST /v1/retrieve (every endpoint: GET /openapi.json)", r.URL.Path))
 }
 
 // writeText writes a one-line plain-text response.
