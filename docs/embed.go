@@ -6,5 +6,5 @@ import "embed"
 
 // Files holds every Markdown page under docs/.
 //
-//go:embed *.md spec/*.md
+//go:embed *.md spec/*.md protocols/*.md
 var Files embed.FS
