@@ -157,3 +157,23 @@ func TestMCPReadsParentResources(t *testing.T) {
 		t.Errorf("reading an unknown parent: %v, want resource not found", err)
 	}
 }
+
+// A request a sidecar forwards from loopback with the Service's host name
+// is answered, as /v1/retrieve answers it.
+func TestMCPAnswersThroughALocalProxy(t *testing.T) {
+	s := New(Options{ShutdownDelay: -1})
+	s.SetBundle(openBundle(t, corpus(), "rev-a"))
+	ts, _ := newValidatedServer(t, s)
+	req, _ := http.NewRequest("POST", ts.URL+MCPPath, strings.NewReader(`{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}`))
+	req.Host = "handbook.support.svc:8080"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("Host %s from loopback: %d, want 200", req.Host, resp.StatusCode)
+	}
+}
