@@ -57,7 +57,7 @@ func (r *RetrieverReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !rt.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.releaseAuthBinding(ctx, &rt)
 	}
 	base := rt.DeepCopy()
 	s := &retrieverState{retriever: &rt}
@@ -70,6 +70,9 @@ func (r *RetrieverReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	// After the deferred summary, so that the status says it is suspended.
 	if s.suspended = rt.Spec.Suspend; s.suspended {
 		return ctrl.Result{}, nil
+	}
+	if err := r.syncAuthFinalizer(ctx, &rt); err != nil {
+		return ctrl.Result{}, err
 	}
 	plan, result, err := r.plan(ctx, s)
 	if err != nil || !result.IsZero() {
@@ -163,9 +166,10 @@ func claimAccessProblem(rt *v1alpha1.Retriever, c *v1alpha1.Corpus) string {
 
 // apply writes every object with server-side apply under one field
 // manager; the Deployment goes last, once its identity can read the
-// revision.
+// revision and, in Kubernetes auth mode, review its callers.
 func (r *RetrieverReconciler) apply(ctx context.Context, p *queryPlan) error {
-	objs := []runtime.ApplyConfiguration{p.serviceAccount(), p.role(), p.roleBinding(), p.service(), p.deployment()}
+	objs := append([]runtime.ApplyConfiguration{p.serviceAccount(), p.role(), p.roleBinding(), p.service()}, p.authObjects()...)
+	objs = append(objs, p.deployment())
 	for _, obj := range objs {
 		if err := r.Apply(ctx, obj, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying %s: %w", describeApply(obj), err)
