@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -137,10 +138,7 @@ func TestRetrieverInKubernetesModeMayReviewItsCallersUntilItGoes(t *testing.T) {
 	reviewAsPod(t, ns, "kube")
 
 	// Leaving Kubernetes mode removes the binding and the finalizer.
-	rt.Spec.Auth = nil
-	if err := k8s.Update(context.Background(), rt); err != nil {
-		t.Fatal(err)
-	}
+	setAuth(t, rt, nil)
 	waitBinding(t, rt, false)
 	deploymentWith(t, rt, func(d *appsv1.Deployment) bool { return !hasAuthArg(d) })
 	eventually(t, 20*time.Second, "the finalizer to go", func() (bool, error) {
@@ -150,10 +148,7 @@ func TestRetrieverInKubernetesModeMayReviewItsCallersUntilItGoes(t *testing.T) {
 
 	// Back in Kubernetes mode, deleting the Retriever deletes the binding
 	// and then lets the Retriever go.
-	rt.Spec.Auth = &v1alpha1.RetrieverAuth{Mode: v1alpha1.AuthKubernetes}
-	if err := k8s.Update(context.Background(), rt); err != nil {
-		t.Fatal(err)
-	}
+	setAuth(t, rt, &v1alpha1.RetrieverAuth{Mode: v1alpha1.AuthKubernetes})
 	waitBinding(t, rt, true)
 	if err := k8s.Delete(context.Background(), rt); err != nil {
 		t.Fatal(err)
@@ -163,6 +158,20 @@ func TestRetrieverInKubernetesModeMayReviewItsCallersUntilItGoes(t *testing.T) {
 		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(rt), &v1alpha1.Retriever{})
 		return apierrors.IsNotFound(err), err
 	})
+}
+
+// setAuth updates the Retriever's spec.auth, retrying on conflicts with
+// the operator's writes.
+func setAuth(t *testing.T, rt *v1alpha1.Retriever, auth *v1alpha1.RetrieverAuth) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		get(t, rt)
+		rt.Spec.Auth = auth
+		return k8s.Update(context.Background(), rt)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // waitBinding waits until the Retriever's auth-delegator binding exists
