@@ -68,7 +68,7 @@ func forbidden(msg string) *AuthError {
 
 // missingToken is the 401 of a request without a bearer token.
 var missingToken = &AuthError{Code: http.StatusUnauthorized, Outcome: outcomeMissingToken,
-	Message: "this endpoint needs a bearer token: send the header Authorization: Bearer <token>"}
+	Message: "this endpoint needs a bearer token: send the header \"Authorization: Bearer TOKEN\""}
 
 // guard returns h behind the Authorizer of the options: every path but
 // the open ones needs a token the Authorizer accepts, and each decision is

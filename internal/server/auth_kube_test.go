@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -245,49 +244,12 @@ func TestKubernetesAuth(t *testing.T) {
 // kubeMatrix is the Kubernetes-mode auth matrix: each kind of caller on
 // each endpoint, and the status code it gets.
 func kubeMatrix() []authStatus {
-	query := `{"query": "tomatoes"}`
-	var rows []authStatus
-	for _, c := range []struct {
-		caller                              string
-		retrieve, metrics, healthz, unknown int
-	}{
-		{callerNone, 401, 401, 200, 401},
-		{callerGarbage, 401, 401, 200, 401},
-		{callerStranger, 403, 403, 200, 403},
-		{callerOther, 403, 403, 200, 403},
-		{callerAllowed, 200, 403, 200, 404},
-		{callerScraper, 403, 200, 200, 403},
-	} {
-		rows = append(rows,
-			authStatus{c.caller, "POST", "/v1/retrieve", query, c.retrieve},
-			authStatus{c.caller, "GET", "/metrics", "", c.metrics},
-			authStatus{c.caller, "GET", "/healthz", "", c.healthz},
-			authStatus{c.caller, "GET", "/readyz", "", c.healthz},
-			authStatus{c.caller, "GET", "/v1/other", "", c.unknown},
-		)
-	}
-	return rows
-}
-
-// matrixTable renders rows as a Markdown table: a line per caller, a
-// column per endpoint.
-func matrixTable(rows []authStatus) string {
-	var b strings.Builder
-	var endpoints []string
-	seen := map[string]bool{}
-	for _, r := range rows {
-		if e := r.method + " " + r.path; !seen[e] {
-			seen[e] = true
-			endpoints = append(endpoints, e)
-		}
-	}
-	fmt.Fprintf(&b, "| caller | %s |\n|---|%s\n", strings.Join(endpoints, " | "), strings.Repeat("---|", len(endpoints)))
-	for i := 0; i < len(rows); i += len(endpoints) {
-		fmt.Fprintf(&b, "| %s |", rows[i].token)
-		for _, r := range rows[i : i+len(endpoints)] {
-			fmt.Fprintf(&b, " %d |", r.code)
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
+	return matrix([]callerCodes{
+		{callerNone, [5]int{401, 401, 200, 200, 401}},
+		{callerGarbage, [5]int{401, 401, 200, 200, 401}},
+		{callerStranger, [5]int{403, 403, 200, 200, 403}},
+		{callerOther, [5]int{403, 403, 200, 200, 403}},
+		{callerAllowed, [5]int{200, 403, 200, 200, 404}},
+		{callerScraper, [5]int{403, 200, 200, 200, 403}},
+	})
 }

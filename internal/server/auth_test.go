@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -108,25 +109,17 @@ func TestBearerTokensGuardEveryEndpointButProbes(t *testing.T) {
 	s := New(Options{Auth: tokens, Registry: reg})
 	s.SetBundle(openBundle(t, corpus(), "rev-a"))
 	ts := newTestServer(t, s)
-	query := `{"query": "tomatoes"}`
-	rows := []authStatus{
-		{"none", "POST", "/v1/retrieve", query, 401},
-		{"wrong", "POST", "/v1/retrieve", query, 401},
-		{"accepted", "POST", "/v1/retrieve", query, 200},
-		{"second accepted", "POST", "/v1/retrieve", query, 200},
-		{"none", "GET", "/metrics", "", 401},
-		{"wrong", "GET", "/metrics", "", 401},
-		{"accepted", "GET", "/metrics", "", 200},
-		{"none", "GET", "/v1/unknown", "", 401},
-		{"accepted", "GET", "/v1/unknown", "", 404},
-		{"none", "GET", "/healthz", "", 200},
-		{"none", "GET", "/readyz", "", 200},
-		{"wrong", "GET", "/readyz", "", 200},
-	}
-	kinds := map[string]string{"none": "", "wrong": "token-of-someone", "accepted": "token-of-app", "second accepted": "token-of-ci"}
+	rows := matrix([]callerCodes{
+		{"no token", [5]int{401, 401, 200, 200, 401}},
+		{"a token not in the Secret", [5]int{401, 401, 200, 200, 401}},
+		{"the token of key app", [5]int{200, 200, 200, 200, 404}},
+		{"the token of key ci", [5]int{200, 200, 200, 200, 404}},
+	})
+	kinds := map[string]string{"a token not in the Secret": "token-of-someone", "the token of key app": "token-of-app", "the token of key ci": "token-of-ci"}
 	checkMatrix(t, ts.Client(), ts.URL, rows, kinds)
+	t.Log("auth matrix, mode BearerToken:\n" + matrixTable(rows))
 
-	counted := map[string]float64{"allowed": 4, "missing_token": 3, "invalid_token": 2}
+	counted := map[string]float64{"allowed": 6, "missing_token": 3, "invalid_token": 3}
 	for outcome, want := range counted {
 		var got float64
 		for _, access := range []Access{AccessQuery, AccessMetrics} {
@@ -224,9 +217,55 @@ func TestNoAuthorizerLeavesEveryEndpointOpen(t *testing.T) {
 	s := New(Options{Registry: prometheus.NewRegistry()})
 	s.SetBundle(openBundle(t, corpus(), "rev-a"))
 	ts := newTestServer(t, s)
-	checkMatrix(t, ts.Client(), ts.URL, []authStatus{
-		{"none", "POST", "/v1/retrieve", `{"query": "tomatoes"}`, 200},
-		{"none", "GET", "/metrics", "", 200},
-		{"none", "GET", "/healthz", "", 200},
-	}, map[string]string{"none": ""})
+	rows := matrix([]callerCodes{{"no token", [5]int{200, 200, 200, 200, 404}}})
+	checkMatrix(t, ts.Client(), ts.URL, rows, nil)
+	t.Log("auth matrix, mode None:\n" + matrixTable(rows))
+}
+
+// matrixEndpoints are the columns of an auth matrix: a query, /metrics,
+// the probes, and a path no handler serves.
+var matrixEndpoints = [5]struct{ method, path, body string }{
+	{"POST", "/v1/retrieve", `{"query": "tomatoes"}`}, {"GET", "/metrics", ""},
+	{"GET", "/healthz", ""}, {"GET", "/readyz", ""}, {"GET", "/v1/other", ""},
+}
+
+// callerCodes are the status codes one kind of caller gets from the
+// matrixEndpoints, in order.
+type callerCodes struct {
+	caller string
+	codes  [5]int
+}
+
+// matrix expands callers into the rows of an auth matrix.
+func matrix(callers []callerCodes) []authStatus {
+	var rows []authStatus
+	for _, c := range callers {
+		for i, e := range matrixEndpoints {
+			rows = append(rows, authStatus{c.caller, e.method, e.path, e.body, c.codes[i]})
+		}
+	}
+	return rows
+}
+
+// matrixTable renders rows as a Markdown table: a line per caller, a
+// column per endpoint.
+func matrixTable(rows []authStatus) string {
+	var b strings.Builder
+	var endpoints []string
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if e := r.method + " " + r.path; !seen[e] {
+			seen[e] = true
+			endpoints = append(endpoints, e)
+		}
+	}
+	fmt.Fprintf(&b, "| caller | %s |\n|---|%s\n", strings.Join(endpoints, " | "), strings.Repeat("---|", len(endpoints)))
+	for i := 0; i+len(endpoints) <= len(rows); i += len(endpoints) {
+		fmt.Fprintf(&b, "| %s |", rows[i].token)
+		for _, r := range rows[i : i+len(endpoints)] {
+			fmt.Fprintf(&b, " %d |", r.code)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
