@@ -82,6 +82,33 @@ type RetrieverAuth struct {
 	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
 }
 
+// RetrieverNetworkPolicy limits who may open connections to the query
+// pods.
+type RetrieverNetworkPolicy struct {
+	// from lists the peers that may connect to the query port; an empty
+	// list lets no pod connect (the node, and so the kubelet's probes,
+	// always may).
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	From []RetrieverPeer `json:"from,omitempty"`
+}
+
+// RetrieverPeer selects pods that may query a Retriever, as a
+// NetworkPolicy peer does.
+// +kubebuilder:validation:XValidation:rule="has(self.namespaceSelector) || has(self.podSelector)",message="each networkPolicy.from entry needs a namespaceSelector, a podSelector or both"
+type RetrieverPeer struct {
+	// namespaceSelector selects namespaces whose pods may connect ({}:
+	// every namespace); with podSelector, only the selected pods of them.
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+
+	// podSelector selects pods that may connect, in the Retriever's
+	// namespace unless namespaceSelector is set.
+	// +optional
+	PodSelector *metav1.LabelSelector `json:"podSelector,omitempty"`
+}
+
 // RetrieverSpec declares a query service over a Corpus.
 type RetrieverSpec struct {
 	// corpusRef names the Corpus, in the same namespace, to serve.
@@ -143,6 +170,12 @@ type RetrieverSpec struct {
 	// non-resource URL /metrics).
 	// +optional
 	Auth *RetrieverAuth `json:"auth,omitempty"`
+
+	// networkPolicy, when set, makes a NetworkPolicy that lets only the
+	// listed peers connect to the query pods; unset, no NetworkPolicy is
+	// made and any pod may connect.
+	// +optional
+	NetworkPolicy *RetrieverNetworkPolicy `json:"networkPolicy,omitempty"`
 
 	// suspend stops reconciliation; the Deployment keeps running as it is.
 	// +optional
