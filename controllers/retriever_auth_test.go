@@ -160,18 +160,24 @@ func TestRetrieverInKubernetesModeMayReviewItsCallersUntilItGoes(t *testing.T) {
 	})
 }
 
-// setAuth updates the Retriever's spec.auth, retrying on conflicts with
-// the operator's writes.
-func setAuth(t *testing.T, rt *v1alpha1.Retriever, auth *v1alpha1.RetrieverAuth) {
+// updateRetriever applies change to the Retriever and updates it,
+// retrying on conflicts with the operator's writes.
+func updateRetriever(t *testing.T, rt *v1alpha1.Retriever, change func(*v1alpha1.Retriever)) {
 	t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		get(t, rt)
-		rt.Spec.Auth = auth
+		change(rt)
 		return k8s.Update(context.Background(), rt)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// setAuth updates the Retriever's spec.auth.
+func setAuth(t *testing.T, rt *v1alpha1.Retriever, auth *v1alpha1.RetrieverAuth) {
+	t.Helper()
+	updateRetriever(t, rt, func(rt *v1alpha1.Retriever) { rt.Spec.Auth = auth })
 }
 
 // waitBinding waits until the Retriever's auth-delegator binding exists

@@ -8,7 +8,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
@@ -49,14 +48,7 @@ func TestRetrieverNetworkPolicyAdmitsOnlyItsPeers(t *testing.T) {
 	}
 
 	// Unset, the NetworkPolicy goes.
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		get(t, rt)
-		rt.Spec.NetworkPolicy = nil
-		return k8s.Update(context.Background(), rt)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	updateRetriever(t, rt, func(rt *v1alpha1.Retriever) { rt.Spec.NetworkPolicy = nil })
 	eventually(t, 30*time.Second, "the NetworkPolicy to go", func() (bool, error) {
 		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(rt), &networkingv1.NetworkPolicy{})
 		return apierrors.IsNotFound(err), err
