@@ -27,8 +27,8 @@ var openPaths = map[string]bool{"/healthz": true, "/readyz": true}
 // An Authorizer decides whether the caller holding a bearer token may
 // have an access. Authorize returns nil to let the request through, or an
 // *AuthError saying how it is refused; any other error is answered 503.
-// It is called for every request but those of the open paths, also when
-// the request carries no token (token is then "").
+// It is called for every request to a path outside the open ones that
+// carries a bearer token; one without is refused (401) before.
 type Authorizer interface {
 	Authorize(ctx context.Context, token string, access Access) error
 	// Mode names the Authorizer in metrics: bearer or kubernetes.

@@ -88,9 +88,6 @@ func (d *TokenDir) Authorize(_ context.Context, token string, _ Access) error {
 	return nil
 }
 
-// Len reports how many tokens are accepted now.
-func (d *TokenDir) Len() int { return len(d.tokens.Load().digests) }
-
 // rereadIfStale rereads the directory when the last read is older than
 // the reload interval. One request rereads; the others meanwhile use the
 // tokens read last.
