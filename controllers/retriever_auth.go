@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -99,6 +101,32 @@ func (p *queryPlan) authObjects() []runtime.ApplyConfiguration {
 		WithLabels(labels).
 		WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("ClusterRole").WithName(authDelegatorRole)).
 		WithSubjects(rbacv1ac.Subject().WithKind(rbacv1.ServiceAccountKind).WithName(rt.Name).WithNamespace(rt.Namespace))}
+}
+
+// waitForAuthSecret waits, Ready=False with reason AuthSecretNotReady,
+// while a BearerToken Retriever's Secret does not exist or holds no key:
+// pods would not start without it, or would refuse every caller. The
+// Deployment is left as it is meanwhile.
+func (r *RetrieverReconciler) waitForAuthSecret(ctx context.Context, s *retrieverState) (ctrl.Result, error) {
+	rt := s.retriever
+	name := rt.GetAuthSecretName()
+	if name == "" {
+		return ctrl.Result{}, nil
+	}
+	var secret corev1.Secret
+	err := r.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: name}, &secret)
+	switch {
+	case apierrors.IsNotFound(err):
+		s.message = fmt.Sprintf("Secret %s of auth.secretRef does not exist: create it with one accepted token in each key", name)
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("reading Secret %s of auth.secretRef: %w", name, err)
+	case len(secret.Data) == 0:
+		s.message = fmt.Sprintf("Secret %s of auth.secretRef holds no key: put one accepted token in each key", name)
+	default:
+		return ctrl.Result{}, nil
+	}
+	s.reason = v1alpha1.ReasonAuthSecretNotReady
+	return ctrl.Result{RequeueAfter: waitInterval}, nil
 }
 
 // syncAuthFinalizer makes the finalizer match the mode before anything is

@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
@@ -97,6 +99,7 @@ func TestRetrieverAuthModesShapeTheDeployment(t *testing.T) {
 			open.Spec.Template.Spec.Containers[0].Args, open.Spec.Template.Spec.Volumes)
 	}
 
+	createSecret(t, ns, "query-tokens", map[string][]byte{"app": []byte("token-of-app")})
 	_, bearer := authRetriever(t, ns, "bearer", c.Name, &v1alpha1.RetrieverAuth{Mode: v1alpha1.AuthBearerToken,
 		SecretRef: &v1alpha1.LocalObjectReference{Name: "query-tokens"}})
 	if !hasArgs(bearer, "--auth=bearer", "--auth-token-dir="+controllers.AuthTokenDir) {
@@ -178,6 +181,51 @@ func updateRetriever(t *testing.T, rt *v1alpha1.Retriever, change func(*v1alpha1
 func setAuth(t *testing.T, rt *v1alpha1.Retriever, auth *v1alpha1.RetrieverAuth) {
 	t.Helper()
 	updateRetriever(t, rt, func(rt *v1alpha1.Retriever) { rt.Spec.Auth = auth })
+}
+
+// createSecret creates a Secret with data.
+func createSecret(t *testing.T, ns, name string, data map[string][]byte) *corev1.Secret {
+	t.Helper()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}
+	if err := k8s.Create(context.Background(), secret); err != nil {
+		t.Fatal(err)
+	}
+	return secret
+}
+
+func TestBearerTokenRetrieverWaitsForItsSecret(t *testing.T) {
+	ns := newNamespace(t)
+	_, c := readyCorpus(t, ns)
+	rt := &v1alpha1.Retriever{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guarded"},
+		Spec: v1alpha1.RetrieverSpec{CorpusRef: v1alpha1.LocalObjectReference{Name: c.Name},
+			Auth: &v1alpha1.RetrieverAuth{Mode: v1alpha1.AuthBearerToken, SecretRef: &v1alpha1.LocalObjectReference{Name: "later"}}}}
+	if err := k8s.Create(context.Background(), rt); err != nil {
+		t.Fatal(err)
+	}
+	waitReadyReason := func(reason, message string) {
+		t.Helper()
+		eventually(t, 30*time.Second, "Ready reason "+reason, func() (bool, error) {
+			get(t, rt)
+			ready := meta.FindStatusCondition(rt.Status.Conditions, v1alpha1.ConditionReady)
+			if ready == nil {
+				return false, nil
+			}
+			return ready.Status == metav1.ConditionFalse && ready.Reason == reason && contains(ready.Message, message),
+				fmt.Errorf("Ready %s %s: %s", ready.Status, ready.Reason, ready.Message)
+		})
+	}
+	waitReadyReason(v1alpha1.ReasonAuthSecretNotReady, "Secret later of auth.secretRef does not exist: create it with one accepted token in each key")
+	err := k8s.Get(context.Background(), client.ObjectKeyFromObject(rt), &appsv1.Deployment{})
+	if !apierrors.IsNotFound(err) {
+		t.Fatalf("a Deployment was made before its Secret exists: %v", err)
+	}
+	secret := createSecret(t, ns, "later", nil)
+	waitReadyReason(v1alpha1.ReasonAuthSecretNotReady, "Secret later of auth.secretRef holds no key")
+	secret.Data = map[string][]byte{"app": []byte("token-of-app")}
+	if err := k8s.Update(context.Background(), secret); err != nil {
+		t.Fatal(err)
+	}
+	deploymentWith(t, rt, func(d *appsv1.Deployment) bool { return hasArgs(d, "--auth=bearer") })
 }
 
 // waitBinding waits until the Retriever's auth-delegator binding exists

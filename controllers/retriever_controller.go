@@ -79,6 +79,11 @@ func (r *RetrieverReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if err != nil || !result.IsZero() {
 		return result, err
 	}
+	// After plan, which scales down for a Corpus going away whatever the
+	// Secret.
+	if result, err := r.waitForAuthSecret(ctx, s); err != nil || !result.IsZero() {
+		return result, err
+	}
 	if err := r.apply(ctx, plan); err != nil {
 		return ctrl.Result{}, err
 	}
