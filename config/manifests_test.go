@@ -359,6 +359,12 @@ func TestDefaultIsCoherent(t *testing.T) {
 		if !allows(clusterRules, "", "configmaps", "get") {
 			t.Error("the operator cannot grant query pods `get configmaps`: it does not hold that permission itself")
 		}
+		// It binds system:auth-delegator, whose permissions it does not
+		// hold, for Kubernetes-mode Retrievers: bind on that ClusterRole,
+		// and on no other.
+		if named, any := allowsBindingOnly(clusterRules, authDelegator); !named || any {
+			t.Errorf("the operator may bind %s: %v, any ClusterRole: %v; want that one only", authDelegator, named, any)
+		}
 	})
 }
 
@@ -404,6 +410,34 @@ var clusterWideNeeds = []need{
 	// Owner references with blockOwnerDeletion: the revision ConfigMaps
 	// (owned by the Corpus) and the Retriever's objects.
 	{group, []string{"corpora/finalizers", "retrievers/finalizers"}, []string{"update"}, "owner references that block deletion"},
+	// Retriever: its networkPolicy, applied, owned (informer) and deleted
+	// once unset.
+	{"networking.k8s.io", []string{"networkpolicies"}, []string{"get", "list", "watch", "create", "patch", "delete"}, "Retriever networkPolicy"},
+	// Retriever in Kubernetes auth mode: the auth-delegator binding of its
+	// pods, applied and deleted (never read), and the finalizer that
+	// deletes it, patched.
+	{"rbac.authorization.k8s.io", []string{"clusterrolebindings"}, []string{"create", "patch", "delete"}, "Retriever auth-delegator binding"},
+	{group, []string{"retrievers"}, []string{"patch"}, "Retriever auth finalizer"},
+}
+
+// authDelegator is the one ClusterRole the operator binds, for the query
+// pods of Kubernetes-mode Retrievers.
+const authDelegator = "system:auth-delegator"
+
+// allowsBindingOnly reports whether rules let their holder bind the
+// ClusterRole name, and no other.
+func allowsBindingOnly(rules []rbacv1.PolicyRule, name string) (named, any bool) {
+	for _, r := range rules {
+		if !slices.Contains(r.APIGroups, "rbac.authorization.k8s.io") || !slices.Contains(r.Resources, "clusterroles") ||
+			!(slices.Contains(r.Verbs, "bind") || slices.Contains(r.Verbs, "*")) {
+			continue
+		}
+		if len(r.ResourceNames) == 0 {
+			any = true
+		}
+		named = named || slices.Contains(r.ResourceNames, name)
+	}
+	return named, any
 }
 
 // ownNamespaceNeeds is what the manager process needs in its own

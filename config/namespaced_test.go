@@ -11,7 +11,8 @@ import (
 // TestNamespacedInstallGrantsOneNamespace checks config/namespaced: the
 // manager watches one namespace, may do there all that the operator's
 // code needs, and holds cluster-wide only the cluster-scoped
-// ChunkingPolicies and events.
+// ChunkingPolicies and ClusterRoleBindings, bind on system:auth-delegator,
+// and events.
 func TestNamespacedInstallGrantsOneNamespace(t *testing.T) {
 	const watched = "docs"
 	m := render(t, "config/namespaced")
@@ -47,7 +48,7 @@ func TestNamespacedInstallGrantsOneNamespace(t *testing.T) {
 	}
 	for _, need := range clusterWideNeeds {
 		for _, res := range need.resources {
-			clusterScoped := strings.HasPrefix(res, "chunkingpolicies")
+			clusterScoped := clusterScopedResource(res)
 			for _, verb := range need.verbs {
 				switch {
 				case clusterScoped && !allows(cluster, need.group, res, verb):
@@ -58,11 +59,21 @@ func TestNamespacedInstallGrantsOneNamespace(t *testing.T) {
 			}
 		}
 	}
+	if named, any := allowsBindingOnly(cluster, authDelegator); !named || any {
+		t.Errorf("the ClusterRole lets the operator bind %s: %v, any ClusterRole: %v; want that one only", authDelegator, named, any)
+	}
 	for _, r := range cluster {
 		for _, res := range r.Resources {
-			if !strings.HasPrefix(res, "chunkingpolicies") && res != "events" {
-				t.Errorf("the ClusterRole grants %v on %s: only ChunkingPolicies and events belong there", r.Verbs, groupResource(r.APIGroups[0], res))
+			if !clusterScopedResource(res) && res != "events" && res != "clusterroles" {
+				t.Errorf("the ClusterRole grants %v on %s: only ChunkingPolicies, ClusterRoleBindings, the auth-delegator ClusterRole and events belong there", r.Verbs, groupResource(r.APIGroups[0], res))
 			}
 		}
 	}
+}
+
+// clusterScopedResource reports whether the operator's need for res can
+// only be granted cluster-wide: ChunkingPolicies, and the ClusterRoleBindings
+// of Kubernetes-mode Retrievers.
+func clusterScopedResource(res string) bool {
+	return strings.HasPrefix(res, "chunkingpolicies") || res == "clusterrolebindings"
 }

@@ -4,6 +4,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -13,7 +14,7 @@ import (
 
 // CacheOptions keep the manager's informers to what the operator owns, so
 // that its memory and start-up time follow its own objects, not the
-// cluster's. Jobs, claims, Deployments, Services and Roles are cached only
+// cluster's. Jobs, claims, Deployments, Services, Roles and NetworkPolicies are cached only
 // with the operator's managed-by label, ReplicaSets only with a
 // Retriever's label. ConfigMaps are informed as metadata only (enough to
 // map a source's change to the Corpora that read it) and Secrets not at
@@ -30,6 +31,7 @@ func CacheOptions(namespaces ...string) cache.Options {
 			&appsv1.Deployment{}:            {Label: owned},
 			&corev1.Service{}:               {Label: owned},
 			&rbacv1.Role{}:                  {Label: owned},
+			&networkingv1.NetworkPolicy{}:   {Label: owned},
 			&appsv1.ReplicaSet{}:            {Label: labels.NewSelector().Add(*retrieverRS)},
 		},
 	}

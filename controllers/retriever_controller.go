@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -57,7 +58,7 @@ func (r *RetrieverReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !rt.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.releaseAuthBinding(ctx, &rt)
 	}
 	base := rt.DeepCopy()
 	s := &retrieverState{retriever: &rt}
@@ -71,8 +72,16 @@ func (r *RetrieverReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if s.suspended = rt.Spec.Suspend; s.suspended {
 		return ctrl.Result{}, nil
 	}
+	if err := r.syncAuthFinalizer(ctx, &rt); err != nil {
+		return ctrl.Result{}, err
+	}
 	plan, result, err := r.plan(ctx, s)
 	if err != nil || !result.IsZero() {
+		return result, err
+	}
+	// After plan, which scales down for a Corpus going away whatever the
+	// Secret.
+	if result, err := r.waitForAuthSecret(ctx, s); err != nil || !result.IsZero() {
 		return result, err
 	}
 	if err := r.apply(ctx, plan); err != nil {
@@ -163,15 +172,18 @@ func claimAccessProblem(rt *v1alpha1.Retriever, c *v1alpha1.Corpus) string {
 
 // apply writes every object with server-side apply under one field
 // manager; the Deployment goes last, once its identity can read the
-// revision.
+// revision and, in Kubernetes auth mode, review its callers. A
+// NetworkPolicy no longer asked for is deleted.
 func (r *RetrieverReconciler) apply(ctx context.Context, p *queryPlan) error {
-	objs := []runtime.ApplyConfiguration{p.serviceAccount(), p.role(), p.roleBinding(), p.service(), p.deployment()}
+	objs := []runtime.ApplyConfiguration{p.serviceAccount(), p.role(), p.roleBinding(), p.service()}
+	objs = append(append(objs, p.authObjects()...), p.networkPolicyObjects()...)
+	objs = append(objs, p.deployment())
 	for _, obj := range objs {
 		if err := r.Apply(ctx, obj, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying %s: %w", describeApply(obj), err)
 		}
 	}
-	return nil
+	return r.removeNetworkPolicy(ctx, p.retriever)
 }
 
 // observe reads the Deployment's rollout into status. The serving revision
@@ -220,6 +232,7 @@ func (r *RetrieverReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&rbacv1.Role{}).
+		Owns(&networkingv1.NetworkPolicy{}).
 		Watches(&appsv1.ReplicaSet{}, handler.EnqueueRequestsFromMapFunc(retrieverOfReplicaSet)).
 		Watches(&v1alpha1.Corpus{}, handler.EnqueueRequestsFromMapFunc(r.retrieversOfCorpus)).
 		Named("retriever").

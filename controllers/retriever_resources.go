@@ -137,7 +137,7 @@ func (p *queryPlan) podSpec() *corev1ac.PodSpecApplyConfiguration {
 		WithSecurityContext(corev1ac.PodSecurityContext().WithRunAsNonRoot(true).
 			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
 		WithContainers(p.container()).
-		WithVolumes(p.volume())
+		WithVolumes(append([]*corev1ac.VolumeApplyConfiguration{p.volume()}, p.authVolumes()...)...)
 }
 
 // volume is the revision's claim, read-only, or scratch space for a
@@ -162,6 +162,7 @@ func (p *queryPlan) container() *corev1ac.ContainerApplyConfiguration {
 		WithLivenessProbe(probe("/healthz", 10)).
 		WithResources(p.resources()).
 		WithVolumeMounts(corev1ac.VolumeMount().WithName("data").WithMountPath(dataDir).WithReadOnly(p.claim != "")).
+		WithVolumeMounts(p.authMounts()...).
 		WithSecurityContext(corev1ac.SecurityContext().
 			WithAllowPrivilegeEscalation(false).WithReadOnlyRootFilesystem(true).WithRunAsNonRoot(true).
 			WithCapabilities(corev1ac.Capabilities().WithDrop("ALL")))
@@ -192,14 +193,15 @@ func ClaimServeArgs(r *v1alpha1.Retriever) []string {
 	return append([]string{"serve", "--index=" + dataDir + "/" + indexjob.BundleDir}, queryArgs(r)...)
 }
 
-// queryArgs are the server address and the Retriever's query settings.
+// queryArgs are the server address, the Retriever's query settings and
+// its auth flags.
 func queryArgs(r *v1alpha1.Retriever) []string {
-	return []string{
+	return append([]string{
 		"--addr=:" + itoa(serverPort),
 		"--max-parents=" + itoa(r.GetMaxParents()),
 		"--child-top-k=" + itoa(r.GetChildTopK()),
 		"--aggregation=" + string(r.GetAggregation()),
-	}
+	}, authArgs(r)...)
 }
 
 // env gives the pod its namespace and the Corpus's credentials.

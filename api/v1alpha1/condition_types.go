@@ -94,4 +94,8 @@ const (
 	// ReasonClaimAccessMode: more Retriever replicas than the Corpus's
 	// claims can be mounted by.
 	ReasonClaimAccessMode = "ClaimAccessMode"
+	// ReasonAuthSecretNotReady: the Secret of a BearerToken Retriever's
+	// auth.secretRef does not exist or holds no key, so its pods could
+	// not start.
+	ReasonAuthSecretNotReady = "AuthSecretNotReady"
 )

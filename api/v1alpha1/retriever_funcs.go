@@ -64,3 +64,20 @@ func (r *Retriever) GetTrack() Track {
 	}
 	return r.Spec.Track
 }
+
+// GetAuthMode returns the auth mode, None when unset.
+func (r *Retriever) GetAuthMode() AuthMode {
+	if r.Spec.Auth == nil || r.Spec.Auth.Mode == "" {
+		return AuthNone
+	}
+	return r.Spec.Auth.Mode
+}
+
+// GetAuthSecretName returns the name of the Secret holding the accepted
+// bearer tokens, "" unless the mode is BearerToken.
+func (r *Retriever) GetAuthSecretName() string {
+	if r.GetAuthMode() != AuthBearerToken || r.Spec.Auth.SecretRef == nil {
+		return ""
+	}
+	return r.Spec.Auth.SecretRef.Name
+}

@@ -45,6 +45,70 @@ const (
 	TrackCandidate Track = "Candidate"
 )
 
+// AuthMode names how the query server authenticates its callers.
+// +kubebuilder:validation:Enum=None;BearerToken;Kubernetes
+type AuthMode string
+
+// Auth modes.
+const (
+	// AuthNone lets anyone who can reach the Service query it (the
+	// default).
+	AuthNone AuthMode = "None"
+	// AuthBearerToken accepts the tokens held in a Secret's keys.
+	AuthBearerToken AuthMode = "BearerToken"
+	// AuthKubernetes accepts Kubernetes tokens (of ServiceAccounts, or any
+	// the API server authenticates) whose user RBAC allows to query the
+	// Retriever.
+	AuthKubernetes AuthMode = "Kubernetes"
+)
+
+// RetrieverAuth says who may query a Retriever.
+// +kubebuilder:validation:XValidation:rule="self.mode != 'BearerToken' || has(self.secretRef)",message="auth.secretRef is required with mode BearerToken: name the Secret whose keys hold the accepted tokens"
+// +kubebuilder:validation:XValidation:rule="!has(self.secretRef) || self.mode == 'BearerToken'",message="auth.secretRef is only read with mode BearerToken: remove it, or set mode: BearerToken"
+type RetrieverAuth struct {
+	// mode is None (default: anyone who can reach the Service may query),
+	// BearerToken (a token from secretRef's keys) or Kubernetes (a
+	// Kubernetes token whose user may get retrievers/query on this
+	// Retriever).
+	// +kubebuilder:default=None
+	// +optional
+	Mode AuthMode `json:"mode,omitempty"`
+
+	// secretRef names a Secret in the Retriever's namespace whose every
+	// key holds one accepted token; required with mode BearerToken and
+	// refused otherwise. It is mounted into the query pods, which pick up
+	// a changed Secret without a restart.
+	// +optional
+	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
+}
+
+// RetrieverNetworkPolicy limits who may open connections to the query
+// pods.
+type RetrieverNetworkPolicy struct {
+	// from lists the peers that may connect to the query port; an empty
+	// list lets no pod connect (the node, and so the kubelet's probes,
+	// always may).
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	From []RetrieverPeer `json:"from,omitempty"`
+}
+
+// RetrieverPeer selects pods that may query a Retriever, as a
+// NetworkPolicy peer does.
+// +kubebuilder:validation:XValidation:rule="has(self.namespaceSelector) || has(self.podSelector)",message="each networkPolicy.from entry needs a namespaceSelector, a podSelector or both"
+type RetrieverPeer struct {
+	// namespaceSelector selects namespaces whose pods may connect ({}:
+	// every namespace); with podSelector, only the selected pods of them.
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+
+	// podSelector selects pods that may connect, in the Retriever's
+	// namespace unless namespaceSelector is set.
+	// +optional
+	PodSelector *metav1.LabelSelector `json:"podSelector,omitempty"`
+}
+
 // RetrieverSpec declares a query service over a Corpus.
 type RetrieverSpec struct {
 	// corpusRef names the Corpus, in the same namespace, to serve.
@@ -99,6 +163,19 @@ type RetrieverSpec struct {
 	// service shapes the Service in front of the query pods.
 	// +optional
 	Service *RetrieverService `json:"service,omitempty"`
+
+	// auth says who may query the Retriever: mode None (default),
+	// BearerToken or Kubernetes. /healthz and /readyz stay open; /metrics
+	// needs the same tokens as a query (in Kubernetes mode, get on the
+	// non-resource URL /metrics).
+	// +optional
+	Auth *RetrieverAuth `json:"auth,omitempty"`
+
+	// networkPolicy, when set, makes a NetworkPolicy that lets only the
+	// listed peers connect to the query pods; unset, no NetworkPolicy is
+	// made and any pod may connect.
+	// +optional
+	NetworkPolicy *RetrieverNetworkPolicy `json:"networkPolicy,omitempty"`
 
 	// suspend stops reconciliation; the Deployment keeps running as it is.
 	// +optional

@@ -42,6 +42,8 @@ type serveFlags struct {
 	queueWait      time.Duration
 	maxQueryTerms  int
 	maxPostings    int
+	// auth says who may query.
+	auth serveAuthFlags
 }
 
 // register adds the serve flags to cmd. --namespace defaults to
@@ -64,6 +66,7 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.maxQueryTerms, "max-query-terms", server.DefaultMaxQueryTerms, "most distinct terms a query may have after analysis; more is refused with 400 (0: no limit)")
 	fl.IntVar(&f.maxPostings, "max-postings", server.DefaultMaxPostings, "most postings a query's terms may reach in the child index; more is refused with 400 (0: no limit)")
 	fl.DurationVar(&f.shutdownDelay, "shutdown-delay", server.DefaultShutdownDelay, "after SIGTERM, how long to keep answering with /readyz at 503 while endpoints stop routing here, before closing the listener (0: none)")
+	f.auth.register(fl)
 }
 
 // check refuses flags that cannot work together or are out of range, and
@@ -88,6 +91,9 @@ func (f *serveFlags) check() error {
 		return fmt.Errorf("--max-in-flight, --max-queued, --max-query-terms and --max-postings: want 0 or more")
 	case f.childTopK < 1 || f.childTopK > server.MaxChildTopK:
 		return fmt.Errorf("--child-top-k %d: want 1 to %d", f.childTopK, server.MaxChildTopK)
+	}
+	if err := f.auth.check(); err != nil {
+		return err
 	}
 	switch retrieval.Aggregation(f.aggregation) {
 	case retrieval.AggregateMax, retrieval.AggregateMean, retrieval.AggregateSum:
@@ -197,11 +203,17 @@ func newServeCommandWith(reader newReader) *cobra.Command {
 // a graceful shutdown. A failed load stops the server and is returned.
 func runServe(cmd *cobra.Command, f *serveFlags, reader newReader) error {
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+	opts := f.serverOptions()
+	auth, err := f.auth.authorizer(log)
+	if err != nil {
+		return err
+	}
+	opts.Auth = auth
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return fmt.Errorf("--addr %s: %w", f.addr, err)
 	}
-	srv := server.New(f.serverOptions())
+	srv := server.New(opts)
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
 	served := make(chan error, 1)

@@ -98,6 +98,9 @@ type Options struct {
 	// ShutdownTimeout bounds the drain of in-flight requests once the
 	// listener is closed (default 20s).
 	ShutdownTimeout time.Duration
+	// Auth, when set, guards every endpoint but /healthz and /readyz
+	// (see guard); nil lets anyone query.
+	Auth Authorizer
 	// Registry receives the server's metrics and is what /metrics serves.
 	// Nil means a new registry that also holds the Go and process
 	// collectors.
@@ -284,7 +287,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("/readyz", s.instrument("/readyz", http.HandlerFunc(s.readyz)))
 	mux.Handle("/metrics", s.instrument("/metrics", s.metrics.handler))
 	mux.Handle("/", s.instrument("other", http.HandlerFunc(notFound)))
-	return s.closeWhileDraining(mux)
+	return s.closeWhileDraining(s.guard(mux))
 }
 
 // closeWhileDraining closes each connection after its response once the
