@@ -193,11 +193,13 @@ func ClaimServeArgs(r *v1alpha1.Retriever) []string {
 	return append([]string{"serve", "--index=" + dataDir + "/" + indexjob.BundleDir}, queryArgs(r)...)
 }
 
-// queryArgs are the server address, the Retriever's query settings and
-// its auth flags.
+// queryArgs are the server address, the Corpus served (the id of its
+// OpenAI vector store, whatever holds the revision), the Retriever's query
+// settings and its auth flags.
 func queryArgs(r *v1alpha1.Retriever) []string {
 	return append([]string{
 		"--addr=:" + itoa(serverPort),
+		"--corpus=" + r.Spec.CorpusRef.Name,
 		"--max-parents=" + itoa(r.GetMaxParents()),
 		"--child-top-k=" + itoa(r.GetChildTopK()),
 		"--aggregation=" + string(r.GetAggregation()),

@@ -26,6 +26,10 @@ func authRequest(t *testing.T, c *http.Client, method, url, token, body string) 
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,11 +13,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	legacyrouter "github.com/getkin/kin-openapi/routers/legacy"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // openAPIRouter loads the server's OpenAPI document, validates it and
@@ -88,7 +91,7 @@ func (v *openAPIRecorder) check(r *http.Request, body []byte, rec *httptest.Resp
 		return
 	}
 	input := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{MultiError: true}}
+		Options: &openapi3filter.Options{MultiError: true, AuthenticationFunc: bearerPresent}}
 	if err := openapi3filter.ValidateRequest(context.Background(), input); err != nil && (rec.Code < 400 || rec.Code >= 500) {
 		v.t.Errorf("%s %s %s: the document refuses the request (%v) yet it was answered %d", r.Method, r.URL.Path, body, err, rec.Code)
 	}
@@ -101,6 +104,16 @@ func (v *openAPIRecorder) check(r *http.Request, body []byte, rec *httptest.Resp
 	v.mu.Lock()
 	v.seen[route.Method+" "+route.Path+" "+http.StatusText(rec.Code)] = true
 	v.mu.Unlock()
+}
+
+// bearerPresent is the document's "bearer" scheme as a validator sees it:
+// met by a request that carries a bearer token, whether or not the server
+// accepts it (the document also allows no token, for a server without auth).
+func bearerPresent(_ context.Context, in *openapi3filter.AuthenticationInput) error {
+	if in.SecuritySchemeName == "bearer" && !strings.HasPrefix(in.RequestValidationInput.Request.Header.Get("Authorization"), "Bearer ") {
+		return errors.New("no bearer token")
+	}
+	return nil
 }
 
 // saw returns the operations and statuses seen, sorted.
@@ -225,4 +238,45 @@ func doJSON(t testing.TB, c *http.Client, method, url, body string) (int, []byte
 		t.Fatal(err)
 	}
 	return resp.StatusCode, data
+}
+
+// TestGuardedAnswersMatchOpenAPI checks, through the validator, that on a
+// server with bearer tokens every endpoint but the probes answers 401 as
+// the document describes it when no token or a wrong one comes, and that
+// the accepted token reaches each endpoint.
+func TestGuardedAnswersMatchOpenAPI(t *testing.T) {
+	dir := t.TempDir()
+	secretVolume(t, dir, map[string]string{"app": "token-of-app"})
+	tokens, err := NewTokenDir(dir, time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Options{ShutdownDelay: -1, Corpus: "docs", Auth: tokens, Registry: prometheus.NewRegistry()})
+	s.SetBundle(openBundle(t, corpus(), "rev-a"))
+	ts, rec := newValidatedServer(t, s)
+	for _, r := range []struct{ method, path, body string }{
+		{"POST", "/v1/retrieve", `{"query": "tomatoes"}`},
+		{"POST", LangChainPath, `{"message": "tomatoes"}`},
+		{"GET", VectorStoresPath, ""},
+		{"GET", "/v1/vector_stores/docs", ""},
+		{"POST", "/v1/vector_stores/docs/search", `{"query": "tomatoes"}`},
+		{"POST", MCPPath, `{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}`},
+		{"GET", "/metrics", ""},
+		{"GET", OpenAPIPath, ""},
+	} {
+		for token, want := range map[string]int{"": 401, "token-of-someone": 401, "token-of-app": 200} {
+			resp, body := authRequest(t, ts.Client(), r.method, ts.URL+r.path, token, r.body)
+			if resp.StatusCode != want {
+				t.Errorf("%s %s with token %q: %d %s, want %d", r.method, r.path, token, resp.StatusCode, body, want)
+			}
+		}
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if resp, body := authRequest(t, ts.Client(), "GET", ts.URL+path, "", ""); resp.StatusCode != 200 {
+			t.Errorf("GET %s without a token: %d %s, want 200", path, resp.StatusCode, body)
+		}
+	}
+	if saw := strings.Join(rec.saw(), "\n"); !strings.Contains(saw, "POST /mcp Unauthorized") || !strings.Contains(saw, "GET /metrics Unauthorized") {
+		t.Errorf("the validator saw no 401 of /mcp or /metrics:\n%s", saw)
+	}
 }

@@ -1,7 +1,8 @@
 // Starts a real `parentrag serve` on an index of the project's docs/ and
 // asks it questions the plain way, for the client tests to compare with.
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -19,10 +20,17 @@ export const QUERIES = [
   "Which metrics does the query server export?",
 ];
 
+// TOKEN is the one bearer token the server accepts: it runs with
+// `--auth bearer`, the way a Retriever with spec.auth.mode BearerToken does.
+export const TOKEN = randomBytes(24).toString("hex");
+
+// WRONG_TOKEN is a token the server does not accept.
+export const WRONG_TOKEN = "not-" + TOKEN;
+
 // authHeaders are the headers every request of these tests carries: the
-// place for an Authorization header once the server requires one.
-export function authHeaders() {
-  return {};
+// accepted token, or another one to see it refused.
+export function authHeaders(token = TOKEN) {
+  return token ? { Authorization: `Bearer ${token}` } : {};
 }
 
 // freePort returns a TCP port nobody listens on right now.
@@ -54,16 +62,20 @@ async function waitReady(baseURL, child, timeoutMs) {
 }
 
 // startServer builds parentrag, indexes docs/ and serves the index as
-// Corpus CORPUS on a free port. stop() ends the server and removes its files.
+// Corpus CORPUS on a free port, accepting TOKEN alone. stop() ends the server
+// and removes its files.
 export async function startServer() {
   const dir = mkdtempSync(join(tmpdir(), "parentrag-clients-"));
   const bin = join(dir, "parentrag");
   const index = join(dir, "index");
+  const tokens = join(dir, "tokens");
+  mkdirSync(tokens);
+  writeFileSync(join(tokens, "clients"), TOKEN + "\n");
   execFileSync("go", ["build", "-o", bin, "./cmd/parentrag"], { cwd: moduleRoot, stdio: "inherit" });
   execFileSync(bin, ["local", "index", "--quiet", "--out", index, join(moduleRoot, "docs")], { stdio: "inherit" });
   const port = await freePort();
   const baseURL = `http://127.0.0.1:${port}`;
-  const child = spawn(bin, ["serve", "--index", index, "--corpus", CORPUS, "--addr", `127.0.0.1:${port}`, "--shutdown-delay", "0"], {
+  const child = spawn(bin, ["serve", "--index", index, "--corpus", CORPUS, "--addr", `127.0.0.1:${port}`, "--shutdown-delay", "0", "--auth", "bearer", "--auth-token-dir", tokens], {
     stdio: ["ignore", "ignore", "inherit"],
   });
   try {

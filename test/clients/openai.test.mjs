@@ -4,15 +4,14 @@ import { after, before, test } from "node:test";
 
 import OpenAI, { NotFoundError } from "openai";
 
-import { authHeaders, CORPUS, parentsOf, QUERIES, retrieve, startServer } from "./helpers.mjs";
+import { CORPUS, parentsOf, QUERIES, retrieve, startServer, TOKEN } from "./helpers.mjs";
 
 let server;
 let client;
 before(async () => {
   server = await startServer();
-  // The SDK requires an API key; the server reads none until it requires
-  // authentication, when authHeaders() carries it.
-  client = new OpenAI({ baseURL: `${server.baseURL}/v1`, apiKey: "unused", defaultHeaders: authHeaders(), maxRetries: 0 });
+  // The SDK sends its API key as the bearer token the server accepts.
+  client = new OpenAI({ baseURL: `${server.baseURL}/v1`, apiKey: TOKEN, maxRetries: 0 });
 });
 after(() => server?.stop());
 

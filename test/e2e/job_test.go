@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -293,6 +295,7 @@ func askFromClaim(t *testing.T, ctx context.Context, env *devcluster.Env, bin st
 	if resp.Revision != run.Revision || len(resp.Results) == 0 || len(resp.Results) > 3 {
 		t.Fatalf("answer from revision %s with %d parents, want revision %s and 1 to 3 parents", resp.Revision, len(resp.Results), run.Revision)
 	}
+	assertVectorStoreID(t, srv.URL, c.Name)
 	top := resp.Results[0]
 	if !strings.HasPrefix(top.DocID, "parentrag-docs/") || !strings.Contains(strings.ToLower(top.Text), "parent") || len(top.Matches) == 0 {
 		t.Fatalf("top parent %s does not answer the question:\n%s", top.DocID, top.Text)
@@ -361,5 +364,27 @@ func checkRetained(t *testing.T, ctx context.Context, env *devcluster.Env, c *v1
 	}
 	if m, err := bundle.ReadManifest(filepath.Join(old.Volume, indexjob.BundleDir)); err != nil || m.Revision != old.Revision {
 		t.Errorf("the retained revision's bundle: %+v, %v", m, err)
+	}
+}
+
+// assertVectorStoreID checks that the query server at url names its one
+// OpenAI vector store after the Corpus, wherever its revision lies.
+func assertVectorStoreID(t *testing.T, url, corpus string) {
+	t.Helper()
+	resp, err := http.Get(url + "/v1/vector_stores")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		t.Fatalf("GET /v1/vector_stores: %v", err)
+	}
+	if resp.StatusCode != http.StatusOK || len(list.Data) != 1 || list.Data[0].ID != corpus {
+		t.Fatalf("GET /v1/vector_stores: %d %+v, want the one store %q", resp.StatusCode, list.Data, corpus)
 	}
 }
