@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -109,10 +108,8 @@ func (r *CorpusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 	if !c.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, &c)
 	}
-	if controllerutil.AddFinalizer(&c, CorpusFinalizer) {
-		if err := r.Update(ctx, &c); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := addFinalizer(ctx, r.Client, &c, CorpusFinalizer); err != nil {
+		return ctrl.Result{}, err
 	}
 	base := c.DeepCopy()
 	s := &corpusState{corpus: &c, progress: r.newProgressPatcher(ctx, &c, base)}

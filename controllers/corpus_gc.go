@@ -160,6 +160,5 @@ func (r *CorpusReconciler) release(ctx context.Context, c *v1alpha1.Corpus) erro
 			return fmt.Errorf("deleting revisions: %w", err)
 		}
 	}
-	controllerutil.RemoveFinalizer(c, CorpusFinalizer)
-	return client.IgnoreNotFound(r.Update(ctx, c))
+	return client.IgnoreNotFound(removeFinalizer(ctx, r.Client, c, CorpusFinalizer))
 }

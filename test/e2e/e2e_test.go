@@ -29,6 +29,9 @@ import (
 
 const question = "Why split documents into parents and children?"
 
+// samplePolicy is the ChunkingPolicy of config/samples that its Corpus uses.
+const samplePolicy = "parentrag-sample-handbook"
+
 func TestSamplesServeQueriesAndRollToANewRevision(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a whole control plane with workloads; skipped with -short")
@@ -40,7 +43,7 @@ func TestSamplesServeQueriesAndRollToANewRevision(t *testing.T) {
 	askLikeAPod(t, ctx, env, bin, retriever, first)
 
 	var policy v1alpha1.ChunkingPolicy
-	if err := env.Client.Get(ctx, client.ObjectKey{Name: "handbook"}, &policy); err != nil {
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: samplePolicy}, &policy); err != nil {
 		t.Fatal(err)
 	}
 	policy.Spec.Child = &v1alpha1.ChunkSize{ChunkSize: 200, ChunkOverlap: 20}
