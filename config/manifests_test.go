@@ -399,9 +399,12 @@ var clusterWideNeeds = []need{
 	// mgr.GetEventRecorder: the events.k8s.io API.
 	{"events.k8s.io", []string{"events"}, []string{"create", "patch"}, "controller events"},
 	// The three controllers watch their kinds; ChunkingPolicy and Corpus
-	// add and remove finalizers with Update.
+	// add and remove finalizers with a patch of metadata.finalizers.
 	{group, []string{"chunkingpolicies", "corpora", "retrievers"}, []string{"get", "list", "watch"}, "reconciled kinds"},
-	{group, []string{"chunkingpolicies", "corpora"}, []string{"update"}, "finalizers"},
+	{group, []string{"chunkingpolicies", "corpora"}, []string{"patch"}, "finalizers"},
+	// Corpus: reads the Flux source objects of its sourceRef sources
+	// (uncached get through the client's cache, and their informers).
+	{"source.toolkit.fluxcd.io", []string{"gitrepositories", "ocirepositories", "buckets", "externalartifacts"}, []string{"get", "list", "watch"}, "sourceRef sources"},
 	// Status().Patch on all three.
 	{group, []string{"chunkingpolicies/status", "corpora/status", "retrievers/status"}, []string{"patch"}, "status"},
 	// Owner references with blockOwnerDeletion: the revision ConfigMaps
