@@ -1,0 +1,356 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/devcluster"
+)
+
+// The documents of the test's Git repository: docs/ is what the Corpus
+// reads; README.md lies outside its path.
+const (
+	launchQuestion = "What is the launch code of the handbook?"
+	guideBefore    = "# Launch\n\nThe launch code of the handbook is ALPHA-7. Keep it safe.\n"
+	guideAfter     = "# Launch\n\nThe launch code of the handbook is BRAVO-9. Keep it safe.\n"
+	faqText        = "# FAQ\n\nQuestions people ask about the handbook and its chapters.\n"
+)
+
+// TestFluxCommitReachesTheRetriever runs Flux's real source-controller
+// against the control plane, serves a Git repository over HTTP with `git
+// http-backend`, and follows commits through it: a commit that edits a
+// document under the Corpus's path moves the GitRepository's artifact,
+// the Corpus builds a new revision and names the commit in
+// status.sourceRevision, and the Retriever's pods answer from it; a
+// commit that touches only a file outside the path moves the artifact and
+// status.sourceRevision, and builds nothing.
+func TestFluxCommitReachesTheRetriever(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a control plane with workloads and Flux's source-controller; skipped with -short")
+	}
+	sourceController, crds := fluxBinaries(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := startClusterWith(t, ctx, func(env *devcluster.Env, ctx context.Context) error {
+		if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{crds}, ErrorIfPathMissing: true}); err != nil {
+			return fmt.Errorf("installing Flux's CRDs: %w", err)
+		}
+		if err := startSourceController(t, env, sourceController); err != nil {
+			return err
+		}
+		return env.StartWorkloads(ctx)
+	})
+	bin, err := env.BuildBinary(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := newGitRepo(t, map[string]string{"docs/guide.md": guideBefore, "docs/faq.md": faqText, "README.md": "# Handbook\n"})
+	const ns = "flux-docs"
+	if err := createNamespace(ctx, env, ns); err != nil {
+		t.Fatal(err)
+	}
+	gitRepo := createGitRepository(t, ctx, env, ns, "handbook", repo.url)
+	corpus, retriever := createFluxCorpus(t, ctx, env, ns)
+
+	first := waitServing(t, env, corpus, retriever, "")
+	checkSourceRevision(t, ctx, env, corpus, repo.head(t))
+	checkAnswer(t, ctx, env, bin, retriever, first, "ALPHA-7")
+
+	repo.commit(t, "docs/guide.md", guideAfter, "Change the launch code")
+	committed := time.Now()
+	requestReconcile(t, ctx, env, gitRepo)
+	second := waitServing(t, env, corpus, retriever, first)
+	served := time.Since(committed)
+	checkSourceRevision(t, ctx, env, corpus, repo.head(t))
+	checkAnswer(t, ctx, env, bin, retriever, second, "BRAVO-9")
+	t.Logf("commit to served: %.1fs (GitRepository reconcile requested at the push, Corpus built and promoted, %d Retriever replica rolled)", served.Seconds(), retriever.GetReplicas())
+
+	repo.commit(t, "README.md", "# Handbook\n\nNow with a README.\n", "Touch only the README")
+	requestReconcile(t, ctx, env, gitRepo)
+	waitSourceRevision(t, ctx, env, corpus, repo.head(t))
+	get(t, ctx, env, corpus)
+	if corpus.Status.ActiveRevision.Name != second || corpus.Status.LastAttemptedRevision != second || corpus.Status.Candidate != nil {
+		t.Fatalf("a commit outside the Corpus's path changed it: active %s, last attempted %s, candidate %+v; want %s and no candidate",
+			corpus.Status.ActiveRevision.Name, corpus.Status.LastAttemptedRevision, corpus.Status.Candidate, second)
+	}
+	if b := corpus.Status.LastBuild; b == nil || b.Revision != second {
+		t.Fatalf("a commit outside the Corpus's path built %+v", b)
+	}
+}
+
+// fluxBinaries returns the source-controller binary and its CRDs folder,
+// from $PARENTRAG_SOURCE_CONTROLLER and $PARENTRAG_FLUX_CRDS (make test sets
+// them), else from hack/flux/source-controller.sh, which builds them once
+// into the cache.
+func fluxBinaries(t *testing.T) (string, string) {
+	t.Helper()
+	bin, crds := os.Getenv("PARENTRAG_SOURCE_CONTROLLER"), os.Getenv("PARENTRAG_FLUX_CRDS")
+	if bin != "" && crds != "" {
+		return bin, crds
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(root, "hack", "flux", "source-controller.sh"), "--print").Output()
+	if err != nil {
+		t.Fatalf("hack/flux/source-controller.sh: %v", err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "export PARENTRAG_SOURCE_CONTROLLER="); ok {
+			bin = v
+		}
+		if v, ok := strings.CutPrefix(line, "export PARENTRAG_FLUX_CRDS="); ok {
+			crds = v
+		}
+	}
+	if bin == "" || crds == "" {
+		t.Fatalf("hack/flux/source-controller.sh --print named no binary or CRDs:\n%s", out)
+	}
+	return bin, crds
+}
+
+// startSourceController runs source-controller as a cluster administrator,
+// watching every namespace, with its artifact server on a loopback port
+// that it also advertises, so that artifact URLs reach this process.
+func startSourceController(t *testing.T, env *devcluster.Env, bin string) error {
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := writeKubeconfig(env.Config, kubeconfig); err != nil {
+		return err
+	}
+	if err := os.Mkdir(filepath.Join(dir, "storage"), 0o755); err != nil {
+		return err
+	}
+	storage, health, metrics := freePort(t), freePort(t), freePort(t)
+	cmd := exec.Command(bin, "--storage-path="+filepath.Join(dir, "storage"), "--storage-addr="+storage, "--storage-adv-addr="+storage,
+		"--health-addr="+health, "--metrics-addr="+metrics, "--enable-leader-election=false", "--watch-all-namespaces=true", "--log-level=info")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE=flux-system")
+	logFile, err := os.Create(filepath.Join(dir, "source-controller.log"))
+	if err != nil {
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting source-controller: %w", err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		logFile.Close()
+		if t.Failed() {
+			tail, _ := os.ReadFile(logFile.Name())
+			t.Logf("source-controller log (end):\n%s", lastLines(string(tail), 40))
+		}
+	})
+	return nil
+}
+
+// writeKubeconfig writes cfg, with its client certificate, as a kubeconfig.
+func writeKubeconfig(cfg *rest.Config, path string) error {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["test"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
+	kc.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "admin"}
+	kc.CurrentContext = "test"
+	return clientcmd.WriteToFile(*kc, path)
+}
+
+// freePort returns a loopback address no one listens on.
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// gitRepo is a bare Git repository served over HTTP by git http-backend,
+// and a work tree that pushes to it.
+type gitRepo struct {
+	url, work string
+}
+
+// newGitRepo commits files to branch main of a new repository and serves
+// it over HTTP until the test ends.
+func newGitRepo(t *testing.T, files map[string]string) *gitRepo {
+	t.Helper()
+	root := t.TempDir()
+	bare, work := filepath.Join(root, "handbook.git"), filepath.Join(root, "work")
+	git(t, root, "init", "--quiet", "--bare", "--initial-branch=main", bare)
+	git(t, root, "init", "--quiet", "--initial-branch=main", work)
+	for name, text := range files {
+		writeFile(t, filepath.Join(work, name), text)
+	}
+	git(t, work, "add", ".")
+	git(t, work, "commit", "--quiet", "-m", "The handbook")
+	git(t, work, "remote", "add", "origin", bare)
+	git(t, work, "push", "--quiet", "origin", "main")
+	exe, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend := &cgi.Handler{Path: filepath.Join(strings.TrimSpace(string(exe)), "git-http-backend"), Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
+	srv := httptest.NewServer(http.StripPrefix("/git", backend))
+	t.Cleanup(srv.Close)
+	return &gitRepo{url: srv.URL + "/git/handbook.git", work: work}
+}
+
+// commit writes one file, commits it and pushes it.
+func (g *gitRepo) commit(t *testing.T, name, text, message string) {
+	t.Helper()
+	writeFile(t, filepath.Join(g.work, name), text)
+	git(t, g.work, "commit", "--quiet", "-am", message)
+	git(t, g.work, "push", "--quiet", "origin", "main")
+}
+
+// head is the commit main is on.
+func (g *gitRepo) head(t *testing.T) string {
+	t.Helper()
+	return strings.TrimSpace(git(t, g.work, "rev-parse", "HEAD"))
+}
+
+// git runs git in dir as a fixed author and returns its output.
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=parentrag", "GIT_AUTHOR_EMAIL=test@parentrag.io", "GIT_COMMITTER_NAME=parentrag", "GIT_COMMITTER_EMAIL=test@parentrag.io")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// writeFile writes text to path, creating its folder.
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createGitRepository creates a Flux GitRepository of branch main of url.
+func createGitRepository(t *testing.T, ctx context.Context, env *devcluster.Env, ns, name, url string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+		"metadata": map[string]any{"namespace": ns, "name": name},
+		"spec":     map[string]any{"url": url, "interval": "10m", "ref": map[string]any{"branch": "main"}},
+	}}
+	if err := env.Client.Create(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// createFluxCorpus creates the sample policies, a Corpus that reads docs/
+// of the GitRepository handbook, and a Retriever of one replica.
+func createFluxCorpus(t *testing.T, ctx context.Context, env *devcluster.Env, ns string) (*v1alpha1.Corpus, *v1alpha1.Retriever) {
+	t.Helper()
+	if _, err := env.Apply(ctx, ns, filepath.Join(env.Root, "config", "samples", "parentrag_v1alpha1_chunkingpolicy.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	c := &v1alpha1.Corpus{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "handbook"}, Spec: v1alpha1.CorpusSpec{
+		ChunkingPolicyRef: v1alpha1.PolicyReference{Name: samplePolicy},
+		Sources: []v1alpha1.Source{{Name: "handbook", SourceRef: &v1alpha1.SourceReference{
+			Kind: v1alpha1.SourceRefGitRepository, Name: "handbook", Path: "./docs"}}},
+	}}
+	r := &v1alpha1.Retriever{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "handbook"}, Spec: v1alpha1.RetrieverSpec{
+		CorpusRef: v1alpha1.LocalObjectReference{Name: c.Name}, Replicas: ptr.To[int32](1), MaxParents: 3, ChildTopK: 20,
+	}}
+	for _, obj := range []client.Object{c, r} {
+		if err := env.Client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c, r
+}
+
+// requestReconcile asks source-controller to fetch the repository now, as
+// `flux reconcile source git` and a webhook Receiver do.
+func requestReconcile(t *testing.T, ctx context.Context, env *devcluster.Env, obj *unstructured.Unstructured) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, time.Now().Format(time.RFC3339Nano))
+	if err := env.Client.Patch(ctx, obj, client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkSourceRevision checks that the Corpus names the commit it serves.
+func checkSourceRevision(t *testing.T, ctx context.Context, env *devcluster.Env, c *v1alpha1.Corpus, commit string) {
+	t.Helper()
+	get(t, ctx, env, c)
+	if want := "main@sha1:" + commit; c.Status.SourceRevision != want {
+		t.Fatalf("status.sourceRevision %q, want %q", c.Status.SourceRevision, want)
+	}
+}
+
+// waitSourceRevision waits until the Corpus names the commit.
+func waitSourceRevision(t *testing.T, ctx context.Context, env *devcluster.Env, c *v1alpha1.Corpus, commit string) {
+	t.Helper()
+	want := "main@sha1:" + commit
+	deadline := time.Now().Add(time.Duration(waitMinutes()) * time.Minute)
+	for time.Now().Before(deadline) {
+		get(t, ctx, env, c)
+		if c.Status.SourceRevision == want {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("status.sourceRevision stayed %q, want %q", c.Status.SourceRevision, want)
+}
+
+// checkAnswer asks the Retriever's pods, as a pod of its Deployment runs,
+// and wants the top parent to carry the launch code.
+func checkAnswer(t *testing.T, ctx context.Context, env *devcluster.Env, bin string, r *v1alpha1.Retriever, revision, code string) {
+	t.Helper()
+	resp := retrieveLikeAPod(t, ctx, env, bin, r, revision, launchQuestion)
+	top := resp.Results[0]
+	if top.DocID != "handbook/docs/guide.md" || !strings.Contains(top.Text, code) {
+		t.Fatalf("revision %s answered from %s, want handbook/docs/guide.md with %s:\n%s", revision, top.DocID, code, top.Text)
+	}
+}
+
+// get reads obj again.
+func get(t *testing.T, ctx context.Context, env *devcluster.Env, obj client.Object) {
+	t.Helper()
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		t.Fatal(err)
+	}
+}
