@@ -14,12 +14,10 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -64,13 +62,12 @@ func TestFluxCommitReachesTheRetriever(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repo := newGitRepo(t, map[string]string{"docs/guide.md": guideBefore, "docs/faq.md": faqText, "README.md": "# Handbook\n"})
-	const ns = "flux-docs"
-	if err := createNamespace(ctx, env, ns); err != nil {
-		t.Fatal(err)
-	}
-	gitRepo := createGitRepository(t, ctx, env, ns, "handbook", repo.url)
-	corpus, retriever := createFluxCorpus(t, ctx, env, ns)
+	samples := filepath.Join(env.Root, "config", "samples", "flux")
+	repo := newGitRepo(t, map[string]string{"docs/guide.md": guideBefore, "docs/faq.md": faqText, "README.md": "# Handbook\n",
+		"deploy/corpus.yaml": readFile(t, filepath.Join(samples, "deploy", "corpus.yaml")), "deploy/retriever.yaml": readFile(t, filepath.Join(samples, "deploy", "retriever.yaml"))})
+	gitRepo := applyFluxSamples(t, ctx, env, repo)
+	corpus, retriever := &v1alpha1.Corpus{}, &v1alpha1.Retriever{}
+	corpus.Namespace, corpus.Name, retriever.Namespace, retriever.Name = "docs", "handbook", "docs", "handbook"
 
 	first := waitServing(t, env, corpus, retriever, "")
 	checkSourceRevision(t, ctx, env, corpus, repo.head(t))
@@ -265,41 +262,54 @@ func writeFile(t *testing.T, path, text string) {
 	}
 }
 
-// createGitRepository creates a Flux GitRepository of branch main of url.
-func createGitRepository(t *testing.T, ctx context.Context, env *devcluster.Env, ns, name, url string) *unstructured.Unstructured {
+// applyFluxSamples applies config/samples/flux as docs/gitops.md says,
+// with the GitRepository's url on the test's repository, and the
+// repository's deploy/ folder into namespace docs; it returns the
+// GitRepository.
+func applyFluxSamples(t *testing.T, ctx context.Context, env *devcluster.Env, repo *gitRepo) *unstructured.Unstructured {
 	t.Helper()
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
-		"metadata": map[string]any{"namespace": ns, "name": name},
-		"spec":     map[string]any{"url": url, "interval": "10m", "ref": map[string]any{"branch": "main"}},
-	}}
-	if err := env.Client.Create(ctx, u); err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
-
-// createFluxCorpus creates the sample policies, a Corpus that reads docs/
-// of the GitRepository handbook, and a Retriever of one replica.
-func createFluxCorpus(t *testing.T, ctx context.Context, env *devcluster.Env, ns string) (*v1alpha1.Corpus, *v1alpha1.Retriever) {
-	t.Helper()
-	if _, err := env.Apply(ctx, ns, filepath.Join(env.Root, "config", "samples", "parentrag_v1alpha1_chunkingpolicy.yaml")); err != nil {
-		t.Fatal(err)
-	}
-	c := &v1alpha1.Corpus{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "handbook"}, Spec: v1alpha1.CorpusSpec{
-		ChunkingPolicyRef: v1alpha1.PolicyReference{Name: samplePolicy},
-		Sources: []v1alpha1.Source{{Name: "handbook", SourceRef: &v1alpha1.SourceReference{
-			Kind: v1alpha1.SourceRefGitRepository, Name: "handbook", Path: "./docs"}}},
-	}}
-	r := &v1alpha1.Retriever{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "handbook"}, Spec: v1alpha1.RetrieverSpec{
-		CorpusRef: v1alpha1.LocalObjectReference{Name: c.Name}, Replicas: ptr.To[int32](1), MaxParents: 3, ChildTopK: 20,
-	}}
-	for _, obj := range []client.Object{c, r} {
-		if err := env.Client.Create(ctx, obj); err != nil {
+	for _, ns := range []string{"flux-system", "docs"} {
+		if err := createNamespace(ctx, env, ns); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return c, r
+	samples := filepath.Join(env.Root, "config", "samples")
+	if _, err := env.Apply(ctx, "", filepath.Join(samples, "parentrag_v1alpha1_chunkingpolicy.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	objs, err := env.Apply(ctx, "flux-system", withGitURL(t, filepath.Join(samples, "flux", "gitrepository.yaml"), repo.url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deploy := []string{filepath.Join(repo.work, "deploy", "corpus.yaml"), filepath.Join(repo.work, "deploy", "retriever.yaml")}
+	if _, err := env.Apply(ctx, "docs", deploy...); err != nil {
+		t.Fatal(err)
+	}
+	return objs[0]
+}
+
+// withGitURL writes a copy of the GitRepository file at path with its
+// spec.url set to url, and returns the copy's path.
+func withGitURL(t *testing.T, path, url string) string {
+	t.Helper()
+	text := readFile(t, path)
+	const sample = "url: https://github.com/example/handbook"
+	if !strings.Contains(text, sample) {
+		t.Fatalf("%s has no %q", path, sample)
+	}
+	out := filepath.Join(t.TempDir(), filepath.Base(path))
+	writeFile(t, out, strings.Replace(text, sample, "url: "+url, 1))
+	return out
+}
+
+// readFile reads a file the test needs.
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // requestReconcile asks source-controller to fetch the repository now, as
