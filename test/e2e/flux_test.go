@@ -34,26 +34,29 @@ const (
 	faqText        = "# FAQ\n\nQuestions people ask about the handbook and its chapters.\n"
 )
 
-// TestFluxCommitReachesTheRetriever runs Flux's real source-controller
-// against the control plane, serves a Git repository over HTTP with `git
-// http-backend`, and follows commits through it: a commit that edits a
-// document under the Corpus's path moves the GitRepository's artifact,
-// the Corpus builds a new revision and names the commit in
-// status.sourceRevision, and the Retriever's pods answer from it; a
-// commit that touches only a file outside the path moves the artifact and
-// status.sourceRevision, and builds nothing.
+// TestFluxCommitReachesTheRetriever runs Flux's real source-controller and
+// kustomize-controller against the control plane, serves a Git repository
+// over HTTP with `git http-backend`, applies config/samples/flux (a
+// GitRepository, and a Kustomization that applies the repository's
+// deploy/ folder with health checks on its Corpus and Retriever), and
+// follows commits through it: a commit that edits a document under the
+// Corpus's path moves the GitRepository's artifact, the Corpus builds a new
+// revision and names the commit in status.sourceRevision, and the
+// Retriever's pods answer from it; a commit that touches only a file
+// outside the path moves the artifact and status.sourceRevision, and
+// builds nothing. The Kustomization's health checks pass on each commit.
 func TestFluxCommitReachesTheRetriever(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a control plane with workloads and Flux's source-controller; skipped with -short")
+		t.Skip("starts a control plane with workloads and two Flux controllers; skipped with -short")
 	}
-	sourceController, crds := fluxBinaries(t)
+	flux := fluxControllers(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	env := startClusterWith(t, ctx, func(env *devcluster.Env, ctx context.Context) error {
-		if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{crds}, ErrorIfPathMissing: true}); err != nil {
+		if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{flux.crds}, ErrorIfPathMissing: true}); err != nil {
 			return fmt.Errorf("installing Flux's CRDs: %w", err)
 		}
-		if err := startSourceController(t, env, sourceController); err != nil {
+		if err := startFlux(t, env, flux); err != nil {
 			return err
 		}
 		return env.StartWorkloads(ctx)
@@ -65,13 +68,14 @@ func TestFluxCommitReachesTheRetriever(t *testing.T) {
 	samples := filepath.Join(env.Root, "config", "samples", "flux")
 	repo := newGitRepo(t, map[string]string{"docs/guide.md": guideBefore, "docs/faq.md": faqText, "README.md": "# Handbook\n",
 		"deploy/corpus.yaml": readFile(t, filepath.Join(samples, "deploy", "corpus.yaml")), "deploy/retriever.yaml": readFile(t, filepath.Join(samples, "deploy", "retriever.yaml"))})
-	gitRepo := applyFluxSamples(t, ctx, env, repo)
+	gitRepo, kustomization := applyFluxSamples(t, ctx, env, repo)
 	corpus, retriever := &v1alpha1.Corpus{}, &v1alpha1.Retriever{}
 	corpus.Namespace, corpus.Name, retriever.Namespace, retriever.Name = "docs", "handbook", "docs", "handbook"
 
 	first := waitServing(t, env, corpus, retriever, "")
 	checkSourceRevision(t, ctx, env, corpus, repo.head(t))
 	checkAnswer(t, ctx, env, bin, retriever, first, "ALPHA-7")
+	t.Logf("Flux Kustomization: %s", waitKustomizationHealthy(t, ctx, env, kustomization, repo.head(t)))
 
 	repo.commit(t, "docs/guide.md", guideAfter, "Change the launch code")
 	committed := time.Now()
@@ -93,63 +97,85 @@ func TestFluxCommitReachesTheRetriever(t *testing.T) {
 	if b := corpus.Status.LastBuild; b == nil || b.Revision != second {
 		t.Fatalf("a commit outside the Corpus's path built %+v", b)
 	}
+	t.Logf("Flux Kustomization: %s", waitKustomizationHealthy(t, ctx, env, kustomization, repo.head(t)))
 }
 
-// fluxBinaries returns the source-controller binary and its CRDs folder,
-// from $PARENTRAG_SOURCE_CONTROLLER and $PARENTRAG_FLUX_CRDS (make test sets
-// them), else from hack/flux/source-controller.sh, which builds them once
-// into the cache.
-func fluxBinaries(t *testing.T) (string, string) {
+// fluxBuild is what hack/flux/source-controller.sh builds: the two
+// controllers and the folder of their CRDs.
+type fluxBuild struct {
+	sourceController, kustomizeController, crds string
+}
+
+// fluxEnv names the variables hack/flux/source-controller.sh --print sets.
+var fluxEnv = []string{"PARENTRAG_SOURCE_CONTROLLER", "PARENTRAG_KUSTOMIZE_CONTROLLER", "PARENTRAG_FLUX_CRDS"}
+
+// fluxControllers returns the Flux build, from the variables make test sets,
+// else from hack/flux/source-controller.sh, which builds it once into the
+// cache: the test never skips for want of it.
+func fluxControllers(t *testing.T) fluxBuild {
 	t.Helper()
-	bin, crds := os.Getenv("PARENTRAG_SOURCE_CONTROLLER"), os.Getenv("PARENTRAG_FLUX_CRDS")
-	if bin != "" && crds != "" {
-		return bin, crds
+	vars := map[string]string{}
+	for _, v := range fluxEnv {
+		vars[v] = os.Getenv(v)
 	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(filepath.Join(root, "hack", "flux", "source-controller.sh"), "--print").Output()
-	if err != nil {
-		t.Fatalf("hack/flux/source-controller.sh: %v", err)
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(line, "export PARENTRAG_SOURCE_CONTROLLER="); ok {
-			bin = v
+	if vars[fluxEnv[0]] == "" || vars[fluxEnv[1]] == "" || vars[fluxEnv[2]] == "" {
+		root, err := filepath.Abs("../..")
+		if err != nil {
+			t.Fatal(err)
 		}
-		if v, ok := strings.CutPrefix(line, "export PARENTRAG_FLUX_CRDS="); ok {
-			crds = v
+		out, err := exec.Command(filepath.Join(root, "hack", "flux", "source-controller.sh"), "--print").Output()
+		if err != nil {
+			t.Fatalf("hack/flux/source-controller.sh: %v", err)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "="); ok {
+				vars[k] = v
+			}
 		}
 	}
-	if bin == "" || crds == "" {
-		t.Fatalf("hack/flux/source-controller.sh --print named no binary or CRDs:\n%s", out)
+	b := fluxBuild{vars[fluxEnv[0]], vars[fluxEnv[1]], vars[fluxEnv[2]]}
+	if b.sourceController == "" || b.kustomizeController == "" || b.crds == "" {
+		t.Fatalf("hack/flux/source-controller.sh --print did not name %s", strings.Join(fluxEnv, ", "))
 	}
-	return bin, crds
+	return b
 }
 
-// startSourceController runs source-controller as a cluster administrator,
-// watching every namespace, with its artifact server on a loopback port
-// that it also advertises, so that artifact URLs reach this process.
-func startSourceController(t *testing.T, env *devcluster.Env, bin string) error {
+// startFlux runs source-controller and kustomize-controller as a cluster
+// administrator, watching every namespace. source-controller's artifact
+// server listens on a loopback port that it also advertises, so that
+// artifact URLs reach kustomize-controller and the operator of this test.
+func startFlux(t *testing.T, env *devcluster.Env, b fluxBuild) error {
 	dir := t.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := writeKubeconfig(env.Config, kubeconfig); err != nil {
 		return err
 	}
-	if err := os.Mkdir(filepath.Join(dir, "storage"), 0o755); err != nil {
+	storage := filepath.Join(dir, "storage")
+	if err := os.Mkdir(storage, 0o755); err != nil {
 		return err
 	}
-	storage, health, metrics := freePort(t), freePort(t), freePort(t)
-	cmd := exec.Command(bin, "--storage-path="+filepath.Join(dir, "storage"), "--storage-addr="+storage, "--storage-adv-addr="+storage,
-		"--health-addr="+health, "--metrics-addr="+metrics, "--enable-leader-election=false", "--watch-all-namespaces=true", "--log-level=info")
+	addr := freePort(t)
+	if err := startFluxController(t, kubeconfig, b.sourceController, "--storage-path="+storage, "--storage-addr="+addr, "--storage-adv-addr="+addr); err != nil {
+		return err
+	}
+	return startFluxController(t, kubeconfig, b.kustomizeController)
+}
+
+// startFluxController starts one Flux controller against the control plane
+// and stops it when the test ends, logging the end of its log if the test
+// failed.
+func startFluxController(t *testing.T, kubeconfig, bin string, args ...string) error {
+	name := filepath.Base(bin)
+	args = append(args, "--health-addr="+freePort(t), "--metrics-addr="+freePort(t), "--enable-leader-election=false", "--watch-all-namespaces=true")
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE=flux-system")
-	logFile, err := os.Create(filepath.Join(dir, "source-controller.log"))
+	logFile, err := os.Create(filepath.Join(t.TempDir(), name+".log"))
 	if err != nil {
 		return err
 	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting source-controller: %w", err)
+		return fmt.Errorf("starting %s: %w", name, err)
 	}
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
@@ -157,7 +183,7 @@ func startSourceController(t *testing.T, env *devcluster.Env, bin string) error 
 		logFile.Close()
 		if t.Failed() {
 			tail, _ := os.ReadFile(logFile.Name())
-			t.Logf("source-controller log (end):\n%s", lastLines(string(tail), 40))
+			t.Logf("%s log (end):\n%s", name, lastLines(string(tail), 40))
 		}
 	})
 	return nil
@@ -263,10 +289,10 @@ func writeFile(t *testing.T, path, text string) {
 }
 
 // applyFluxSamples applies config/samples/flux as docs/gitops.md says,
-// with the GitRepository's url on the test's repository, and the
-// repository's deploy/ folder into namespace docs; it returns the
-// GitRepository.
-func applyFluxSamples(t *testing.T, ctx context.Context, env *devcluster.Env, repo *gitRepo) *unstructured.Unstructured {
+// with the GitRepository's url on the test's repository: Flux then applies
+// the repository's deploy/ folder into namespace docs. It returns the
+// GitRepository and the Kustomization.
+func applyFluxSamples(t *testing.T, ctx context.Context, env *devcluster.Env, repo *gitRepo) (*unstructured.Unstructured, *unstructured.Unstructured) {
 	t.Helper()
 	for _, ns := range []string{"flux-system", "docs"} {
 		if err := createNamespace(ctx, env, ns); err != nil {
@@ -277,15 +303,37 @@ func applyFluxSamples(t *testing.T, ctx context.Context, env *devcluster.Env, re
 	if _, err := env.Apply(ctx, "", filepath.Join(samples, "parentrag_v1alpha1_chunkingpolicy.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	objs, err := env.Apply(ctx, "flux-system", withGitURL(t, filepath.Join(samples, "flux", "gitrepository.yaml"), repo.url))
+	objs, err := env.Apply(ctx, "flux-system", withGitURL(t, filepath.Join(samples, "flux", "gitrepository.yaml"), repo.url), filepath.Join(samples, "flux", "flux-kustomization.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	deploy := []string{filepath.Join(repo.work, "deploy", "corpus.yaml"), filepath.Join(repo.work, "deploy", "retriever.yaml")}
-	if _, err := env.Apply(ctx, "docs", deploy...); err != nil {
-		t.Fatal(err)
+	return objs[0], objs[1]
+}
+
+// waitKustomizationHealthy waits until Flux's Kustomization is Ready on the
+// commit, which its health checks on the Corpus and the Retriever allow
+// only once both are Current for kstatus.
+func waitKustomizationHealthy(t *testing.T, ctx context.Context, env *devcluster.Env, k *unstructured.Unstructured, commit string) string {
+	t.Helper()
+	want := "main@sha1:" + commit
+	deadline := time.Now().Add(time.Duration(waitMinutes()) * time.Minute)
+	var ready map[string]any
+	for time.Now().Before(deadline) {
+		get(t, ctx, env, k)
+		applied, _, _ := unstructured.NestedString(k.Object, "status", "lastAppliedRevision")
+		conds, _, _ := unstructured.NestedSlice(k.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] == "Ready" {
+				ready = m
+			}
+		}
+		if applied == want && ready != nil && ready["status"] == "True" {
+			return fmt.Sprint(ready["message"])
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
-	return objs[0]
+	t.Fatalf("Kustomization %s not Ready on %s: %v", k.GetName(), want, ready)
+	return ""
 }
 
 // withGitURL writes a copy of the GitRepository file at path with its
