@@ -11,8 +11,10 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -259,7 +261,8 @@ func markDeploymentRolledOut(t *testing.T, ns, name string) {
 
 // TestArgoCDConfigMapPatchHoldsTheScripts checks that the argocd-cm patch
 // of config/argocd carries each kind's .lua file under Argo CD's key for
-// it, byte for byte.
+// it, byte for byte, and patches an existing argocd-cm as `kubectl patch
+// --patch-file` does (a strategic merge patch), keeping its other keys.
 func TestArgoCDConfigMapPatchHoldsTheScripts(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(env.Root, "config", "argocd", "argocd-cm-patch.yaml"))
 	if err != nil {
@@ -279,4 +282,35 @@ func TestArgoCDConfigMapPatchHoldsTheScripts(t *testing.T) {
 			t.Errorf("%s differs from config/argocd/%s.lua", key, strings.ToLower(kind))
 		}
 	}
+	patched := patchArgoCDConfigMap(t, b)
+	if patched.Data["url"] != "https://argocd.example.com" || len(patched.Data) != 4 {
+		t.Fatalf("the patched argocd-cm holds %d keys (url %q), want its own and the 3 scripts", len(patched.Data), patched.Data["url"])
+	}
+	for key, script := range data {
+		if patched.Data[key] != script {
+			t.Errorf("the patched argocd-cm's %s is not the script", key)
+		}
+	}
+}
+
+// patchArgoCDConfigMap creates an argocd-cm as an Argo CD install has it
+// and applies the patch file to it as a strategic merge patch.
+func patchArgoCDConfigMap(t *testing.T, patchYAML []byte) *corev1.ConfigMap {
+	t.Helper()
+	ctx := context.Background()
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}}); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "argocd-cm"}, Data: map[string]string{"url": "https://argocd.example.com"}}
+	if err := k8s.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	patch, err := yaml.YAMLToJSON(patchYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Patch(ctx, cm, client.RawPatch(types.StrategicMergePatchType, patch)); err != nil {
+		t.Fatalf("kubectl patch --patch-file would fail: %v", err)
+	}
+	return cm
 }
