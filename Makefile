@@ -31,8 +31,10 @@ vet: ## Run go vet.
 
 # Tests that need a control plane get it from hack/control-plane.sh, which
 # builds kube-apiserver, etcd, kube-controller-manager, kube-scheduler and
-# kwok into ~/.cache/parentrag once (15-25 minutes cold, instant after).
-WITH_CONTROL_PLANE = eval "$$(hack/control-plane.sh --print)" &&
+# kwok into ~/.cache/parentrag once (15-25 minutes cold, instant after), and
+# Flux's source-controller from hack/flux/source-controller.sh (about 5
+# minutes cold).
+WITH_CONTROL_PLANE = eval "$$(hack/control-plane.sh --print)" && eval "$$(hack/flux/source-controller.sh --print)" &&
 
 .PHONY: control-plane
 control-plane: ## Build the control-plane binaries for tests and the demo.

@@ -48,6 +48,9 @@ import (
 // group is the operator's API group.
 const group = "parentrag.io"
 
+// samplePolicy is the ChunkingPolicy of config/samples that its Corpus uses.
+const samplePolicy = "parentrag-sample-handbook"
+
 // lastAppliedLimit is the most a `kubectl apply` (client-side) object may
 // weigh: the whole object is copied into the
 // kubectl.kubernetes.io/last-applied-configuration annotation, and an
@@ -402,9 +405,12 @@ var clusterWideNeeds = []need{
 	// mgr.GetEventRecorder: the events.k8s.io API.
 	{"events.k8s.io", []string{"events"}, []string{"create", "patch"}, "controller events"},
 	// The three controllers watch their kinds; ChunkingPolicy and Corpus
-	// add and remove finalizers with Update.
+	// add and remove finalizers with a patch of metadata.finalizers.
 	{group, []string{"chunkingpolicies", "corpora", "retrievers"}, []string{"get", "list", "watch"}, "reconciled kinds"},
-	{group, []string{"chunkingpolicies", "corpora"}, []string{"update"}, "finalizers"},
+	{group, []string{"chunkingpolicies", "corpora"}, []string{"patch"}, "finalizers"},
+	// Corpus: reads the Flux source objects of its sourceRef sources
+	// (uncached get through the client's cache, and their informers).
+	{"source.toolkit.fluxcd.io", []string{"gitrepositories", "ocirepositories", "buckets", "externalartifacts"}, []string{"get", "list", "watch"}, "sourceRef sources"},
 	// Status().Patch on all three.
 	{group, []string{"chunkingpolicies/status", "corpora/status", "retrievers/status"}, []string{"patch"}, "status"},
 	// Owner references with blockOwnerDeletion: the revision ConfigMaps
@@ -767,9 +773,9 @@ func TestSamplesAreCoherent(t *testing.T) {
 		}
 	})
 
-	policy := samples.find("ChunkingPolicy", "", "handbook")
+	policy := samples.find("ChunkingPolicy", "", samplePolicy)
 	if policy == nil {
-		t.Fatal("no ChunkingPolicy handbook")
+		t.Fatal("no ChunkingPolicy " + samplePolicy)
 	}
 	var docs []object
 	for _, o := range samples.ofKind("ConfigMap") {
@@ -793,8 +799,8 @@ func TestSamplesAreCoherent(t *testing.T) {
 	}
 	for _, c := range corpora {
 		ref, _, _ := unstructured.NestedString(c.Object, "spec", "chunkingPolicyRef", "name")
-		if ref != "handbook" {
-			t.Errorf("Corpus %s uses ChunkingPolicy %q, want handbook", c.GetName(), ref)
+		if ref != samplePolicy {
+			t.Errorf("Corpus %s uses ChunkingPolicy %q, want %s", c.GetName(), ref, samplePolicy)
 		}
 		if samples.find("ChunkingPolicy", "", ref) == nil {
 			t.Errorf("Corpus %s: ChunkingPolicy %q is not among the samples", c.GetName(), ref)
@@ -925,12 +931,12 @@ func validate(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition, o obj
 
 // TestValidateCatchesMistakes makes sure the schema check above is not
 // vacuous: a misspelt field, a value outside an enum and a broken CEL rule
-// in the handbook policy are each reported.
+// in the samples' handbook policy are each reported.
 func TestValidateCatchesMistakes(t *testing.T) {
 	crds := crdsByKind(t, render(t, "config/default"))
-	good := render(t, "config/samples").find("ChunkingPolicy", "", "handbook")
+	good := render(t, "config/samples").find("ChunkingPolicy", "", samplePolicy)
 	if good == nil {
-		t.Fatal("no ChunkingPolicy handbook")
+		t.Fatal("no ChunkingPolicy " + samplePolicy)
 	}
 	for name, c := range map[string]struct {
 		mutate func(map[string]any)

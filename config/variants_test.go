@@ -64,7 +64,7 @@ func containsMode(modes []corev1.PersistentVolumeAccessMode, m corev1.Persistent
 }
 
 // TestRolloutSampleGatePassesOnTheDocs builds the docs sample as the
-// handbook policy splits it and measures the rollout sample's golden
+// samples' handbook policy splits it and measures the rollout sample's golden
 // queries on it: the gate a user copies must pass on the documents it
 // ships with.
 func TestRolloutSampleGatePassesOnTheDocs(t *testing.T) {
@@ -95,12 +95,12 @@ func TestRolloutSampleGatePassesOnTheDocs(t *testing.T) {
 }
 
 // docsRetriever indexes the docs ConfigMap of the samples with the
-// handbook policy, in memory.
+// samples' handbook policy, in memory.
 func docsRetriever(t *testing.T) *retrieval.Retriever {
 	t.Helper()
 	samples := render(t, "config/samples")
 	cm := convert[corev1.ConfigMap](t, *samples.find("ConfigMap", "", "parentrag-docs"))
-	p := convert[v1alpha1.ChunkingPolicy](t, *samples.find("ChunkingPolicy", "", "handbook"))
+	p := convert[v1alpha1.ChunkingPolicy](t, *samples.find("ChunkingPolicy", "", samplePolicy))
 	compiled, err := policy.Compile(&p.Spec)
 	if err != nil {
 		t.Fatal(err)

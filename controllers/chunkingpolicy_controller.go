@@ -12,7 +12,6 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
@@ -50,10 +49,8 @@ func (r *ChunkingPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if !p.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, &p, users)
 	}
-	if controllerutil.AddFinalizer(&p, PolicyFinalizer) {
-		if err := r.Update(ctx, &p); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := addFinalizer(ctx, r.Client, &p, PolicyFinalizer); err != nil {
+		return ctrl.Result{}, err
 	}
 	before := p.DeepCopy()
 	// An impossible count in the base puts corpora in every patch, so an
@@ -114,10 +111,7 @@ func (r *ChunkingPolicyReconciler) summarize(p *v1alpha1.ChunkingPolicy, users [
 // says why it stays.
 func (r *ChunkingPolicyReconciler) finalize(ctx context.Context, p *v1alpha1.ChunkingPolicy, users []string) error {
 	if len(users) == 0 {
-		if controllerutil.RemoveFinalizer(p, PolicyFinalizer) {
-			return r.Update(ctx, p)
-		}
-		return nil
+		return removeFinalizer(ctx, r.Client, p, PolicyFinalizer)
 	}
 	before := p.DeepCopy()
 	msg := fmt.Sprintf("deletion waits: %s still %s this policy; point %s at another policy or delete %s",

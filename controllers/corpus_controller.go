@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -45,6 +44,11 @@ type CorpusReconciler struct {
 	// APIReader reads what must not come from the cache, such as the
 	// ConfigMaps of a revision just stored; the client when nil.
 	APIReader client.Reader
+	// NoCrossNamespaceRefs refuses sourceRef sources in other namespaces.
+	NoCrossNamespaceRefs bool
+	// watchedSourceKinds are the Flux source kinds installed when the
+	// controller started, whose changes it watches.
+	watchedSourceKinds map[v1alpha1.SourceRefKind]bool
 }
 
 // reader returns the uncached reader, or the client.
@@ -109,10 +113,8 @@ func (r *CorpusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 	if !c.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, &c)
 	}
-	if controllerutil.AddFinalizer(&c, CorpusFinalizer) {
-		if err := r.Update(ctx, &c); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := addFinalizer(ctx, r.Client, &c, CorpusFinalizer); err != nil {
+		return ctrl.Result{}, err
 	}
 	base := c.DeepCopy()
 	s := &corpusState{corpus: &c, progress: r.newProgressPatcher(ctx, &c, base)}
@@ -135,8 +137,8 @@ func (r *CorpusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 	return ctrl.Result{}, nil
 }
 
-// SetupWithManager watches Corpora, the policies and ConfigMaps they read,
-// and the revision ConfigMaps they own. ConfigMaps are watched as metadata
+// SetupWithManager watches Corpora, the policies, ConfigMaps and Flux
+// source objects they read, and the revision ConfigMaps they own. ConfigMaps are watched as metadata
 // only: their names and labels say which Corpora read them, and the
 // Corpora read their data from the API server.
 func (r *CorpusReconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -144,13 +146,16 @@ func (r *CorpusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.MaxConcurrentBuilds = 2
 	}
 	r.leanFetchers.Lean = true
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Corpus{}).
 		Owns(&batchv1.Job{}).
 		Watches(&v1alpha1.ChunkingPolicy{}, handler.EnqueueRequestsFromMapFunc(r.corporaOfPolicy)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.corporaOfConfigMap), builder.OnlyMetadata).
-		Watches(&v1alpha1.Retriever{}, handler.EnqueueRequestsFromMapFunc(corpusOfRetriever)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentBuilds}).
+		Watches(&v1alpha1.Retriever{}, handler.EnqueueRequestsFromMapFunc(corpusOfRetriever))
+	if err := r.watchSources(mgr, b); err != nil {
+		return err
+	}
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentBuilds}).
 		Named("corpus").
 		Complete(r)
 }

@@ -150,6 +150,7 @@ func (r *CorpusReconciler) release(ctx context.Context, c *v1alpha1.Corpus) erro
 	// What was fetched for the Corpus is no longer needed in memory.
 	r.fetchers.Forget(urlsOf(c)...)
 	r.leanFetchers.Forget(urlsOf(c)...)
+	r.fetchers.ForgetSourceRefs(c.Namespace, c.Spec.Sources)
 	if err := r.releaseMilvus(ctx, c); err != nil {
 		return fmt.Errorf("releasing Milvus objects (deletionPolicy %s): %w", c.GetDeletionPolicy(), err)
 	}
@@ -160,6 +161,5 @@ func (r *CorpusReconciler) release(ctx context.Context, c *v1alpha1.Corpus) erro
 			return fmt.Errorf("deleting revisions: %w", err)
 		}
 	}
-	controllerutil.RemoveFinalizer(c, CorpusFinalizer)
-	return client.IgnoreNotFound(r.Update(ctx, c))
+	return client.IgnoreNotFound(removeFinalizer(ctx, r.Client, c, CorpusFinalizer))
 }

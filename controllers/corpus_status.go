@@ -44,6 +44,7 @@ func (r *CorpusReconciler) summarize(s *corpusState, result ctrl.Result, err err
 			msg += "; " + s.hold
 		}
 		markReady(&c.Status.Conditions, gen, msg)
+		setSourceRevision(s)
 	}
 	if settled(c.Status.Conditions) {
 		c.Status.ObservedGeneration = gen

@@ -52,13 +52,16 @@ func (r *CorpusReconciler) readSources(ctx context.Context, s *corpusState) (ctr
 	if reconcileRequested(s.corpus) {
 		fetchers.Forget(urlsOf(s.corpus)...)
 	}
-	reader := &sourceset.Reader{Client: r.Client, Namespace: s.corpus.Namespace, Fetchers: fetchers}
+	reader := &sourceset.Reader{Client: r.Client, Namespace: s.corpus.Namespace, Fetchers: fetchers, NoCrossNamespaceRefs: r.NoCrossNamespaceRefs}
 	set, err := reader.Read(ctx, s.corpus.Spec.Sources)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	s.sources = set
 	s.corpus.Status.SourceErrors = set.Errors
+	if b := set.Blocked; b != nil {
+		return r.sourceBlocked(s, b)
+	}
 	if strict := set.FailedStrictly(s.corpus.Spec.Sources); len(strict) > 0 {
 		s.reason = v1alpha1.ReasonSourceError
 		return ctrl.Result{}, stalled(fmt.Errorf("source %s could not be read in full and its failurePolicy is Fail: no revision is built until it can (see status.sourceErrors)", strings.Join(strict, ", ")))

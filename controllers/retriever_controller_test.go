@@ -157,7 +157,7 @@ func TestAPIServerRefusesInvalidRetrieversAndCorpora(t *testing.T) {
 	}
 	twoKinds := inlineCorpus(ns, "p", sampleDocs()[0])
 	twoKinds.Spec.Sources[0].ConfigMap = &v1alpha1.ConfigMapSource{Name: "x"}
-	if err := k8s.Create(context.Background(), twoKinds); err == nil || !contains(err.Error(), "exactly one of inline, configMap, selector or url") {
+	if err := k8s.Create(context.Background(), twoKinds); err == nil || !contains(err.Error(), "exactly one of inline, configMap, selector, url or sourceRef") {
 		t.Fatalf("a source with two kinds accepted or unclear: %v", err)
 	}
 }

@@ -31,6 +31,9 @@ type Options struct {
 	ConcurrentBuilds int
 	// EmbeddingCacheDir holds the Corpora's embedding caches.
 	EmbeddingCacheDir string
+	// NoCrossNamespaceRefs refuses a Corpus's sourceRef to a Flux source
+	// object in another namespace.
+	NoCrossNamespaceRefs bool
 }
 
 // Setup registers the ChunkingPolicy, Corpus and Retriever controllers
@@ -43,7 +46,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := policy.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ChunkingPolicy controller: %w", err)
 	}
-	corpus := &CorpusReconciler{Client: mgr.GetClient(), Image: o.Image, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("corpus-controller"), MaxConcurrentBuilds: o.ConcurrentBuilds, EmbeddingCacheDir: o.EmbeddingCacheDir}
+	corpus := &CorpusReconciler{Client: mgr.GetClient(), Image: o.Image, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("corpus-controller"), MaxConcurrentBuilds: o.ConcurrentBuilds, EmbeddingCacheDir: o.EmbeddingCacheDir, NoCrossNamespaceRefs: o.NoCrossNamespaceRefs}
 	if err := corpus.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Corpus controller: %w", err)
 	}

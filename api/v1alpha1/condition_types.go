@@ -34,6 +34,15 @@ const (
 	ReasonPolicyInvalid = "PolicyInvalid"
 	// ReasonSourceError: a source could not be read.
 	ReasonSourceError = "SourceError"
+	// ReasonSourceNotFound: a sourceRef names a Flux source object that
+	// does not exist, or a kind that is not installed; the Corpus waits.
+	ReasonSourceNotFound = "SourceNotFound"
+	// ReasonSourceNotReady: a sourceRef's object has no artifact yet, or
+	// is not Ready; the Corpus waits.
+	ReasonSourceNotReady = "SourceNotReady"
+	// ReasonCrossNamespaceRefDenied: a sourceRef names another namespace
+	// and the operator runs with --no-cross-namespace-refs.
+	ReasonCrossNamespaceRefDenied = "CrossNamespaceRefDenied"
 	// ReasonNoDocuments: the sources hold no document to index.
 	ReasonNoDocuments = "NoDocuments"
 	// ReasonEmbeddingError: the embedder could not be set up or failed.

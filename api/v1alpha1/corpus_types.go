@@ -113,6 +113,79 @@ type URLSource struct {
 	Interval *metav1.Duration `json:"interval,omitempty"`
 }
 
+// SourceRefKind is a kind of Flux source object whose artifact a Corpus
+// reads.
+// +kubebuilder:validation:Enum=GitRepository;OCIRepository;Bucket;ExternalArtifact
+type SourceRefKind string
+
+// Flux source kinds, all of source.toolkit.fluxcd.io/v1.
+const (
+	SourceRefGitRepository    SourceRefKind = "GitRepository"
+	SourceRefOCIRepository    SourceRefKind = "OCIRepository"
+	SourceRefBucket           SourceRefKind = "Bucket"
+	SourceRefExternalArtifact SourceRefKind = "ExternalArtifact"
+)
+
+// SourceReference reads the documents of a Flux source object's artifact
+// (status.artifact), as kustomize-controller and helm-controller take
+// theirs: the operator downloads the tarball, checks its digest and reads
+// the files under path that include selects.
+// +kubebuilder:validation:XValidation:rule="!has(self.path) || (!self.path.startsWith('/') && !self.path.split('/').exists(s, s == '..'))",message="path is a folder inside the artifact: relative, without '..'"
+type SourceReference struct {
+	// kind of the source object: GitRepository, OCIRepository, Bucket or
+	// ExternalArtifact (source.toolkit.fluxcd.io/v1).
+	// +required
+	Kind SourceRefKind `json:"kind"`
+
+	// name of the source object.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+
+	// namespace of the source object; the Corpus's when empty. Another
+	// namespace is refused when the operator runs with
+	// --no-cross-namespace-refs.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// path is the folder of the artifact whose files are read, such as
+	// "./docs"; the whole artifact when empty. include and exclude match
+	// paths inside it.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Path string `json:"path,omitempty"`
+
+	// include selects files under path by glob (** crosses directories);
+	// Markdown, text, reStructuredText and JSON Lines files when empty.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Include []string `json:"include,omitempty"`
+
+	// exclude drops files under path by glob.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Exclude []string `json:"exclude,omitempty"`
+
+	// maxFileSize rejects larger files, each reported (default 10Mi).
+	// +optional
+	MaxFileSize *resource.Quantity `json:"maxFileSize,omitempty"`
+
+	// maxTotalSize fails the source when the artifact or what it expands
+	// to is larger (default 1Gi).
+	// +optional
+	MaxTotalSize *resource.Quantity `json:"maxTotalSize,omitempty"`
+
+	// maxFiles fails the source when more files match include (default
+	// 100000).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000000
+	// +optional
+	MaxFiles int `json:"maxFiles,omitempty"`
+}
+
 // FailurePolicy says what a document that cannot be read does to a
 // revision.
 // +kubebuilder:validation:Enum=Ignore;Fail
@@ -127,7 +200,7 @@ const (
 )
 
 // Source is one place documents come from. Exactly one field is set.
-// +kubebuilder:validation:XValidation:rule="[has(self.inline), has(self.configMap), has(self.selector), has(self.url)].filter(x, x).size() == 1",message="a source sets exactly one of inline, configMap, selector or url"
+// +kubebuilder:validation:XValidation:rule="[has(self.inline), has(self.configMap), has(self.selector), has(self.url), has(self.sourceRef)].filter(x, x).size() == 1",message="a source sets exactly one of inline, configMap, selector, url or sourceRef"
 type Source struct {
 	// name identifies the source in status and events.
 	// +kubebuilder:validation:MinLength=1
@@ -154,6 +227,11 @@ type Source struct {
 	// url reads a file or an archive over HTTP(S).
 	// +optional
 	URL *URLSource `json:"url,omitempty"`
+
+	// sourceRef reads the artifact of a Flux GitRepository, OCIRepository,
+	// Bucket or ExternalArtifact, and re-indexes when it changes.
+	// +optional
+	SourceRef *SourceReference `json:"sourceRef,omitempty"`
 
 	// failurePolicy is Ignore (default: a document that cannot be read is
 	// reported in status and the rest is indexed) or Fail (no revision is
@@ -526,6 +604,7 @@ type Indexing struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.vectorStore) || !has(self.vectorStore.milvus) || !has(self.embedding) || !has(self.embedding.openAI) || has(self.embedding.openAI.dimensions)",message="embedding.openAI.dimensions is required with vectorStore.milvus: it sizes the collection's dense vector field"
 // +kubebuilder:validation:XValidation:rule="!has(self.parentStore) || !has(self.parentStore.persistentVolumeClaim) || !has(self.indexing) || !has(self.indexing.mode) || self.indexing.mode == 'Job'",message="a persistentVolumeClaim parent store is written by an indexing Job: indexing.mode must be Job"
 // +kubebuilder:validation:XValidation:rule="!has(self.indexing) || !has(self.indexing.mode) || self.indexing.mode != 'Job' || (has(self.parentStore) && has(self.parentStore.persistentVolumeClaim))",message="indexing.mode Job writes revisions to a persistentVolumeClaim parent store: set parentStore.persistentVolumeClaim"
+// +kubebuilder:validation:XValidation:rule="!has(self.indexing) || !has(self.indexing.mode) || self.indexing.mode != 'Job' || !self.sources.exists(s, has(s.sourceRef))",message="a sourceRef source is read by the operator and indexing.mode Job does not take one yet: index in the operator (indexing.mode InProcess), or give the artifact as a url source"
 type CorpusSpec struct {
 	// chunkingPolicyRef names the ChunkingPolicy that splits the documents.
 	// +required
@@ -789,6 +868,14 @@ type CorpusStatus struct {
 	// +optional
 	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
 
+	// sourceRevision is the revision of the Flux artifacts the active
+	// revision serves, as the source objects name it ("main@sha1:..."),
+	// prefixed by the source's name when the Corpus has several sourceRef
+	// sources. A commit that changes no file the Corpus reads moves it
+	// without a new revision.
+	// +optional
+	SourceRevision string `json:"sourceRevision,omitempty"`
+
 	// candidate is a built revision that is not active: waiting for manual
 	// promotion, or held back by a pinned revision.
 	// +optional
@@ -859,6 +946,7 @@ type InventoryAlias struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.activeRevision.name`
+// +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.status.sourceRevision`,priority=1
 // +kubebuilder:printcolumn:name="Docs",type=integer,JSONPath=`.status.activeRevision.documents`
 // +kubebuilder:printcolumn:name="Parents",type=integer,JSONPath=`.status.activeRevision.parents`
 // +kubebuilder:printcolumn:name="Children",type=integer,JSONPath=`.status.activeRevision.children`

@@ -22,6 +22,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -83,8 +84,8 @@ func run(ctx context.Context) error {
 	if err := d.ask(ctx, first); err != nil {
 		return err
 	}
-	step("changing the handbook policy's child chunk size from 300 to 150 characters")
-	if err := setChildSize(ctx, env.Client, 150); err != nil {
+	step("pointing the Corpus at the parentrag-sample-handbook-fine policy: children of 150 characters instead of 300")
+	if err := usePolicy(ctx, env.Client, d.corpus, "parentrag-sample-handbook-fine"); err != nil {
 		return err
 	}
 	second, err := d.waitServing(ctx, first)
@@ -125,14 +126,12 @@ func applySamples(ctx context.Context, env *devcluster.Env) error {
 	return err
 }
 
-// setChildSize edits the handbook policy.
-func setChildSize(ctx context.Context, c client.Client, size int) error {
-	var p v1alpha1.ChunkingPolicy
-	if err := c.Get(ctx, client.ObjectKey{Name: "handbook"}, &p); err != nil {
-		return err
-	}
-	p.Spec.Child = &v1alpha1.ChunkSize{ChunkSize: size, ChunkOverlap: size / 10}
-	return c.Update(ctx, &p)
+// usePolicy points the Corpus at another ChunkingPolicy, the namespaced way
+// to change its chunking: the samples' cluster-scoped policies stay as every
+// namespace applied them.
+func usePolicy(ctx context.Context, c client.Client, corpus *v1alpha1.Corpus, policy string) error {
+	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"chunkingPolicyRef":{"name":%q}}}`, policy)))
+	return c.Patch(ctx, corpus.DeepCopy(), patch)
 }
 
 // demo holds what the steps share.

@@ -19,6 +19,7 @@ type managerFlags struct {
 	leaderElect            bool
 	image                  string
 	concurrentBuilds       int
+	noCrossNamespaceRefs   bool
 	embeddingCacheDir      string
 	watchNamespaces        []string
 }
@@ -45,7 +46,7 @@ func newManagerCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("creating manager: %w", err)
 			}
-			if err := controllers.Setup(mgr, controllers.Options{Image: f.image, ConcurrentBuilds: f.concurrentBuilds, EmbeddingCacheDir: f.embeddingCacheDir}); err != nil {
+			if err := controllers.Setup(mgr, controllers.Options{Image: f.image, ConcurrentBuilds: f.concurrentBuilds, EmbeddingCacheDir: f.embeddingCacheDir, NoCrossNamespaceRefs: f.noCrossNamespaceRefs}); err != nil {
 				return err
 			}
 			if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -64,6 +65,7 @@ func newManagerCommand() *cobra.Command {
 	fl.StringVar(&f.image, "image", os.Getenv("PARENTRAG_IMAGE"), "image of the query server when a Retriever names none (env PARENTRAG_IMAGE)")
 	fl.IntVar(&f.concurrentBuilds, "concurrent-builds", 2, "how many Corpora index at once")
 	fl.StringVar(&f.embeddingCacheDir, "embedding-cache-dir", "", "where each Corpus's embedding cache is kept (default: parentrag-embedding-cache in the temporary directory)")
+	fl.BoolVar(&f.noCrossNamespaceRefs, "no-cross-namespace-refs", false, "refuse a Corpus's sourceRef to a Flux source object in another namespace, as Flux's flag of that name does")
 	fl.StringSliceVar(&f.watchNamespaces, "watch-namespace", nil, "reconcile only the objects of these namespaces (repeat or separate with commas; default: every namespace)")
 	return cmd
 }

@@ -15,8 +15,12 @@ type Reader struct {
 	Client client.Reader
 	// Namespace of the Corpus.
 	Namespace string
-	// Fetchers read URL sources; a fresh set (no caching) when nil.
+	// Fetchers read URL sources and artifacts; a fresh set (no caching)
+	// when nil.
 	Fetchers *Fetchers
+	// NoCrossNamespaceRefs refuses a sourceRef to another namespace, as
+	// Flux's --no-cross-namespace-refs does.
+	NoCrossNamespaceRefs bool
 }
 
 // Read reads every source in order. A source or document that cannot be
@@ -45,6 +49,8 @@ func (r *Reader) readOne(ctx context.Context, src v1alpha1.Source, set *Set) err
 		return r.readSelector(ctx, src, set)
 	case src.URL != nil:
 		return r.readURL(ctx, src, set)
+	case src.SourceRef != nil:
+		return r.readSourceRef(ctx, src, set)
 	}
 	return nil
 }

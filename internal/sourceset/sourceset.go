@@ -34,6 +34,11 @@ type Set struct {
 	// Unkept counts documents of URL sources read by a lean Reader,
 	// which keeps only what identifies them.
 	Unkept int
+	// Artifacts lists the Flux artifacts the sourceRef sources read.
+	Artifacts []ArtifactRead
+	// Blocked, when set, says why a sourceRef source stops the Corpus:
+	// its object is missing, has no artifact, or may not be read.
+	Blocked *Blocked
 	// urls identify the content of each URL source read.
 	urls []string
 	// fromURL marks the documents that came from URL sources.

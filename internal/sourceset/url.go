@@ -35,6 +35,8 @@ type Fetchers struct {
 	Timeout time.Duration
 	mu      sync.Mutex
 	by      map[time.Duration]*remote.Fetcher
+	// artifacts keep the last read of each sourceRef source.
+	artifacts artifactCache
 }
 
 // fetcher returns the fetcher of an interval.

@@ -35,7 +35,7 @@ import (
 const (
 	samplesCorpus    = "parentrag-docs"
 	samplesRetriever = "parentrag-docs"
-	samplesPolicy    = "handbook"
+	samplesPolicy    = "parentrag-sample-handbook"
 )
 
 var nameSeq atomic.Int64

@@ -25,9 +25,13 @@ import (
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/controllers"
 	"github.com/parentrag/parentrag/internal/devcluster"
+	"github.com/parentrag/parentrag/internal/server"
 )
 
 const question = "Why split documents into parents and children?"
+
+// samplePolicy is the ChunkingPolicy of config/samples that its Corpus uses.
+const samplePolicy = "parentrag-sample-handbook"
 
 func TestSamplesServeQueriesAndRollToANewRevision(t *testing.T) {
 	if testing.Short() {
@@ -40,7 +44,7 @@ func TestSamplesServeQueriesAndRollToANewRevision(t *testing.T) {
 	askLikeAPod(t, ctx, env, bin, retriever, first)
 
 	var policy v1alpha1.ChunkingPolicy
-	if err := env.Client.Get(ctx, client.ObjectKey{Name: "handbook"}, &policy); err != nil {
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: samplePolicy}, &policy); err != nil {
 		t.Fatal(err)
 	}
 	policy.Spec.Child = &v1alpha1.ChunkSize{ChunkSize: 200, ChunkOverlap: 20}
@@ -163,6 +167,19 @@ func ready(conds []metav1.Condition) bool {
 // service account, asks it the question and checks the parents it returns.
 func askLikeAPod(t *testing.T, ctx context.Context, env *devcluster.Env, bin string, r *v1alpha1.Retriever, revision string) {
 	t.Helper()
+	resp := retrieveLikeAPod(t, ctx, env, bin, r, revision, question)
+	top := resp.Results[0]
+	if !strings.HasPrefix(top.DocID, "parentrag-docs/") || !strings.Contains(strings.ToLower(top.Text), "parent") || len(top.Matches) == 0 {
+		t.Fatalf("top parent %s does not answer the question:\n%s", top.DocID, top.Text)
+	}
+	t.Logf("revision %s answered from %s (score %.2f, %d matching children)", revision, top.DocID, top.Score, len(top.Matches))
+}
+
+// retrieveLikeAPod runs `parentrag serve` as a pod of the Retriever's
+// Deployment on revision runs it, asks it query and returns the answer,
+// which comes from that revision with 1 to 3 parents.
+func retrieveLikeAPod(t *testing.T, ctx context.Context, env *devcluster.Env, bin string, r *v1alpha1.Retriever, revision, query string) *server.RetrieveResponse {
+	t.Helper()
 	var d appsv1.Deployment
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(r), &d); err != nil {
 		t.Fatal(err)
@@ -178,18 +195,14 @@ func askLikeAPod(t *testing.T, ctx context.Context, env *devcluster.Env, bin str
 	if err := srv.WaitReady(60 * time.Second); err != nil {
 		t.Fatalf("%v\n%s", err, srv.Log())
 	}
-	resp, err := srv.Retrieve(ctx, question, 3)
+	resp, err := srv.Retrieve(ctx, query, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if resp.Revision != revision || len(resp.Results) == 0 || len(resp.Results) > 3 {
 		t.Fatalf("answer from revision %s with %d parents, want revision %s and 1 to 3 parents", resp.Revision, len(resp.Results), revision)
 	}
-	top := resp.Results[0]
-	if !strings.HasPrefix(top.DocID, "parentrag-docs/") || !strings.Contains(strings.ToLower(top.Text), "parent") || len(top.Matches) == 0 {
-		t.Fatalf("top parent %s does not answer the question:\n%s", top.DocID, top.Text)
-	}
-	t.Logf("revision %s answered from %s (score %.2f, %d matching children)", revision, top.DocID, top.Score, len(top.Matches))
+	return resp
 }
 
 func TestMain(m *testing.M) {

@@ -60,7 +60,7 @@ func TestJobBuiltCorpusServesFromItsVolume(t *testing.T) {
 	if _, err := env.Apply(ctx, ns, filepath.Join(samples, "parentrag_v1alpha1_chunkingpolicy.yaml"), filepath.Join(samples, "docs-configmap.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	corpus := claimCorpus(ns, "parentrag-docs", "handbook", v1alpha1.Source{Name: "docs",
+	corpus := claimCorpus(ns, "parentrag-docs", samplePolicy, v1alpha1.Source{Name: "docs",
 		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"parentrag.io/sample": "docs"}}})
 	retriever := &v1alpha1.Retriever{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "parentrag-docs"}, Spec: v1alpha1.RetrieverSpec{
 		CorpusRef: v1alpha1.LocalObjectReference{Name: corpus.Name}, Replicas: ptr.To[int32](2), MaxParents: 3, ChildTopK: 20,
@@ -79,7 +79,7 @@ func TestJobBuiltCorpusServesFromItsVolume(t *testing.T) {
 	}
 	askFromClaim(t, ctx, env, bin, corpus, retriever, first)
 
-	changeChild(t, ctx, env, "handbook", v1alpha1.ChunkSize{ChunkSize: 200, ChunkOverlap: 20})
+	changeChild(t, ctx, env, samplePolicy, v1alpha1.ChunkSize{ChunkSize: 200, ChunkOverlap: 20})
 	second := runIndexJob(t, ctx, env, bin, corpus, first.Revision)
 	if second.Volume == first.Volume {
 		t.Fatalf("both revisions were written to %s: each needs its own claim", first.Volume)

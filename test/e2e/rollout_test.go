@@ -57,11 +57,11 @@ func TestRolloutAnswersEveryQuery(t *testing.T) {
 	defer l.stop()
 	l.waitAnswered(t, first, 10, time.Minute, router)
 
-	policy := changeChild(t, ctx, env, "handbook", v1alpha1.ChunkSize{ChunkSize: 200, ChunkOverlap: 20})
+	policy := changeChild(t, ctx, env, samplePolicy, v1alpha1.ChunkSize{ChunkSize: 200, ChunkOverlap: 20})
 	// The second change lands while the first is still being built or rolled
 	// out, not after it is served.
 	time.Sleep(300 * time.Millisecond)
-	policy = changeChild(t, ctx, env, "handbook", v1alpha1.ChunkSize{ChunkSize: 250, ChunkOverlap: 25})
+	policy = changeChild(t, ctx, env, samplePolicy, v1alpha1.ChunkSize{ChunkSize: 250, ChunkOverlap: 25})
 	changed := time.Now()
 	final := waitPolicyServed(t, ctx, env, corpus, retriever, policy.Spec.Revision(), changed, router)
 	l.waitAnswered(t, final.Revision, 50, time.Minute, router)

@@ -176,7 +176,7 @@ func measureScale(t *testing.T, ctx context.Context, env *devcluster.Env, bin, f
 		t.Fatal(err)
 	}
 	heap := heapInUse()
-	corpus, retriever := createScaleCorpus(t, ctx, env, ns, "handbook", urlSource(base+"/"+name, row.Text), nil)
+	corpus, retriever := createScaleCorpus(t, ctx, env, ns, samplePolicy, urlSource(base+"/"+name, row.Text), nil)
 	created := time.Now()
 	job := waitIndexJob(t, ctx, env, corpus, "")
 	row.SourceRead = time.Since(created)
@@ -352,7 +352,7 @@ func measureCache(t *testing.T, ctx context.Context, env *devcluster.Env, bin, f
 	}
 	emb := &v1alpha1.Embedding{OpenAI: &v1alpha1.OpenAIEmbedding{Endpoint: model.URL, Model: "hashed-words", Dimensions: embedDims,
 		SecretRef: &v1alpha1.SecretKeyReference{Name: secret.Name}}}
-	corpus, retriever := createScaleCorpus(t, ctx, env, ns, "handbook", urlSource(base+"/"+name, out.Text), emb)
+	corpus, retriever := createScaleCorpus(t, ctx, env, ns, samplePolicy, urlSource(base+"/"+name, out.Text), emb)
 	var p v1alpha1.ChunkingPolicy
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: ns}, &p); err != nil {
 		t.Fatal(err)

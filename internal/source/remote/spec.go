@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"time"
 )
@@ -25,6 +26,9 @@ const (
 // defaultInclude is what Spec.Include is when empty: every file type
 // the package reads.
 var defaultInclude = []string{"**/*.md", "**/*.markdown", "**/*.txt", "**/*.rst", "**/*.jsonl"}
+
+// DefaultInclude is what Spec.Include means when empty.
+func DefaultInclude() []string { return slices.Clone(defaultInclude) }
 
 // Spec says where a remote source is and how much of it to accept.
 type Spec struct {

@@ -1,0 +1,60 @@
+-- Argo CD health of a parentrag.io Corpus, from its kstatus conditions.
+-- Suspended: spec.suspend holds it, or a built revision waits for the
+-- promote annotation (Manual promotion, an inconclusive quality gate).
+-- Degraded: Stalled (a failed quality gate or verification, a missing
+-- policy), or Ready False with no work under way. Progressing: a revision
+-- is being built, or the operator has not yet seen this generation.
+-- Healthy: Ready on the active revision.
+local hs = {}
+local conditions = {}
+if obj.status ~= nil and obj.status.conditions ~= nil then
+  for _, c in ipairs(obj.status.conditions) do
+    conditions[c.type] = c
+  end
+end
+local ready, stalled, reconciling = conditions["Ready"], conditions["Stalled"], conditions["Reconciling"]
+if ready == nil then
+  hs.status = "Progressing"
+  hs.message = "Waiting for the operator to report the Corpus's status"
+  return hs
+end
+if ready.reason == "Suspended" then
+  hs.status = "Suspended"
+  hs.message = ready.message
+  return hs
+end
+if stalled ~= nil and stalled.status == "True" then
+  hs.status = "Degraded"
+  hs.message = stalled.message
+  return hs
+end
+local observed = obj.status.observedGeneration or 0
+if reconciling == nil and observed < (obj.metadata.generation or 0) then
+  hs.status = "Progressing"
+  hs.message = "Waiting for the operator to observe generation " .. obj.metadata.generation
+  return hs
+end
+if reconciling ~= nil and reconciling.status == "True" then
+  hs.status = "Progressing"
+  hs.message = reconciling.message
+  return hs
+end
+if ready.status == "True" then
+  local candidate = obj.status.candidate
+  if candidate ~= nil and (candidate.outcome == "AwaitingPromotion" or candidate.outcome == "Paused") then
+    hs.status = "Suspended"
+    hs.message = ready.message
+    return hs
+  end
+  hs.status = "Healthy"
+  hs.message = ready.message
+  return hs
+end
+if ready.status == "False" then
+  hs.status = "Degraded"
+  hs.message = ready.message
+  return hs
+end
+hs.status = "Progressing"
+hs.message = ready.message
+return hs

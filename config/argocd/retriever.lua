@@ -1,0 +1,49 @@
+-- Argo CD health of a parentrag.io Retriever, from its kstatus conditions.
+-- Suspended: spec.suspend holds it (its pods keep serving). Degraded:
+-- Stalled (its replicas cannot mount the Corpus's claims), or Ready False
+-- with no work under way. Progressing: the query Deployment rolls out a
+-- revision, the Corpus is not ready yet, or the operator has not yet seen
+-- this generation. Healthy: every replica serves the active revision.
+local hs = {}
+local conditions = {}
+if obj.status ~= nil and obj.status.conditions ~= nil then
+  for _, c in ipairs(obj.status.conditions) do
+    conditions[c.type] = c
+  end
+end
+local ready, stalled, reconciling = conditions["Ready"], conditions["Stalled"], conditions["Reconciling"]
+if ready == nil then
+  hs.status = "Progressing"
+  hs.message = "Waiting for the operator to report the Retriever's status"
+  return hs
+end
+if ready.reason == "Suspended" then
+  hs.status = "Suspended"
+  hs.message = ready.message
+  return hs
+end
+if stalled ~= nil and stalled.status == "True" then
+  hs.status = "Degraded"
+  hs.message = stalled.message
+  return hs
+end
+local observed = obj.status.observedGeneration or 0
+if reconciling == nil and observed < (obj.metadata.generation or 0) then
+  hs.status = "Progressing"
+  hs.message = "Waiting for the operator to observe generation " .. obj.metadata.generation
+  return hs
+end
+if reconciling ~= nil and reconciling.status == "True" then
+  hs.status = "Progressing"
+  hs.message = reconciling.message
+  return hs
+end
+if ready.status == "True" then
+  hs.status = "Healthy"
+elseif ready.status == "False" then
+  hs.status = "Degraded"
+else
+  hs.status = "Progressing"
+end
+hs.message = ready.message
+return hs
