@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/parentrag/parentrag/internal/retrieval"
 )
 
 // Reasons of parentrag_requests_rejected_total.
@@ -14,6 +16,9 @@ const (
 	rejectQueueFull = "queue_full"
 	// rejectQueueWait: the request waited QueueWait without a slot.
 	rejectQueueWait = "queue_wait"
+	// rejectHeavyBusy: a heavy query found the heavy lane's slots and
+	// queue taken.
+	rejectHeavyBusy = "heavy_lane_full"
 	// rejectTooCostly: the query was over MaxQueryTerms or MaxPostings.
 	rejectTooCostly = "query_too_costly"
 	// rejectTimeout: the retrieval ran past the request timeout (504).
@@ -23,23 +28,25 @@ const (
 // retryAfter is what Retry-After says to a request refused for overload.
 const retryAfter = 1 * time.Second
 
-// admission bounds the retrievals in flight: at most cap(slots) run at
-// once, at most maxQueued more wait, each for at most wait.
-type admission struct {
+// lane bounds the requests of one kind in flight: at most cap(slots) hold
+// a slot at once, at most maxQueued more wait, each for at most wait.
+// Waiters take freed slots in the order they came (a channel serves its
+// blocked senders first in, first out).
+type lane struct {
 	slots     chan struct{}
 	maxQueued int64
 	wait      time.Duration
 	queued    atomic.Int64
 }
 
-func newAdmission(inFlight, queued int, wait time.Duration) *admission {
-	return &admission{slots: make(chan struct{}, inFlight), maxQueued: int64(queued), wait: wait}
+func newLane(inFlight, queued int, wait time.Duration) *lane {
+	return &lane{slots: make(chan struct{}, inFlight), maxQueued: int64(queued), wait: wait}
 }
 
 // acquire takes a slot, waiting in the queue while there is room in it, up
 // to the wait or until ctx is done. It returns a release function, or the
 // reason the request is refused.
-func (a *admission) acquire(ctx context.Context) (release func(), reason string) {
+func (a *lane) acquire(ctx context.Context) (release func(), reason string) {
 	select {
 	case a.slots <- struct{}{}:
 		return a.release, ""
@@ -62,18 +69,90 @@ func (a *admission) acquire(ctx context.Context) (release func(), reason string)
 	}
 }
 
-func (a *admission) release() { <-a.slots }
+func (a *lane) release() { <-a.slots }
 
-// inFlight is how many retrievals hold a slot.
-func (a *admission) inFlight() int { return len(a.slots) }
+// admission keeps heavy queries out of the slots short questions need:
+// a request takes a slot in the light lane, or in the small heavy lane
+// when its body is over HeavyBodyBytes (decided before the body is read,
+// so that no more bodies are read and decoded at once than there are
+// slots and queue places) or its terms reach more than HeavyPostings
+// postings (decided after analysis, before any search).
+type admission struct {
+	light, heavy *lane
+	heavyBody    int64
+	heavyCost    int
+}
 
-// overloaded answers a request refused by admission: 503 with Retry-After.
-func (s *Server) overloaded(w http.ResponseWriter, reason string) {
-	s.metrics.rejected.WithLabelValues(reason).Inc()
+func newAdmission(o Options) *admission {
+	return &admission{
+		light:     newLane(o.MaxInFlight, o.MaxQueued, o.QueueWait),
+		heavy:     newLane(o.MaxHeavyInFlight, o.MaxHeavyInFlight, o.QueueWait),
+		heavyBody: o.HeavyBodyBytes,
+		heavyCost: o.HeavyPostings,
+	}
+}
+
+// overloadError is a request refused by admission control.
+type overloadError struct {
+	reason string
+	// heavy is set when the heavy lane refused it.
+	heavy bool
+}
+
+func (e *overloadError) Error() string { return "overloaded: " + e.reason }
+
+// heavyBodyLength reports whether a request with this Content-Length (-1 when
+// unknown) goes to the heavy lane before its body is read.
+func (a *admission) heavyBodyLength(contentLength int64) bool {
+	return a.heavyBody > 0 && (contentLength < 0 || contentLength > a.heavyBody)
+}
+
+// heavyQuery reports whether an analysed query goes to the heavy lane.
+func (a *admission) heavyQuery(q *retrieval.Query) bool {
+	return a.heavyCost > 0 && q.Postings > a.heavyCost
+}
+
+// acquire takes a slot in the heavy lane or the light one. It returns a
+// release function, or an *overloadError.
+func (a *admission) acquire(ctx context.Context, heavy bool) (func(), error) {
+	l := a.light
+	if heavy {
+		l = a.heavy
+	}
+	release, reason := l.acquire(ctx)
+	if release == nil {
+		if heavy {
+			reason = rejectHeavyBusy
+		}
+		return nil, &overloadError{reason: reason, heavy: heavy}
+	}
+	return release, nil
+}
+
+// overloaded answers a request refused by admission: 503 with Retry-After
+// when the light lane is full, 429 with Retry-After when the heavy one is.
+func (s *Server) overloaded(w http.ResponseWriter, over *overloadError) {
+	s.metrics.rejected.WithLabelValues(over.reason).Inc()
 	w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter/time.Second)))
+	if over.heavy {
+		writeError(w, http.StatusTooManyRequests, sprintf("too many heavy queries: all %d slots for queries over %d bytes or %d postings are busy; retry later or shorten the query",
+			cap(s.admit.heavy.slots), s.opts.HeavyBodyBytes, s.opts.HeavyPostings))
+		return
+	}
 	msg := "server overloaded: all %d query slots are busy and the queue is full; retry later"
-	if reason == rejectQueueWait {
+	if over.reason == rejectQueueWait {
 		msg = "server overloaded: no query slot of %d freed within the queue wait; retry later"
 	}
-	writeError(w, http.StatusServiceUnavailable, sprintf(msg, cap(s.admit.slots)))
+	writeError(w, http.StatusServiceUnavailable, sprintf(msg, cap(s.admit.light.slots)))
+}
+
+// defaultOrNone is v with zero meaning def and a negative value 0 (none).
+func defaultOrNone[T int | int64](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/parentrag/parentrag/internal/retrieval"
 )
@@ -71,7 +72,7 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) {
 	resp, err := s.answer(w, r, l)
 	var over *overloadError
 	if errors.As(err, &over) {
-		s.overloaded(w, over.reason)
+		s.overloaded(w, over)
 		return
 	}
 	if err != nil {
@@ -81,13 +82,27 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// answer decodes and validates the request, waits for a query slot and
-// retrieves from l. The request timeout runs from when the request is
+// bodyReadTimeout bounds how long an admitted request may take to send its
+// body, so that a slow client cannot hold a query slot.
+const bodyReadTimeout = 2 * time.Second
+
+// answer waits for a query slot, decodes and validates the request,
+// analyses the query and retrieves from l. The slot is taken before the
+// body is read, so that bodies are read and decoded no faster than slots
+// free up; a query found heavy once analysed moves to the heavy lane
+// before it is searched. The request timeout runs from when the request is
 // handled, queueing included, and the search itself stops at it, so a 504
 // is written well before the server's write timeout.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, l *loaded) (*RetrieveResponse, error) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
 	defer cancel()
+	heavy := s.admit.heavyBodyLength(r.ContentLength)
+	release, err := s.admit.acquire(ctx, heavy)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { release() }()
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTimeout))
 	req, err := decodeRequest(w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return nil, err
@@ -96,17 +111,26 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, l *loaded) (*Ret
 	if err != nil {
 		return nil, err
 	}
-	release, reason := s.admit.acquire(ctx)
-	if release == nil {
-		return nil, &overloadError{reason: reason}
+	q, err := l.bundle.Retriever.Analyze(ctx, req.Query)
+	if err == nil {
+		err = opts.CheckCost(q)
 	}
-	defer release()
+	if err != nil {
+		return nil, s.retrievalError(ctx, err)
+	}
+	if !heavy && s.admit.heavyQuery(q) {
+		release()
+		if release, err = s.admit.acquire(ctx, true); err != nil {
+			release = func() {}
+			return nil, err
+		}
+	}
 	s.metrics.inFlight.Inc()
 	defer s.metrics.inFlight.Dec()
 	if s.beforeRetrieve != nil {
 		s.beforeRetrieve(ctx)
 	}
-	results, err := search(ctx, l.bundle.Retriever, req.Query, opts, req.Filter)
+	results, err := search(ctx, l.bundle.Retriever, q, opts, req.Filter)
 	if err != nil {
 		return nil, s.retrievalError(ctx, err)
 	}
@@ -116,16 +140,11 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, l *loaded) (*Ret
 	return &RetrieveResponse{Revision: l.bundle.Manifest.Revision, Results: results}, nil
 }
 
-// overloadError is a request refused by admission control.
-type overloadError struct{ reason string }
-
-func (e *overloadError) Error() string { return "overloaded: " + e.reason }
-
 // decodeRequest reads one JSON object from the body, refusing a body over
 // limit (413), malformed JSON, unknown fields (names are case-sensitive),
 // duplicate fields and trailing data (400).
 func decodeRequest(w http.ResponseWriter, r *http.Request, limit int64) (*RetrieveRequest, error) {
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	data, err := readBody(w, r, limit)
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		return nil, &httpError{code: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body over %d bytes", limit)}
@@ -150,6 +169,22 @@ func decodeRequest(w http.ResponseWriter, r *http.Request, limit int64) (*Retrie
 		return nil, badRequest("invalid request body: %v", err)
 	}
 	return &req, nil
+}
+
+// readBody reads the body, up to limit bytes, into a buffer of its
+// Content-Length when that is known and within limit, so that a large body
+// is not copied while its buffer grows.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, limit)
+	if r.ContentLength <= 0 || r.ContentLength > limit {
+		return io.ReadAll(body)
+	}
+	data := make([]byte, r.ContentLength)
+	n, err := io.ReadFull(body, data)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = fmt.Errorf("body of %d bytes ended after %d", r.ContentLength, n)
+	}
+	return data[:n], err
 }
 
 // options validates req and merges it with the server's defaults.
