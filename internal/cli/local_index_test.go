@@ -36,7 +36,7 @@ func TestLocalIndexIgnoresAndRemovesStaleTemps(t *testing.T) {
 			t.Errorf("%s was removed: %v", name, got)
 		}
 	}
-	// A second index of the folder skips the index it made and its lock.
+	// A second index of the folder skips the index it made.
 	stdout, _ = mustExecute(t, "local", "index", "--quiet", "--replace", "--out", out, root)
 	if !strings.Contains(stdout, "indexed 4 documents") {
 		t.Errorf("second run: %q", stdout)

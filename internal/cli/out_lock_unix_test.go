@@ -37,7 +37,11 @@ func TestLocalIndexTempsOfLiveAndKilledRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer live.Process.Kill()
-	waitLocked(t, out+".lock")
+	lock, err := outLockPath(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitLocked(t, lock)
 	if slices.Contains(listDir(t, dir), "ix.tmp-111") {
 		t.Errorf("the run did not remove the temporary folder of a run that was gone before it started")
 	}
