@@ -21,6 +21,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/controllers"
 	"github.com/parentrag/parentrag/internal/cmbundle"
@@ -41,30 +44,11 @@ import (
 //	eval "$(hack/control-plane.sh --print)"
 //	go test -run '^$' -bench OperatorRestart -benchtime 3x -timeout 30m ./test/operatorload/
 func BenchmarkOperatorRestart(b *testing.B) {
-	ctx := context.Background()
-	env, err := devcluster.Start()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer env.Stop()
-	if _, err := env.ManagerConfig(ctx); err != nil {
-		b.Fatal(err)
-	}
-	kubeconfig, err := env.ServiceAccountKubeconfig(ctx, devcluster.ManagerNamespace, devcluster.ManagerServiceAccount)
-	if err != nil {
-		b.Fatal(err)
-	}
-	bin := buildBinary(b, env.Root)
-	start := time.Now()
-	mib := restartMiB(b)
-	fill(b, env.Client, mib)
-	b.Logf("%d MiB of revision ConfigMaps, 10,000 ConfigMaps and 10,000 Secrets created in %s", mib, time.Since(start).Round(time.Second))
-	corpus := serveSamples(b, env, bin, kubeconfig)
-
+	f := filled(b)
 	var reconcile, idle, peak float64
 	b.ResetTimer()
 	for i := range b.N {
-		r := restartOnce(b, env.Client, bin, kubeconfig, corpus, fmt.Sprintf("restart-%d-%d", time.Now().UnixNano(), i))
+		r := restartOnce(b, f.env.Client, f.bin, f.kubeconfig, f.corpus, fmt.Sprintf("restart-%d-%d", time.Now().UnixNano(), i))
 		reconcile += r.firstReconcile.Seconds()
 		idle = max(idle, r.idleRSS)
 		peak = max(peak, r.peakRSS)
@@ -76,40 +60,111 @@ func BenchmarkOperatorRestart(b *testing.B) {
 	b.ReportMetric(peak, "peak-rss-MiB")
 }
 
+// fixture is the filled control plane, shared by the runs of the
+// benchmark (the testing package calls it with b.N 1 first) and stopped by
+// TestMain.
+type fixture struct {
+	env                     *devcluster.Env
+	bin, kubeconfig, binDir string
+	corpus                  client.ObjectKey
+}
+
+var (
+	fixtureOnce sync.Once
+	shared      *fixture
+	fixtureErr  error
+)
+
+// TestMain stops the control plane the benchmark started, if it did.
+func TestMain(m *testing.M) {
+	log.SetLogger(logr.Discard())
+	code := m.Run()
+	if shared != nil {
+		shared.env.Stop()
+		os.RemoveAll(shared.binDir)
+	}
+	os.Exit(code)
+}
+
+// filled starts the control plane, builds the binary and fills the
+// cluster, once per process.
+func filled(b *testing.B) *fixture {
+	fixtureOnce.Do(func() { fixtureErr = fill(b) })
+	if fixtureErr != nil {
+		b.Fatal(fixtureErr)
+	}
+	return shared
+}
+
+// fill makes the shared fixture: the control plane with the shipped RBAC,
+// the binary, the objects and the samples served.
+func fill(b *testing.B) error {
+	ctx := context.Background()
+	env, err := devcluster.Start()
+	if err != nil {
+		return err
+	}
+	f := &fixture{env: env}
+	shared = f // stopped by TestMain from now on
+	if _, err := env.ManagerConfig(ctx); err != nil {
+		return err
+	}
+	if f.kubeconfig, err = env.ServiceAccountKubeconfig(ctx, devcluster.ManagerNamespace, devcluster.ManagerServiceAccount); err != nil {
+		return err
+	}
+	if f.binDir, err = os.MkdirTemp("", "parentrag-restart-*"); err != nil {
+		return err
+	}
+	if f.bin, err = buildBinary(env.Root, f.binDir); err != nil {
+		return err
+	}
+	start := time.Now()
+	mib, err := restartMiB()
+	if err != nil {
+		return err
+	}
+	if err := createObjects(env.Client, mib); err != nil {
+		return err
+	}
+	b.Logf("%d MiB of revision ConfigMaps, 10,000 ConfigMaps and 10,000 Secrets created in %s", mib, time.Since(start).Round(time.Second))
+	f.corpus = serveSamples(b, env, f.bin, f.kubeconfig)
+	return nil
+}
+
 // restartMiB is PARENTRAG_RESTART_MIB, the MiB of revision ConfigMaps.
-func restartMiB(b *testing.B) int {
+func restartMiB() (int, error) {
 	v := os.Getenv("PARENTRAG_RESTART_MIB")
 	if v == "" {
-		return 1024
+		return 1024, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		b.Fatalf("PARENTRAG_RESTART_MIB=%q: want a number of MiB", v)
+		return 0, fmt.Errorf("PARENTRAG_RESTART_MIB=%q: want a number of MiB", v)
 	}
-	return n
+	return n, nil
 }
 
-// buildBinary builds cmd/parentrag into a temporary directory.
-func buildBinary(b *testing.B, root string) string {
-	bin := filepath.Join(b.TempDir(), "parentrag")
+// buildBinary builds cmd/parentrag into dir.
+func buildBinary(root, dir string) (string, error) {
+	bin := filepath.Join(dir, "parentrag")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/parentrag")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
-	return bin
+	return bin, nil
 }
 
 // shardBytes is the size of one revision shard.
 const shardBytes = 900 << 10
 
-// fill creates the revision shards (namespace archive) and the unrelated
-// ConfigMaps and Secrets (namespace noise), 16 at a time.
-func fill(b *testing.B, c client.Client, mib int) {
+// createObjects creates the revision shards (namespace archive) and the
+// unrelated ConfigMaps and Secrets (namespace noise), 16 at a time.
+func createObjects(c client.Client, mib int) error {
 	ctx := context.Background()
 	for _, ns := range []string{"archive", "noise"} {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			b.Fatal(err)
+			return err
 		}
 	}
 	shard := make([]byte, shardBytes)
@@ -153,9 +208,7 @@ func fill(b *testing.B, c client.Client, mib int) {
 	}
 	close(work)
 	wg.Wait()
-	if firstErr != nil {
-		b.Fatal(firstErr)
-	}
+	return firstErr
 }
 
 // cmpOr returns a unless it is nil, else b.
