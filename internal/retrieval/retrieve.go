@@ -131,13 +131,60 @@ type Retriever struct {
 // so a query never silently returns fewer parents than it could. Every
 // returned parent exists in the parent store.
 func (r *Retriever) Retrieve(ctx context.Context, query string, opts Options) ([]Result, error) {
-	opts = opts.withDefaults()
+	q, err := r.Analyze(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return r.RetrieveQuery(ctx, q, opts)
+}
+
+// Query is a question analysed for one index: its vector and what
+// searching it costs, known before any child is scanned.
+type Query struct {
+	Vector vector.Vector
+	// Terms is how many distinct sparse terms the question has.
+	Terms int
+	// Postings is how many postings a search of its sparse part scans in
+	// the child index, or -1 when the index cannot tell (Milvus).
+	Postings int
+}
+
+// Analyze embeds query and measures its cost in the child index, without
+// searching it.
+func (r *Retriever) Analyze(ctx context.Context, query string) (*Query, error) {
 	qv, err := r.Embedder.EmbedQuery(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("embedding query: %w", err)
 	}
-	if qv.Sparse != nil && opts.MaxQueryTerms > 0 && len(qv.Sparse.Indices) > opts.MaxQueryTerms {
-		return nil, fmt.Errorf("%w: it has %d distinct terms after analysis, over the limit of %d", ErrQueryTooCostly, len(qv.Sparse.Indices), opts.MaxQueryTerms)
+	q := &Query{Vector: qv, Postings: -1}
+	if qv.Sparse != nil {
+		q.Terms = len(qv.Sparse.Indices)
+	}
+	if c, ok := r.Children.(vectorstore.PostingsCounter); ok {
+		q.Postings = c.Postings(qv)
+	}
+	return q, nil
+}
+
+// CheckCost refuses, with an error wrapping ErrQueryTooCostly, a query
+// over MaxQueryTerms or, when its postings are known, over MaxPostings.
+func (o Options) CheckCost(q *Query) error {
+	switch {
+	case o.MaxQueryTerms > 0 && q.Terms > o.MaxQueryTerms:
+		return fmt.Errorf("%w: it has %d distinct terms after analysis, over the limit of %d", ErrQueryTooCostly, q.Terms, o.MaxQueryTerms)
+	case o.MaxPostings > 0 && q.Postings > o.MaxPostings:
+		return fmt.Errorf("%w: its terms have %d postings in the index, over the limit of %d", ErrQueryTooCostly, q.Postings, o.MaxPostings)
+	}
+	return nil
+}
+
+// RetrieveQuery is Retrieve for a query already analysed by Analyze on a
+// retriever with the same embedder.
+func (r *Retriever) RetrieveQuery(ctx context.Context, q *Query, opts Options) ([]Result, error) {
+	opts = opts.withDefaults()
+	qv := q.Vector
+	if err := opts.CheckCost(q); err != nil {
+		return nil, err
 	}
 	groups, err := r.searchGroups(ctx, qv, opts)
 	if err != nil {

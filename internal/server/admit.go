@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/parentrag/parentrag/internal/retrieval"
 )
 
 // Reasons of parentrag_requests_rejected_total.
@@ -14,6 +16,9 @@ const (
 	rejectQueueFull = "queue_full"
 	// rejectQueueWait: the request waited QueueWait without a slot.
 	rejectQueueWait = "queue_wait"
+	// rejectHeavyBusy: a heavy query found the heavy lane's slots and
+	// queue taken.
+	rejectHeavyBusy = "heavy_lane_full"
 	// rejectTooCostly: the query was over MaxQueryTerms or MaxPostings.
 	rejectTooCostly = "query_too_costly"
 	// rejectTimeout: the retrieval ran past the request timeout (504).
@@ -23,23 +28,25 @@ const (
 // retryAfter is what Retry-After says to a request refused for overload.
 const retryAfter = 1 * time.Second
 
-// admission bounds the retrievals in flight: at most cap(slots) run at
-// once, at most maxQueued more wait, each for at most wait.
-type admission struct {
+// lane bounds the requests of one kind in flight: at most cap(slots) hold
+// a slot at once, at most maxQueued more wait, each for at most wait.
+// Waiters take freed slots in the order they came (a channel serves its
+// blocked senders first in, first out).
+type lane struct {
 	slots     chan struct{}
 	maxQueued int64
 	wait      time.Duration
 	queued    atomic.Int64
 }
 
-func newAdmission(inFlight, queued int, wait time.Duration) *admission {
-	return &admission{slots: make(chan struct{}, inFlight), maxQueued: int64(queued), wait: wait}
+func newLane(inFlight, queued int, wait time.Duration) *lane {
+	return &lane{slots: make(chan struct{}, inFlight), maxQueued: int64(queued), wait: wait}
 }
 
 // acquire takes a slot, waiting in the queue while there is room in it, up
 // to the wait or until ctx is done. It returns a release function, or the
 // reason the request is refused.
-func (a *admission) acquire(ctx context.Context) (release func(), reason string) {
+func (a *lane) acquire(ctx context.Context) (release func(), reason string) {
 	select {
 	case a.slots <- struct{}{}:
 		return a.release, ""
@@ -62,25 +69,173 @@ func (a *admission) acquire(ctx context.Context) (release func(), reason string)
 	}
 }
 
-func (a *admission) release() { <-a.slots }
+func (a *lane) release() { <-a.slots }
 
-// inFlight is how many retrievals hold a slot.
-func (a *admission) inFlight() int { return len(a.slots) }
-
-// overloaded answers a request refused by admission: 503 with Retry-After,
-// the error written by writeErr.
-func (s *Server) overloaded(w http.ResponseWriter, reason string, writeErr errorWriter) {
-	w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter/time.Second)))
-	writeErr(w, http.StatusServiceUnavailable, s.refusal(reason))
+// admission keeps heavy queries out of the slots short questions need:
+// a request takes a slot in the light lane, or in the small heavy lane
+// when its body is over HeavyBodyBytes (decided before the body is read,
+// so that no more bodies are read and decoded at once than there are
+// slots and queue places) or its terms reach more than HeavyPostings
+// postings (decided after analysis, before any search).
+type admission struct {
+	light, heavy *lane
+	heavyBody    int64
+	heavyCost    int
 }
 
-// refusal counts a request refused by admission for reason and returns
-// the message that tells its client.
-func (s *Server) refusal(reason string) string {
-	s.metrics.rejected.WithLabelValues(reason).Inc()
-	msg := "server overloaded: all %d query slots are busy and the queue is full; retry later"
-	if reason == rejectQueueWait {
-		msg = "server overloaded: no query slot of %d freed within the queue wait; retry later"
+func newAdmission(o Options) *admission {
+	return &admission{
+		light:     newLane(o.MaxInFlight, o.MaxQueued, o.QueueWait),
+		heavy:     newLane(o.MaxHeavyInFlight, o.MaxHeavyInFlight, o.QueueWait),
+		heavyBody: o.HeavyBodyBytes,
+		heavyCost: o.HeavyPostings,
 	}
-	return sprintf(msg, cap(s.admit.slots))
+}
+
+// overloadError is a request refused by admission control.
+type overloadError struct {
+	reason string
+	// heavy is set when the heavy lane refused it.
+	heavy bool
+}
+
+func (e *overloadError) Error() string { return "overloaded: " + e.reason }
+
+// heavyBodyLength reports whether a request with this Content-Length (-1 when
+// unknown) goes to the heavy lane before its body is read.
+func (a *admission) heavyBodyLength(contentLength int64) bool {
+	return a.heavyBody > 0 && (contentLength < 0 || contentLength > a.heavyBody)
+}
+
+// heavyQuery reports whether an analysed query goes to the heavy lane.
+func (a *admission) heavyQuery(q *retrieval.Query) bool {
+	return a.heavyCost > 0 && q.Postings > a.heavyCost
+}
+
+// acquire takes a slot in the heavy lane or the light one. It returns a
+// release function, or an *overloadError.
+func (a *admission) acquire(ctx context.Context, heavy bool) (func(), error) {
+	l := a.light
+	if heavy {
+		l = a.heavy
+	}
+	release, reason := l.acquire(ctx)
+	if release == nil {
+		if heavy {
+			reason = rejectHeavyBusy
+		}
+		return nil, &overloadError{reason: reason, heavy: heavy}
+	}
+	return release, nil
+}
+
+// ticket is an admitted request's slot: the lane it is in, and how to give
+// it back.
+type ticket struct {
+	heavy   bool
+	release func()
+}
+
+// done gives the slot back; calling it again does nothing.
+func (t *ticket) done() {
+	if t.release != nil {
+		t.release()
+		t.release = nil
+	}
+}
+
+// take admits a request to the heavy lane or the light one, or refuses it
+// with an *overloadError.
+func (a *admission) take(ctx context.Context, heavy bool) (*ticket, error) {
+	release, err := a.acquire(ctx, heavy)
+	if err != nil {
+		return nil, err
+	}
+	return &ticket{heavy: heavy, release: release}, nil
+}
+
+// moveToHeavy gives t's light slot back and takes a heavy one in its
+// place; refused, t holds no slot.
+func (a *admission) moveToHeavy(ctx context.Context, t *ticket) error {
+	t.done()
+	release, err := a.acquire(ctx, true)
+	if err != nil {
+		return err
+	}
+	t.heavy, t.release = true, release
+	return nil
+}
+
+// ticketKey is the context key of a request's ticket.
+type ticketKey struct{}
+
+// withTicket returns ctx carrying t, for Server.query to run in.
+func withTicket(ctx context.Context, t *ticket) context.Context {
+	return context.WithValue(ctx, ticketKey{}, t)
+}
+
+// ticketOf returns the ticket ctx carries, or nil.
+func ticketOf(ctx context.Context) *ticket {
+	t, _ := ctx.Value(ticketKey{}).(*ticket)
+	return t
+}
+
+// bodyReadTimeout bounds how long an admitted request may take to send its
+// body, so that a slow client cannot hold a query slot.
+const bodyReadTimeout = 2 * time.Second
+
+// admitUnread admits a request before its body is read, so that bodies
+// are read and decoded no faster than slots free up: to the heavy lane
+// when its Content-Length is over HeavyBodyBytes or unknown. Admitted, the
+// body must arrive within bodyReadTimeout. A heavy request refused is
+// answered with Connection: close, its body left unread (the server would
+// otherwise read all of it to keep the connection).
+func (s *Server) admitUnread(ctx context.Context, w http.ResponseWriter, r *http.Request) (*ticket, error) {
+	heavy := s.admit.heavyBodyLength(r.ContentLength)
+	t, err := s.admit.take(ctx, heavy)
+	if err != nil {
+		if heavy {
+			w.Header().Set("Connection", "close")
+		}
+		return nil, err
+	}
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTimeout))
+	return t, nil
+}
+
+// overloaded answers a request refused by admission, with Retry-After:
+// 503 when the light lane is full, 429 when the heavy one is; the error is
+// written by writeErr.
+func (s *Server) overloaded(w http.ResponseWriter, over *overloadError, writeErr errorWriter) {
+	w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter/time.Second)))
+	code := http.StatusServiceUnavailable
+	if over.heavy {
+		code = http.StatusTooManyRequests
+	}
+	writeErr(w, code, s.refusal(over))
+}
+
+// refusal counts a request refused by admission and returns the message
+// that tells its client why.
+func (s *Server) refusal(over *overloadError) string {
+	s.metrics.rejected.WithLabelValues(over.reason).Inc()
+	switch {
+	case over.heavy:
+		return sprintf("too many heavy queries: all %d slots for queries over %d bytes or %d postings are busy; retry later or shorten the query",
+			cap(s.admit.heavy.slots), s.opts.HeavyBodyBytes, s.opts.HeavyPostings)
+	case over.reason == rejectQueueWait:
+		return sprintf("server overloaded: no query slot of %d freed within the queue wait; retry later", cap(s.admit.light.slots))
+	}
+	return sprintf("server overloaded: all %d query slots are busy and the queue is full; retry later", cap(s.admit.light.slots))
+}
+
+// defaultOrNone is v with zero meaning def and a negative value 0 (none).
+func defaultOrNone[T int | int64](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }

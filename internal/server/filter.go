@@ -54,13 +54,13 @@ func (f *Filter) matchesMetadata(metadata map[string]string) bool {
 }
 
 // search retrieves for query, restricted by f when it is active.
-func search(ctx context.Context, r *retrieval.Retriever, query string, opts retrieval.Options, f *Filter) ([]retrieval.Result, error) {
+func search(ctx context.Context, r *retrieval.Retriever, q *retrieval.Query, opts retrieval.Options, f *Filter) ([]retrieval.Result, error) {
 	if !f.active() {
-		return r.Retrieve(ctx, query, opts)
+		return r.RetrieveQuery(ctx, q, opts)
 	}
 	children := &filteredChildren{inner: r.Children, parents: r.Parents, filter: f, matches: map[string]bool{}}
 	filtered := &retrieval.Retriever{Embedder: r.Embedder, Children: children, Parents: r.Parents}
-	return filtered.Retrieve(ctx, query, opts)
+	return filtered.RetrieveQuery(ctx, q, opts)
 }
 
 // errReadOnly is returned by the write methods of filteredChildren.

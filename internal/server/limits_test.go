@@ -137,7 +137,7 @@ func TestAdmissionControl(t *testing.T) {
 	// Wait until the second request is queued, then a third finds the
 	// queue full.
 	deadline := time.Now().Add(5 * time.Second)
-	for s.admit.queued.Load() != 1 && time.Now().Before(deadline) {
+	for s.admit.light.queued.Load() != 1 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	full := post()

@@ -61,7 +61,7 @@ func (s *Server) mcpRetrieve(ctx context.Context, _ *mcp.CallToolRequest, in MCP
 	resp, err := s.query(ctx, l, &RetrieveRequest{Query: in.Query, MaxParents: in.MaxParents, Budget: in.Budget, Filter: in.Filter})
 	var over *overloadError
 	if errors.As(err, &over) {
-		return nil, nil, errors.New(s.refusal(over.reason))
+		return nil, nil, errors.New(s.refusal(over))
 	}
 	if err != nil {
 		return nil, nil, err

@@ -19,10 +19,11 @@ type queryHandler[T any] func(ctx context.Context, w http.ResponseWriter, r *htt
 
 // serveQuery answers a POST that retrieves, whatever its protocol: it
 // refuses other methods (405) and requests before a bundle is loaded
-// (503), runs handle under the request timeout, answers a request refused
-// by admission control with 503 and Retry-After, any other failure with
-// its status code, and success with handle's answer as JSON. Every error
-// is written by writeErr.
+// (503), admits the request before its body is read (see admitUnread),
+// runs handle in that slot under the request timeout, answers a request
+// refused by admission control with 503 or 429 and Retry-After, any other
+// failure with its status code, and success with handle's answer as JSON.
+// Every error is written by writeErr.
 func serveQuery[T any](s *Server, w http.ResponseWriter, r *http.Request, writeErr errorWriter, handle queryHandler[T]) {
 	l := s.admitMethod(w, r, writeErr, http.MethodPost)
 	if l == nil {
@@ -33,10 +34,10 @@ func serveQuery[T any](s *Server, w http.ResponseWriter, r *http.Request, writeE
 	// well before the server's write timeout.
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
 	defer cancel()
-	resp, err := handle(ctx, w, r, l)
+	resp, err := admitted(ctx, s, w, r, l, handle)
 	var over *overloadError
 	if errors.As(err, &over) {
-		s.overloaded(w, over.reason, writeErr)
+		s.overloaded(w, over, writeErr)
 		return
 	}
 	if err != nil {
@@ -44,6 +45,17 @@ func serveQuery[T any](s *Server, w http.ResponseWriter, r *http.Request, writeE
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// admitted runs handle in a slot taken before the body is read.
+func admitted[T any](ctx context.Context, s *Server, w http.ResponseWriter, r *http.Request, l *loaded, handle queryHandler[T]) (T, error) {
+	t, err := s.admitUnread(ctx, w, r)
+	if err != nil {
+		var none T
+		return none, err
+	}
+	defer t.done()
+	return handle(withTicket(ctx, t), w, r, l)
 }
 
 // serveDescription answers a GET that describes the loaded bundle, in

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -107,5 +108,40 @@ func TestMCPBodyLimit(t *testing.T) {
 	body := `{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "retrieve", "arguments": {"query": "` + strings.Repeat("tomato ", 50) + `"}}}`
 	if code, data := doJSON(t, ts.Client(), "POST", ts.URL+MCPPath, body); code != http.StatusRequestEntityTooLarge {
 		t.Errorf("%d bytes: %d %s, want 413", len(body), code, data)
+	}
+}
+
+// With the one heavy slot held, a heavy query of every HTTP protocol is
+// refused with 429 and Retry-After in that protocol's error shape, as the
+// OpenAPI document describes it, while short questions are still answered.
+func TestEveryProtocolRefusesHeavyQueriesWith429(t *testing.T) {
+	s := New(Options{MaxInFlight: 4, MaxHeavyInFlight: 1, HeavyBodyBytes: 1024, QueueWait: 50 * time.Millisecond, Corpus: "default"})
+	s.SetBundle(openBundle(t, corpus(), "rev-a"))
+	held, release := holdFirstRetrieval(s)
+	defer release()
+	ts, _ := newValidatedServer(t, s)
+	postHeavy := func() {
+		if resp, err := ts.Client().Post(ts.URL+"/v1/retrieve", "application/json", strings.NewReader(fmt.Sprintf(`{"query": %q}`, longQuery(4096)))); err == nil {
+			resp.Body.Close()
+		}
+	}
+	go postHeavy()
+	<-held
+	// The heavy lane has as many queue places as slots: fill the one.
+	go postHeavy()
+	time.Sleep(20 * time.Millisecond)
+	heavy := map[string]string{
+		"/v1/retrieve":                     fmt.Sprintf(`{"query": %q}`, longQuery(2048)),
+		LangChainPath:                      fmt.Sprintf(`{"message": %q}`, longQuery(2048)),
+		"/v1/vector_stores/default/search": fmt.Sprintf(`{"query": %q}`, longQuery(2048)),
+	}
+	for _, p := range protocolPosts {
+		code, data := doJSON(t, ts.Client(), "POST", ts.URL+p.path, heavy[p.path])
+		if code != http.StatusTooManyRequests || !strings.Contains(p.message(data), "too many heavy queries") {
+			t.Errorf("%s heavy, its lane full: %d %q, want 429 saying too many heavy queries", p.path, code, data)
+		}
+		if code, data := doJSON(t, ts.Client(), "POST", ts.URL+p.path, p.body); code != http.StatusOK {
+			t.Errorf("%s short, the heavy lane full: %d %s, want 200", p.path, code, data)
+		}
 	}
 }

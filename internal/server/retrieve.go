@@ -68,25 +68,42 @@ func (s *Server) answer(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	return s.query(ctx, l, req)
 }
 
-// query validates req, waits for a query slot and retrieves from l: the
-// one retrieval every protocol's endpoint makes. The search stops at ctx's
-// deadline, the request timeout (see serveQuery).
+// query validates req, analyses its query and retrieves from l: the one
+// retrieval every protocol's endpoint makes. It runs in the slot ctx's
+// ticket holds (see serveQuery), or takes one itself when the caller read
+// the body without one (MCP); a query whose terms reach over HeavyPostings
+// postings moves to the heavy lane before it is searched. The search stops
+// at ctx's deadline, the request timeout.
 func (s *Server) query(ctx context.Context, l *loaded, req *RetrieveRequest) (*RetrieveResponse, error) {
 	opts, err := s.options(req, l)
 	if err != nil {
 		return nil, err
 	}
-	release, reason := s.admit.acquire(ctx)
-	if release == nil {
-		return nil, &overloadError{reason: reason}
+	t := ticketOf(ctx)
+	if t == nil {
+		if t, err = s.admit.take(ctx, false); err != nil {
+			return nil, err
+		}
+		defer t.done()
 	}
-	defer release()
+	q, err := l.bundle.Retriever.Analyze(ctx, req.Query)
+	if err == nil {
+		err = opts.CheckCost(q)
+	}
+	if err != nil {
+		return nil, s.retrievalError(ctx, err)
+	}
+	if !t.heavy && s.admit.heavyQuery(q) {
+		if err := s.admit.moveToHeavy(ctx, t); err != nil {
+			return nil, err
+		}
+	}
 	s.metrics.inFlight.Inc()
 	defer s.metrics.inFlight.Dec()
 	if s.beforeRetrieve != nil {
 		s.beforeRetrieve(ctx)
 	}
-	results, err := search(ctx, l.bundle.Retriever, req.Query, opts, req.Filter)
+	results, err := search(ctx, l.bundle.Retriever, q, opts, req.Filter)
 	if err != nil {
 		return nil, s.retrievalError(ctx, err)
 	}
@@ -95,11 +112,6 @@ func (s *Server) query(ctx context.Context, l *loaded, req *RetrieveRequest) (*R
 	}
 	return &RetrieveResponse{Revision: l.bundle.Manifest.Revision, Results: results}, nil
 }
-
-// overloadError is a request refused by admission control.
-type overloadError struct{ reason string }
-
-func (e *overloadError) Error() string { return "overloaded: " + e.reason }
 
 // decodeRequest reads the RetrieveRequest in the body (see decodeBody).
 func decodeRequest(w http.ResponseWriter, r *http.Request, limit int64) (*RetrieveRequest, error) {

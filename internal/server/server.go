@@ -43,6 +43,10 @@ const (
 	DefaultMaxQueryTerms = 1024
 	// DefaultMaxPostings bounds the postings one child search may scan.
 	DefaultMaxPostings = 50_000_000
+	// DefaultHeavyBodyBytes and DefaultHeavyPostings are where a query
+	// becomes heavy: it is then searched in the heavy lane.
+	DefaultHeavyBodyBytes = 8 << 10
+	DefaultHeavyPostings  = 2_000_000
 	// MaxMaxParents and MaxChildTopK bound maxParents and childTopK.
 	MaxMaxParents = 20
 	MaxChildTopK  = 1000
@@ -89,6 +93,19 @@ type Options struct {
 	// MaxPostings refuses (400) a query whose terms reach more postings in
 	// the child index (default 50,000,000; negative means no limit).
 	MaxPostings int
+	// HeavyBodyBytes sends a request whose body is larger (or of unknown
+	// length) to the heavy lane before its body is read (default 8 KiB;
+	// negative means none by size).
+	HeavyBodyBytes int64
+	// HeavyPostings sends a query whose terms reach more postings in the
+	// child index to the heavy lane once it is analysed (default
+	// 2,000,000; negative means none by cost).
+	HeavyPostings int
+	// MaxHeavyInFlight bounds the heavy queries running at once (default
+	// a quarter of MaxInFlight, at least 1); as many more may wait
+	// QueueWait, and beyond that a heavy query is refused with 429 and
+	// Retry-After, leaving MaxInFlight slots to the others.
+	MaxHeavyInFlight int
 	// ShutdownDelay is how long the server keeps accepting and answering
 	// requests once Run's context is cancelled, with /readyz at 503 and
 	// keep-alives off, before it stops listening (default 5s; negative
@@ -148,6 +165,11 @@ func (o Options) withDefaults() Options {
 	if o.MaxPostings == 0 {
 		o.MaxPostings = DefaultMaxPostings
 	}
+	o.HeavyBodyBytes = defaultOrNone(o.HeavyBodyBytes, DefaultHeavyBodyBytes)
+	o.HeavyPostings = defaultOrNone(o.HeavyPostings, DefaultHeavyPostings)
+	if o.MaxHeavyInFlight <= 0 {
+		o.MaxHeavyInFlight = max(1, o.MaxInFlight/4)
+	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
 	}
@@ -191,7 +213,7 @@ func New(opts Options) *Server {
 		s.opts.Registry = newDefaultRegistry()
 	}
 	s.metrics = newMetrics(s.opts.Registry)
-	s.admit = newAdmission(s.opts.MaxInFlight, s.opts.MaxQueued, s.opts.QueueWait)
+	s.admit = newAdmission(s.opts)
 	s.handler = s.routes()
 	return s
 }

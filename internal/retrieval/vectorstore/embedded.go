@@ -275,6 +275,16 @@ func (e *Embedded) Search(ctx context.Context, req SearchRequest) ([]Hit, error)
 	return e.hits(h.sorted()), nil
 }
 
+// Postings implements PostingsCounter.
+func (e *Embedded) Postings(v vector.Vector) int {
+	if v.Sparse == nil {
+		return 0
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return postings(e.sparse.queryLists(v.Sparse))
+}
+
 // searchSparse scores the records q's terms reach, refusing a query whose
 // terms have more than maxPostings postings (when positive) before
 // scanning any.

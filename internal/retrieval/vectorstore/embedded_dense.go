@@ -46,7 +46,7 @@ func (f *flatIndex) scan(ctx context.Context, q []float32, m Metric, h *topK) er
 	data := f.data
 	for r, slot := range f.owner {
 		if r%checkEvery == checkEvery-1 {
-			if err := ctx.Err(); err != nil {
+			if err := checkpoint(ctx); err != nil {
 				return err
 			}
 		}

@@ -2,6 +2,7 @@ package vectorstore
 
 import (
 	"context"
+	"runtime"
 	"slices"
 
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
@@ -59,6 +60,18 @@ type accumulator struct {
 // scan within a fraction of a millisecond rather than when it is done.
 const checkEvery = 1 << 14
 
+// checkpoint is what a long scan does every checkEvery items: it returns
+// ctx's error once ctx is done, and otherwise yields the processor, so that
+// a costly search shares a core with short ones at that grain (tens of
+// microseconds) rather than at the scheduler's 10 ms preemption.
+func checkpoint(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	runtime.Gosched()
+	return nil
+}
+
 // accumulate adds the contribution of every posting of lists, term at a
 // time. Query terms are visited in increasing id order, so each record's
 // score is summed in exactly the order vector.Sparse.Dot sums it and the
@@ -91,7 +104,7 @@ func (x *invertedIndex) accumulate(ctx context.Context, lists []queryList, acc *
 			}
 			if budget -= len(chunk); budget == 0 {
 				budget = checkEvery
-				if err := ctx.Err(); err != nil {
+				if err := checkpoint(ctx); err != nil {
 					acc.touched = touched[:n]
 					acc.reset()
 					return err
@@ -144,7 +157,7 @@ func (acc *accumulator) collect(ctx context.Context, h *topK) error {
 	floor := h.floor()
 	for i, slot := range acc.touched {
 		if i%checkEvery == checkEvery-1 {
-			if err := ctx.Err(); err != nil {
+			if err := checkpoint(ctx); err != nil {
 				acc.touched = acc.touched[i:]
 				acc.reset()
 				return err

@@ -50,6 +50,14 @@ type SearchRequest struct {
 // more than a limit allows.
 var ErrQueryTooCostly = errors.New("query too costly")
 
+// PostingsCounter is a store that can tell, before searching, how many
+// postings a sparse search of a vector scans: its cost.
+type PostingsCounter interface {
+	// Postings returns how many postings a search of v's sparse part
+	// scans; 0 when it has none.
+	Postings(v vector.Vector) int
+}
+
 // VectorStore is where children are indexed. Search returns at most TopK hits
 // ordered by descending score, ties broken by ascending id, so results are
 // deterministic.
