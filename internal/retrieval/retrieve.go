@@ -100,10 +100,13 @@ type Match struct {
 
 // Result is one returned parent.
 type Result struct {
-	ParentID string  `json:"parentId"`
-	DocID    string  `json:"docId"`
-	Title    string  `json:"title,omitempty"`
-	Score    float32 `json:"score"`
+	ParentID string `json:"parentId"`
+	DocID    string `json:"docId"`
+	Title    string `json:"title,omitempty"`
+	// HeadingPath names the headings the parent falls under, outermost
+	// first, when its policy splits parents at sections.
+	HeadingPath []string `json:"headingPath,omitempty"`
+	Score       float32  `json:"score"`
 	// Text is the parent's text, or the parts of it kept under a budget
 	// joined by Ellipsis.
 	Text string `json:"text"`

@@ -3,6 +3,7 @@ package indexer
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
@@ -32,14 +33,21 @@ func newContexts(parents []hierarchy.Parent, e embed.Embedder, weight float32) *
 	return c
 }
 
-// contextText is what a child's context says: its document's title, then
-// its parent's text.
+// contextText is what a child's context says: its document's title, its
+// parent's heading path, then its parent's text.
 func contextText(p *hierarchy.Parent) string {
-	if p.Title == "" {
-		return p.Text
+	var parts []string
+	if p.Title != "" {
+		parts = append(parts, p.Title)
 	}
-	return p.Title + "\n\n" + p.Text
+	if len(p.HeadingPath) > 0 {
+		parts = append(parts, strings.Join(p.HeadingPath, HeadingSeparator))
+	}
+	return strings.Join(append(parts, p.Text), "\n\n")
 }
+
+// HeadingSeparator joins the headings of a heading path in text.
+const HeadingSeparator = " > "
 
 // add replaces vecs[i] with vecs[i] + weight·context(children[i]).
 func (c *contexts) add(ctx context.Context, children []hierarchy.Child, vecs []vector.Vector) error {
