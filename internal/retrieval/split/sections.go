@@ -152,7 +152,7 @@ func (s *Sectioner) splitSection(runes []rune, sec section, ordinal int) []secti
 		return []sectionPiece{{HeadedChunk{Chunk{Text: text, Start: start}, sec.path}, ordinal}}
 	}
 	var out []sectionPiece
-	for _, c := range s.o.Within.Split(text) {
+	for _, c := range keepClosingFences(runes[start:end], s.o.Within.Split(text)) {
 		at := -1
 		if c.Start >= 0 {
 			at = start + c.Start
@@ -160,4 +160,53 @@ func (s *Sectioner) splitSection(runes []rune, sec section, ordinal int) []secti
 		out = append(out, sectionPiece{HeadedChunk{Chunk{Text: c.Text, Start: at}, sec.path}, ordinal})
 	}
 	return out
+}
+
+// keepClosingFences moves a code fence that closes a block from the start
+// of a chunk to the end of the chunk before it, where its block is, so no
+// chunk begins with the end of a code block. A chunk left blank is
+// dropped. Chunks whose position is unknown are kept as they are.
+func keepClosingFences(runes []rune, chunks []Chunk) []Chunk {
+	out := make([]Chunk, 0, len(chunks))
+	for _, c := range chunks {
+		prev := len(out) - 1
+		if prev < 0 || c.Start < 0 || out[prev].Start < 0 || !isFence(firstLineOf(c.Text)) || !insideFence(runes[:c.Start]) {
+			out = append(out, c)
+			continue
+		}
+		lineEnd := c.Start + utf8.RuneCountInString(firstLineOf(c.Text))
+		out[prev].Text = string(runes[out[prev].Start:lineEnd])
+		rest := lineEnd
+		for rest < c.Start+utf8.RuneCountInString(c.Text) && IsPythonSpace(runes[rest]) {
+			rest++
+		}
+		if tail := string(runes[rest : c.Start+utf8.RuneCountInString(c.Text)]); tail != "" {
+			out = append(out, Chunk{Text: tail, Start: rest})
+		}
+	}
+	return out
+}
+
+// firstLineOf returns s up to its first line break.
+func firstLineOf(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// isFence reports whether a line opens or closes a fenced code block.
+func isFence(line string) bool {
+	line = TrimPythonSpace(line)
+	return strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~")
+}
+
+// insideFence reports whether the end of text is inside a fenced code
+// block: an odd number of its lines are fences.
+func insideFence(text []rune) bool {
+	fences := 0
+	for _, line := range strings.Split(string(text), "\n") {
+		if isFence(line) {
+			fences++
+		}
+	}
+	return fences%2 == 1
 }

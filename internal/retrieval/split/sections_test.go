@@ -111,3 +111,41 @@ func TestHeadingsMatchSplitTextMetadata(t *testing.T) {
 		t.Errorf("heading starts = %v", starts)
 	}
 }
+
+func TestSectionerKeepsAClosingFenceWithItsCodeBlock(t *testing.T) {
+	code := "```yaml\n" + strings.Repeat("key: value\n", 12) + "```"
+	text := "## Example\n\nIntro text.\n\n" + code + "\n\nThe text after the block explains it in a few more words.\n"
+	s := NewSectioner(SectionOptions{Within: mustMarkdownRecursive(t, 120), ChunkSize: 120,
+		Headers: NewMarkdownHeaderSplitter(MarkdownHeaderOptions{Headers: MarkdownHeadings()})})
+	got := s.SplitHeaded(text)
+	checkSpans(t, text, got)
+	for i, c := range got {
+		if i > 0 && strings.HasPrefix(c.Text, "```\n") || c.Text == "```" {
+			t.Errorf("chunk %d starts with the closing fence of a code block: %q", i, c.Text)
+		}
+	}
+	var closed bool
+	for _, c := range got {
+		closed = closed || strings.HasSuffix(c.Text, "key: value\n```")
+	}
+	if !closed {
+		t.Errorf("no chunk ends with the code block and its closing fence: %+v", got)
+	}
+}
+
+// mustMarkdownRecursive returns LangChain's recursive splitter with the
+// Markdown separators.
+func mustMarkdownRecursive(t *testing.T, size int) *Recursive {
+	t.Helper()
+	seps, regex, err := Separators(PresetMarkdown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions(size, 0)
+	o.Separators, o.IsSeparatorRegex = seps, regex
+	r, err := NewRecursive(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

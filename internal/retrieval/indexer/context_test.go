@@ -1,0 +1,24 @@
+package indexer
+
+import (
+	"testing"
+
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+)
+
+func TestContextTextNamesTitleHeadingsAndParent(t *testing.T) {
+	tests := []struct {
+		parent hierarchy.Parent
+		want   string
+	}{
+		{hierarchy.Parent{Text: "body"}, "body"},
+		{hierarchy.Parent{Title: "Guide", Text: "body"}, "Guide\n\nbody"},
+		{hierarchy.Parent{Title: "Guide", HeadingPath: []string{"Guide", "Install"}, Text: "body"}, "Guide\n\nGuide > Install\n\nbody"},
+		{hierarchy.Parent{HeadingPath: []string{"Install"}, Text: "body"}, "Install\n\nbody"},
+	}
+	for _, tt := range tests {
+		if got := contextText(&tt.parent); got != tt.want {
+			t.Errorf("contextText(%+v) = %q, want %q", tt.parent, got, tt.want)
+		}
+	}
+}
