@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
@@ -131,7 +132,9 @@ type Retriever struct {
 // Retrieve returns at most MaxParents parents for the query, best first.
 // Several children of one parent count once; children are over-fetched
 // until MaxParents distinct parents are found or the index is exhausted,
-// so a query never silently returns fewer parents than it could. Every
+// so a query never silently returns fewer parents than it could. Parents
+// of one document that overlap or abut, such as the sentence windows of
+// neighbouring hits, are returned once, as one parent covering them. Every
 // returned parent exists in the parent store.
 func (r *Retriever) Retrieve(ctx context.Context, query string, opts Options) ([]Result, error) {
 	opts = opts.withDefaults()
@@ -142,23 +145,44 @@ func (r *Retriever) Retrieve(ctx context.Context, query string, opts Options) ([
 	if qv.Sparse != nil && opts.MaxQueryTerms > 0 && len(qv.Sparse.Indices) > opts.MaxQueryTerms {
 		return nil, fmt.Errorf("%w: it has %d distinct terms after analysis, over the limit of %d", ErrQueryTooCostly, len(qv.Sparse.Indices), opts.MaxQueryTerms)
 	}
-	groups, err := r.searchGroups(ctx, qv, opts)
+	groups, parents, err := r.resolveGroups(ctx, qv, opts)
 	if err != nil {
 		return nil, err
-	}
-	ids := make([]string, len(groups))
-	for i, g := range groups {
-		ids[i] = g.parentID
-	}
-	parents, err := r.Parents.Get(ctx, ids)
-	if err != nil {
-		return nil, fmt.Errorf("resolving parents: %w", err)
 	}
 	results := assemble(groups, parents, opts)
 	if len(results) == 0 && len(groups) > 0 && opts.Budget > 0 {
 		return nil, &BudgetTooSmallError{Budget: opts.Budget, Need: smallestText(groups[0], parents[0], opts)}
 	}
 	return results, nil
+}
+
+// resolveGroups returns the best MaxParents groups with their parents,
+// overlapping parents of one document merged (see mergeOverlapping). When
+// merging leaves fewer than MaxParents, twice as many groups are searched,
+// until enough are found or the index has no more.
+func (r *Retriever) resolveGroups(ctx context.Context, qv vector.Vector, opts Options) ([]group, []hierarchy.Parent, error) {
+	search := opts
+	for {
+		groups, err := r.searchGroups(ctx, qv, search)
+		if err != nil {
+			return nil, nil, err
+		}
+		ids := make([]string, len(groups))
+		for i, g := range groups {
+			ids[i] = g.parentID
+		}
+		parents, err := r.Parents.Get(ctx, ids)
+		if err != nil {
+			return nil, nil, fmt.Errorf("resolving parents: %w", err)
+		}
+		merged, mergedParents := mergeOverlapping(groups, parents, opts.Aggregation)
+		exhausted := len(groups) < search.MaxParents || search.MaxParents >= MaxOverFetch
+		if len(merged) >= opts.MaxParents || exhausted {
+			n := min(len(merged), opts.MaxParents)
+			return merged[:n], mergedParents[:n], nil
+		}
+		search.MaxParents = min(search.MaxParents*2, MaxOverFetch)
+	}
 }
 
 // group is a parent with the hits of its children, best first.
