@@ -44,7 +44,7 @@ latency. With --qrels only the queries it judges are scored (BEIR).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.corpus, "corpus", "", "documents, one JSON object per line (_id, title, text[, paragraph_ids])")
-	fl.StringVar(&f.queries, "queries", "", "questions, one JSON object per line (_id, text[, metadata.answers])")
+	fl.StringVar(&f.queries, "queries", "", "questions, one JSON object per line (_id, text[, metadata.answers, metadata.evidence])")
 	fl.StringVar(&f.qrels, "qrels", "", "relevance judgements: query-id, corpus-id, score (TSV with a header)")
 	fl.StringVar(&f.policyPath, "policy", "", "ChunkingPolicy YAML file (default: the built-in default policy)")
 	fl.StringVar(&f.strategies, "strategy", strings.Join(eval.AllStrategies, ","), "strategies to score, comma-separated: parent-child, flat-child, flat-parent, sentence-window")
@@ -163,24 +163,41 @@ func (f evalFlags) checkRetrieval() error {
 	return nil
 }
 
-// printReports prints one row per strategy.
+// printReports prints one row per strategy: answer-in-context at each
+// budget, and evidence-in-context when the queries have evidence.
 func printReports(w io.Writer, reports []eval.Report, budgets []int) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	header := []string{"strategy", "queries", "nDCG@10", "R@100", "hit@1", "hit@5", "MRR@10"}
 	for _, b := range budgets {
 		header = append(header, fmt.Sprintf("AiC@%d", b))
 	}
+	evidence := slices.ContainsFunc(reports, func(r eval.Report) bool { return len(r.EvidenceInContext) > 0 })
+	if evidence {
+		for _, b := range budgets {
+			header = append(header, fmt.Sprintf("EiC@%d", b))
+		}
+	}
 	header = append(header, "index s", "p50 ms", "p99 ms")
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, r := range reports {
 		row := []string{r.Strategy, strconv.Itoa(r.Queries), num(r.NDCG10), num(r.Recall100), num(r.Hit1), num(r.Hit5), num(r.MRR10)}
-		for _, b := range budgets {
-			row = append(row, fmt.Sprintf("%.3f", r.AnswerInContext[strconv.Itoa(b)]))
+		row = append(row, shares(r.AnswerInContext, budgets)...)
+		if evidence {
+			row = append(row, shares(r.EvidenceInContext, budgets)...)
 		}
 		row = append(row, fmt.Sprintf("%.2f", r.IndexSeconds), fmt.Sprintf("%.3f", r.QueryP50Ms), fmt.Sprintf("%.3f", r.QueryP99Ms))
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
+}
+
+// shares formats a share per budget.
+func shares(m map[string]float64, budgets []int) []string {
+	out := make([]string, len(budgets))
+	for i, b := range budgets {
+		out[i] = fmt.Sprintf("%.3f", m[strconv.Itoa(b)])
+	}
+	return out
 }
 
 // num formats an optional metric.

@@ -127,15 +127,19 @@ type Retriever struct {
 	Embedder embed.Embedder
 	Children vectorstore.VectorStore
 	Parents  parentstore.Reader
+	// MergeOverlaps returns parents of one document that overlap or abut
+	// once, as one parent covering them. It is set for sentence-window
+	// indexes, whose windows overlap by design.
+	MergeOverlaps bool
 }
 
 // Retrieve returns at most MaxParents parents for the query, best first.
 // Several children of one parent count once; children are over-fetched
 // until MaxParents distinct parents are found or the index is exhausted,
-// so a query never silently returns fewer parents than it could. Parents
-// of one document that overlap or abut, such as the sentence windows of
-// neighbouring hits, are returned once, as one parent covering them. Every
-// returned parent exists in the parent store.
+// so a query never silently returns fewer parents than it could. With
+// MergeOverlaps, parents of one document that overlap or abut, such as the
+// sentence windows of neighbouring hits, are returned once, as one parent
+// covering them. Every returned parent exists in the parent store.
 func (r *Retriever) Retrieve(ctx context.Context, query string, opts Options) ([]Result, error) {
 	opts = opts.withDefaults()
 	qv, err := r.Embedder.EmbedQuery(ctx, query)
@@ -157,9 +161,10 @@ func (r *Retriever) Retrieve(ctx context.Context, query string, opts Options) ([
 }
 
 // resolveGroups returns the best MaxParents groups with their parents,
-// overlapping parents of one document merged (see mergeOverlapping). When
-// merging leaves fewer than MaxParents, twice as many groups are searched,
-// until enough are found or the index has no more.
+// with MergeOverlaps overlapping parents of one document merged (see
+// mergeOverlapping). When merging leaves fewer than MaxParents, twice as
+// many groups are searched, until enough are found or the index has no
+// more.
 func (r *Retriever) resolveGroups(ctx context.Context, qv vector.Vector, opts Options) ([]group, []hierarchy.Parent, error) {
 	search := opts
 	for {
@@ -174,6 +179,9 @@ func (r *Retriever) resolveGroups(ctx context.Context, qv vector.Vector, opts Op
 		parents, err := r.Parents.Get(ctx, ids)
 		if err != nil {
 			return nil, nil, fmt.Errorf("resolving parents: %w", err)
+		}
+		if !r.MergeOverlaps {
+			return groups, parents, nil
 		}
 		merged, mergedParents := mergeOverlapping(groups, parents, opts.Aggregation)
 		exhausted := len(groups) < search.MaxParents || search.MaxParents >= MaxOverFetch

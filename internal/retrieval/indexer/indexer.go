@@ -61,6 +61,9 @@ type Index struct {
 	Embedder  embed.Embedder
 	// Store holds the children: the embedded store, or Options.Store.
 	Store vectorstore.VectorStore
+	// Windows is true when the parents are sentence windows, which
+	// overlap: its Retriever merges overlapping hits.
+	Windows bool
 }
 
 // Build splits, embeds and indexes docs. Parents and children come out in
@@ -73,7 +76,7 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{Documents: len(docs), Embedder: e}
+	ix := &Index{Documents: len(docs), Embedder: e, Windows: isWindows(b)}
 	for _, r := range results {
 		ix.Parents = append(ix.Parents, r.Parents...)
 		ix.Children = append(ix.Children, r.Children...)
@@ -211,7 +214,14 @@ func parentMetadata(parents []hierarchy.Parent) map[string]map[string]string {
 	return out
 }
 
-// Retriever returns a retriever over the in-memory index.
+// Retriever returns a retriever over the in-memory index; it merges
+// overlapping sentence windows.
 func (ix *Index) Retriever() *retrieval.Retriever {
-	return &retrieval.Retriever{Embedder: ix.Embedder, Children: ix.Store, Parents: parentstore.NewMemory(ix.Parents)}
+	return &retrieval.Retriever{Embedder: ix.Embedder, Children: ix.Store, Parents: parentstore.NewMemory(ix.Parents), MergeOverlaps: ix.Windows}
+}
+
+// isWindows reports whether a document splitter makes sentence windows.
+func isWindows(s hierarchy.DocumentSplitter) bool {
+	b, ok := s.(*hierarchy.Builder)
+	return ok && b.Strategy == hierarchy.SentenceWindow
 }
