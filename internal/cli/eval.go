@@ -25,7 +25,7 @@ type evalFlags struct {
 	maxParents, budgetMaxParents       int
 	childTopK                          int
 	aggregation                        string
-	contextWeight                      float64
+	contextWeight, k1, b               float64
 	asJSON, quiet                      bool
 }
 
@@ -54,6 +54,8 @@ latency. With --qrels only the queries it judges are scored (BEIR).`,
 	fl.IntVar(&f.childTopK, "child-top-k", retrieval.DefaultChildTopK, "children fetched first")
 	fl.StringVar(&f.aggregation, "aggregation", string(retrieval.AggregateMax), "Max, Mean or Sum")
 	fl.Float64Var(&f.contextWeight, "context-weight", indexer.DefaultContextWeight, "weight of each child's context (title and parent text) in its vector, for every strategy")
+	fl.Float64Var(&f.k1, "k1", embed.DefaultK1, "BM25 term-frequency saturation of the offline embedder")
+	fl.Float64Var(&f.b, "b", embed.DefaultB, "BM25 length normalisation of the offline embedder, 0 to 1")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object per strategy")
 	fl.BoolVar(&f.quiet, "quiet", false, "do not log progress")
 	return cmd
@@ -95,7 +97,7 @@ func runEval(cmd *cobra.Command, f evalFlags) error {
 	}
 	cfg := eval.Config{
 		Builder:     compiled.Builder,
-		NewEmbedder: func() (embed.Embedder, error) { return embed.NewLexical(embed.DefaultK1, embed.DefaultB) },
+		NewEmbedder: func() (embed.Embedder, error) { return embed.NewLexical(f.k1, f.b) },
 		Budgets:     budgets, MaxParents: f.maxParents, BudgetMaxParents: f.budgetMaxParents, ChildTopK: f.childTopK,
 		Aggregation:   retrieval.Aggregation(f.aggregation),
 		ContextWeight: float32(f.contextWeight),
@@ -159,6 +161,9 @@ func (f evalFlags) checkRetrieval() error {
 	}
 	if f.maxParents < 1 || f.budgetMaxParents < 1 || f.childTopK < 1 {
 		return fmt.Errorf("--max-parents, --budget-max-parents and --child-top-k must be at least 1")
+	}
+	if _, err := embed.NewLexical(f.k1, f.b); err != nil {
+		return fmt.Errorf("--k1 %v --b %v: %w", f.k1, f.b, err)
 	}
 	return nil
 }

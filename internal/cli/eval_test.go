@@ -129,6 +129,8 @@ func TestEvalRefusesBadFlags(t *testing.T) {
 		"--aggregation":        {"--aggregation", "Median"},
 		"--max-parents":        {"--max-parents", "0"},
 		"--child-top-k":        {"--child-top-k", "-1"},
+		"bm25 b must be":       {"--b", "1.5"},
+		"bm25 k1 must be":      {"--k1", "-1"},
 		"--corpus and":         {"--corpus", ""},
 		"no query to evaluate": {"--qrels", writeFile(t, dir, "other.tsv", "query-id\tcorpus-id\tscore\nq9\tzebra\t1\n")},
 	}

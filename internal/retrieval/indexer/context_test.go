@@ -22,3 +22,17 @@ func TestContextTextNamesTitleHeadingsAndParent(t *testing.T) {
 		}
 	}
 }
+
+func TestChildTextsLeadWithTheirSectionHeading(t *testing.T) {
+	ix := &Index{
+		Parents: []hierarchy.Parent{
+			{ID: "p1", HeadingPath: []string{"Guide", "Install"}},
+			{ID: "p2"},
+		},
+		Children: []hierarchy.Child{{ID: "c1", ParentID: "p1", Text: "Run it."}, {ID: "c2", ParentID: "p2", Text: "Plain."}},
+	}
+	got := ix.childTexts()
+	if want := []string{"Install\n\nRun it.", "Plain."}; got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("childTexts() = %q, want %q", got, want)
+	}
+}

@@ -149,10 +149,7 @@ func (ix *Index) embedAll(ctx context.Context, opts Options) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	texts := make([]string, len(ix.Children))
-	for i, c := range ix.Children {
-		texts[i] = c.Text
-	}
+	texts := ix.childTexts()
 	if f, ok := ix.Embedder.(embed.Fitter); ok {
 		if err := f.Fit(texts); err != nil {
 			return fmt.Errorf("fitting embedder: %w", err)
@@ -212,6 +209,26 @@ func parentMetadata(parents []hierarchy.Parent) map[string]map[string]string {
 		}
 	}
 	return out
+}
+
+// childTexts returns what is embedded for each child: its text, after the
+// heading of its section when its parent has a heading path, so that a
+// child is found by the words of the heading it sits under.
+func (ix *Index) childTexts() []string {
+	headings := map[string]string{}
+	for _, p := range ix.Parents {
+		if n := len(p.HeadingPath); n > 0 {
+			headings[p.ID] = p.HeadingPath[n-1]
+		}
+	}
+	texts := make([]string, len(ix.Children))
+	for i, c := range ix.Children {
+		texts[i] = c.Text
+		if h := headings[c.ParentID]; h != "" {
+			texts[i] = h + "\n\n" + c.Text
+		}
+	}
+	return texts
 }
 
 // Retriever returns a retriever over the in-memory index; it merges
