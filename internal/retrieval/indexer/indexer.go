@@ -81,7 +81,7 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 		ix.Parents = append(ix.Parents, r.Parents...)
 		ix.Children = append(ix.Children, r.Children...)
 	}
-	if err := ix.embedAll(ctx, opts); err != nil {
+	if err := ix.embedAll(ctx, docs, opts); err != nil {
 		return nil, err
 	}
 	return ix, nil
@@ -145,7 +145,7 @@ func splitAll(ctx context.Context, docs []hierarchy.Document, b hierarchy.Docume
 // children in batches into a new embedded store. It checks ctx before
 // fitting and before each batch, so a cancelled build never reports
 // success, even when there is nothing to embed or the embedder ignores ctx.
-func (ix *Index) embedAll(ctx context.Context, opts Options) error {
+func (ix *Index) embedAll(ctx context.Context, docs []hierarchy.Document, opts Options) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func (ix *Index) embedAll(ctx context.Context, opts Options) error {
 		}
 		store = embedded
 	}
-	ctxs := newContexts(ix.Parents, ix.Embedder, opts.ContextWeight)
+	ctxs := newContexts(docs, ix.Parents, ix.Embedder, opts.ContextWeight)
 	meta := parentMetadata(ix.Parents)
 	for from := 0; from < len(texts); from += opts.BatchSize {
 		if err := ctx.Err(); err != nil {
