@@ -131,6 +131,8 @@ type Retriever struct {
 	// once, as one parent covering them. It is set for sentence-window
 	// indexes, whose windows overlap by design.
 	MergeOverlaps bool
+	// Rerank, when set, rescores the first stage's best parents.
+	Rerank *Rerank
 }
 
 // Retrieve returns at most MaxParents parents for the query, best first.
@@ -149,7 +151,7 @@ func (r *Retriever) Retrieve(ctx context.Context, query string, opts Options) ([
 	if qv.Sparse != nil && opts.MaxQueryTerms > 0 && len(qv.Sparse.Indices) > opts.MaxQueryTerms {
 		return nil, fmt.Errorf("%w: it has %d distinct terms after analysis, over the limit of %d", ErrQueryTooCostly, len(qv.Sparse.Indices), opts.MaxQueryTerms)
 	}
-	groups, parents, err := r.resolveGroups(ctx, qv, opts)
+	groups, parents, err := r.candidates(ctx, query, qv, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -158,6 +160,23 @@ func (r *Retriever) Retrieve(ctx context.Context, query string, opts Options) ([
 		return nil, &BudgetTooSmallError{Budget: opts.Budget, Need: smallestText(groups[0], parents[0], opts)}
 	}
 	return results, nil
+}
+
+// candidates returns the best MaxParents groups with their parents: the
+// first stage's, or with Rerank its best TopN rescored and reordered.
+func (r *Retriever) candidates(ctx context.Context, query string, qv vector.Vector, opts Options) ([]group, []hierarchy.Parent, error) {
+	if r.Rerank == nil || r.Rerank.Reranker == nil {
+		return r.resolveGroups(ctx, qv, opts)
+	}
+	first := opts
+	first.MaxParents = r.Rerank.topN(opts)
+	groups, parents, err := r.resolveGroups(ctx, qv, first)
+	if err != nil {
+		return nil, nil, err
+	}
+	groups, parents = r.Rerank.apply(ctx, query, groups, parents, opts.Aggregation)
+	n := min(len(groups), opts.MaxParents)
+	return groups[:n], parents[:n], nil
 }
 
 // resolveGroups returns the best MaxParents groups with their parents,
