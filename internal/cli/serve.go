@@ -39,6 +39,8 @@ type serveFlags struct {
 	queueWait      time.Duration
 	maxQueryTerms  int
 	maxPostings    int
+	// rerank is the optional rerank stage.
+	rerank rerankFlags
 }
 
 // register adds the serve flags to cmd. --namespace defaults to
@@ -60,6 +62,7 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.maxQueryTerms, "max-query-terms", server.DefaultMaxQueryTerms, "most distinct terms a query may have after analysis; more is refused with 400 (0: no limit)")
 	fl.IntVar(&f.maxPostings, "max-postings", server.DefaultMaxPostings, "most postings a query's terms may reach in the child index; more is refused with 400 (0: no limit)")
 	fl.DurationVar(&f.shutdownDelay, "shutdown-delay", server.DefaultShutdownDelay, "after SIGTERM, how long to keep answering with /readyz at 503 while endpoints stop routing here, before closing the listener (0: none)")
+	f.rerank.register(fl)
 }
 
 // check refuses flags that cannot work together or are out of range, and
@@ -95,7 +98,8 @@ func (f *serveFlags) check() error {
 			return fmt.Errorf("--index %s: %w", f.index, unwrapPathError(err))
 		}
 	}
-	return nil
+	_, err := f.rerank.stage()
+	return err
 }
 
 // defaults returns the retrieval defaults the flags set.
@@ -112,8 +116,9 @@ func (f *serveFlags) serverOptions() server.Options {
 		}
 		return n
 	}
+	stage, _ := f.rerank.stage() // check has refused what it cannot build
 	return server.Options{
-		Defaults: f.defaults(), ShutdownDelay: f.serverShutdownDelay(),
+		Defaults: f.defaults(), ShutdownDelay: f.serverShutdownDelay(), Rerank: stage,
 		RequestTimeout: f.requestTimeout, MaxInFlight: f.maxInFlight, MaxQueued: f.maxQueued,
 		QueueWait: f.queueWait, MaxQueryTerms: noLimit(f.maxQueryTerms), MaxPostings: noLimit(f.maxPostings),
 	}
