@@ -185,7 +185,11 @@ func runServe(cmd *cobra.Command, f *serveFlags, reader newReader) error {
 	if err != nil {
 		return fmt.Errorf("--addr %s: %w", f.addr, err)
 	}
-	srv := server.New(f.serverOptions())
+	opts := f.serverOptions()
+	if opts.Rerank != nil {
+		opts.Rerank.OnFallback = func(err error) { log.Warn("reranker failed; answering in first-stage order", "error", err) }
+	}
+	srv := server.New(opts)
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
 	served := make(chan error, 1)

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"log/slog"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
@@ -17,16 +15,20 @@ func newRerankFallbacks(reg *prometheus.Registry) prometheus.Counter {
 	}))
 }
 
-// withRerank gives b's retriever the server's rerank stage, counting and
-// logging each fallback; without one it leaves b as it is.
+// withRerank gives b's retriever the server's rerank stage, counting each
+// fallback before passing it to the stage's own OnFallback; without a
+// stage it leaves b as it is.
 func (s *Server) withRerank(b *bundle.Bundle) {
 	if s.opts.Rerank == nil || b.Retriever == nil {
 		return
 	}
 	stage := *s.opts.Rerank
+	report := stage.OnFallback
 	stage.OnFallback = func(err error) {
 		s.rerankFallbacks.Inc()
-		slog.Warn("reranker failed; answering in first-stage order", "error", err)
+		if report != nil {
+			report(err)
+		}
 	}
 	r := *b.Retriever
 	r.Rerank = &stage
