@@ -29,6 +29,10 @@ func TestAPIServerRefusesInvalidPolicies(t *testing.T) {
 		{"window too wide", v1alpha1.ChunkingPolicySpec{Window: &v1alpha1.Window{Sentences: 11}}, "spec.window.sentences"},
 		{"unknown strategy", v1alpha1.ChunkingPolicySpec{Strategy: "Paragraphs"}, `Unsupported value: "Paragraphs"`},
 		{"regex without separators", v1alpha1.ChunkingPolicySpec{Separators: &v1alpha1.Separators{Regex: true}}, "separators.regex needs a custom separator list"},
+		{"unknown parent boundaries", v1alpha1.ChunkingPolicySpec{Parent: &v1alpha1.ChunkSize{ChunkSize: 1500, Boundaries: "Headings"}}, `Unsupported value: "Headings"`},
+		{"minChunkSize not smaller than chunkSize", v1alpha1.ChunkingPolicySpec{Parent: &v1alpha1.ChunkSize{ChunkSize: 1500, MinChunkSize: 1500}}, "minChunkSize 1500 must be smaller than chunkSize 1500"},
+		{"boundaries under child", v1alpha1.ChunkingPolicySpec{Child: &v1alpha1.ChunkSize{ChunkSize: 300, Boundaries: v1alpha1.BoundariesSections}}, "boundaries and minChunkSize apply to parents only"},
+		{"sections with sentence windows", v1alpha1.ChunkingPolicySpec{Strategy: v1alpha1.StrategySentenceWindow, Parent: &v1alpha1.ChunkSize{ChunkSize: 1500, Boundaries: v1alpha1.BoundariesSections}}, "parent.boundaries Sections needs strategy ParentChild"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -60,6 +60,27 @@ func (s *ChunkingPolicySpec) GetParent() ChunkSize {
 	return *s.Parent
 }
 
+// GetParentBoundaries returns where parents start, Recursive when unset.
+func (s *ChunkingPolicySpec) GetParentBoundaries() ParentBoundaries {
+	if s.Parent == nil || s.Parent.Boundaries == "" {
+		return BoundariesRecursive
+	}
+	return s.Parent.Boundaries
+}
+
+// GetParentMinChunkSize returns the shortest parent that stands alone: the
+// declared value, or when unset 0 with Recursive boundaries and a tenth of
+// the parents' chunkSize with Sections.
+func (s *ChunkingPolicySpec) GetParentMinChunkSize() int {
+	if s.Parent != nil && s.Parent.MinChunkSize > 0 {
+		return s.Parent.MinChunkSize
+	}
+	if s.GetParentBoundaries() == BoundariesSections {
+		return s.GetParent().ChunkSize / 10
+	}
+	return 0
+}
+
 // GetChild returns the child sizes, 300/30 when unset.
 func (s *ChunkingPolicySpec) GetChild() ChunkSize {
 	if s.Child == nil {
@@ -81,6 +102,12 @@ func (s *ChunkingPolicySpec) GetWindowSentences() int {
 // split alike compare and hash alike.
 func (s *ChunkingPolicySpec) Normalized() ChunkingPolicySpec {
 	parent, child := s.GetParent(), s.GetChild()
+	// Recursive boundaries stay implicit, so that specs written before
+	// boundaries existed keep their revision.
+	parent.Boundaries, parent.MinChunkSize = "", s.GetParentMinChunkSize()
+	if s.GetParentBoundaries() == BoundariesSections {
+		parent.Boundaries = BoundariesSections
+	}
 	seps := s.GetSeparators()
 	if len(seps.Custom) > 0 {
 		// Custom separators replace the preset, which then splits nothing.

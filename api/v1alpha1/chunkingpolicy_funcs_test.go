@@ -48,7 +48,7 @@ func TestGettersKeepSetValues(t *testing.T) {
 	if s.Separators.Preset != "" {
 		t.Error("GetSeparators modified the spec")
 	}
-	if s.GetParent() != (ChunkSize{900, 9}) || s.GetChild() != (ChunkSize{90, 0}) {
+	if s.GetParent() != (ChunkSize{ChunkSize: 900, ChunkOverlap: 9}) || s.GetChild() != (ChunkSize{ChunkSize: 90}) {
 		t.Errorf("sizes %+v %+v", s.GetParent(), s.GetChild())
 	}
 	if got := s.GetWindowSentences(); got != 0 {
@@ -199,5 +199,40 @@ func TestRevisionChangesWithEverySetting(t *testing.T) {
 	regex.Separators.Custom, regex.Separators.Regex = []string{"x"}, true
 	if literal.Revision() == regex.Revision() {
 		t.Error("regex flag does not change the revision")
+	}
+}
+
+func TestParentMinChunkSizeDefaultsWithSections(t *testing.T) {
+	tests := []struct {
+		name   string
+		parent *ChunkSize
+		want   int
+	}{
+		{"no parent", nil, 0},
+		{"recursive", &ChunkSize{ChunkSize: 1500}, 0},
+		{"sections", &ChunkSize{ChunkSize: 1500, Boundaries: BoundariesSections}, 150},
+		{"sections with a minimum", &ChunkSize{ChunkSize: 1500, Boundaries: BoundariesSections, MinChunkSize: 40}, 40},
+		{"recursive with a minimum", &ChunkSize{ChunkSize: 1500, MinChunkSize: 40}, 40},
+	}
+	for _, tt := range tests {
+		s := ChunkingPolicySpec{Parent: tt.parent}
+		if got := s.GetParentMinChunkSize(); got != tt.want {
+			t.Errorf("%s: GetParentMinChunkSize() = %d, want %d", tt.name, got, tt.want)
+		}
+		if got := s.Normalized().Parent.MinChunkSize; got != tt.want {
+			t.Errorf("%s: Normalized().Parent.MinChunkSize = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestRecursiveBoundariesKeepTheRevision(t *testing.T) {
+	implicit := ChunkingPolicySpec{Parent: &ChunkSize{ChunkSize: 1500}}
+	explicit := ChunkingPolicySpec{Parent: &ChunkSize{ChunkSize: 1500, Boundaries: BoundariesRecursive}}
+	sections := ChunkingPolicySpec{Parent: &ChunkSize{ChunkSize: 1500, Boundaries: BoundariesSections}}
+	if implicit.Revision() != explicit.Revision() {
+		t.Errorf("boundaries Recursive changed the revision: %s != %s", implicit.Revision(), explicit.Revision())
+	}
+	if implicit.Revision() == sections.Revision() {
+		t.Error("boundaries Sections kept the revision of Recursive parents")
 	}
 }

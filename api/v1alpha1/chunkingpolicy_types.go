@@ -71,8 +71,23 @@ type Separators struct {
 	Regex bool `json:"regex,omitempty"`
 }
 
+// ParentBoundaries names where parents start.
+// +kubebuilder:validation:Enum=Recursive;Sections
+type ParentBoundaries string
+
+const (
+	// BoundariesRecursive cuts parents with the recursive splitter over the
+	// whole document, as LangChain's ParentDocumentRetriever does.
+	BoundariesRecursive ParentBoundaries = "Recursive"
+	// BoundariesSections makes each Markdown section (from its heading to
+	// the next heading) a parent under its heading path; only a section
+	// longer than chunkSize is cut by the recursive splitter.
+	BoundariesSections ParentBoundaries = "Sections"
+)
+
 // ChunkSize bounds one level of chunks.
 // +kubebuilder:validation:XValidation:rule="!has(self.chunkOverlap) || self.chunkOverlap < self.chunkSize",message="chunkOverlap must be smaller than chunkSize"
+// +kubebuilder:validation:XValidation:rule="!has(self.minChunkSize) || self.minChunkSize < self.chunkSize",messageExpression="'minChunkSize %d must be smaller than chunkSize %d'.format([self.minChunkSize, self.chunkSize])"
 type ChunkSize struct {
 	// chunkSize is the largest chunk, in the policy's lengthUnit.
 	// +kubebuilder:validation:Minimum=1
@@ -85,6 +100,22 @@ type ChunkSize struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	ChunkOverlap int `json:"chunkOverlap,omitempty"`
+
+	// boundaries, for parents only, is where parents start: Recursive (the
+	// default) cuts the whole document with the recursive splitter, exactly
+	// as LangChain does; Sections makes each Markdown section a parent
+	// under its heading path and cuts only sections longer than chunkSize.
+	// +optional
+	Boundaries ParentBoundaries `json:"boundaries,omitempty"`
+
+	// minChunkSize, for parents only, is the shortest parent that stands
+	// alone, in the policy's lengthUnit: a shorter piece (a heading with no
+	// text of its own, a closing code fence) merges into its neighbour. It
+	// must be smaller than chunkSize. Defaults to 0 (nothing merges) with
+	// Recursive boundaries and to a tenth of chunkSize with Sections.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MinChunkSize int `json:"minChunkSize,omitempty"`
 }
 
 // Window sizes the sentence window.
@@ -102,6 +133,8 @@ type Window struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.child) || !has(self.parent) || self.child.chunkSize < self.parent.chunkSize",messageExpression="'child.chunkSize %d must be smaller than parent.chunkSize %d'.format([self.child.chunkSize, self.parent.chunkSize])"
 // +kubebuilder:validation:XValidation:rule="!has(self.parent) || has(self.child) || 300 < self.parent.chunkSize",messageExpression="'child.chunkSize 300 (the default) must be smaller than parent.chunkSize %d: set child.chunkSize'.format([self.parent.chunkSize])"
 // +kubebuilder:validation:XValidation:rule="!has(self.child) || has(self.parent) || self.child.chunkSize < 1500",messageExpression="'child.chunkSize %d must be smaller than parent.chunkSize 1500 (the default): set parent.chunkSize'.format([self.child.chunkSize])"
+// +kubebuilder:validation:XValidation:rule="!has(self.child) || (!has(self.child.boundaries) && !has(self.child.minChunkSize))",message="boundaries and minChunkSize apply to parents only: set them under parent, not child"
+// +kubebuilder:validation:XValidation:rule="!has(self.strategy) || self.strategy != 'SentenceWindow' || !has(self.parent) || !has(self.parent.boundaries) || self.parent.boundaries != 'Sections'",message="parent.boundaries Sections needs strategy ParentChild: sentence windows are not cut at sections"
 type ChunkingPolicySpec struct {
 	// strategy is ParentChild (children searched, parents returned) or
 	// SentenceWindow (sentences searched, neighbouring sentences returned).

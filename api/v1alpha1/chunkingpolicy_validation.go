@@ -36,6 +36,7 @@ func (s *ChunkingPolicySpec) Validate() error {
 		errs = append(errs, field.Invalid(root.Child("child", "chunkSize"), child.ChunkSize,
 			fmt.Sprintf("child.chunkSize must be smaller than parent.chunkSize (%d)", parent.ChunkSize)))
 	}
+	errs = append(errs, s.validateParentBoundaries(root)...)
 	if w := s.GetWindowSentences(); w < 0 || w > MaxWindowSentences {
 		errs = append(errs, field.Invalid(root.Child("window", "sentences"), w,
 			fmt.Sprintf("must be between 0 and %d", MaxWindowSentences)))
@@ -89,6 +90,35 @@ func (s *ChunkingPolicySpec) validateSeparators(path *field.Path) field.ErrorLis
 			errs = append(errs, field.Invalid(path.Child("custom").Index(i), expr,
 				fmt.Sprintf("not a valid regular expression: %v", err)))
 		}
+	}
+	return errs
+}
+
+// validateParentBoundaries refuses an unknown boundaries value, a
+// minChunkSize that is negative or not smaller than the parents' chunkSize,
+// Sections with sentence windows, and either field under child.
+func (s *ChunkingPolicySpec) validateParentBoundaries(root *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	b := s.GetParentBoundaries()
+	if b != BoundariesRecursive && b != BoundariesSections {
+		errs = append(errs, field.NotSupported(root.Child("parent", "boundaries"), b,
+			[]ParentBoundaries{BoundariesRecursive, BoundariesSections}))
+	}
+	if b == BoundariesSections && s.GetStrategy() == StrategySentenceWindow {
+		errs = append(errs, field.Invalid(root.Child("parent", "boundaries"), b,
+			"parent.boundaries Sections needs strategy ParentChild: sentence windows are not cut at sections"))
+	}
+	if s.Parent != nil {
+		if m := s.Parent.MinChunkSize; m < 0 {
+			errs = append(errs, field.Invalid(root.Child("parent", "minChunkSize"), m, "must not be negative"))
+		} else if m >= s.Parent.ChunkSize && s.Parent.ChunkSize >= 1 {
+			errs = append(errs, field.Invalid(root.Child("parent", "minChunkSize"), m,
+				fmt.Sprintf("minChunkSize %d must be smaller than chunkSize %d", m, s.Parent.ChunkSize)))
+		}
+	}
+	if s.Child != nil && (s.Child.Boundaries != "" || s.Child.MinChunkSize != 0) {
+		errs = append(errs, field.Forbidden(root.Child("child"),
+			"boundaries and minChunkSize apply to parents only: set them under parent, not child"))
 	}
 	return errs
 }

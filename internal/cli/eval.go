@@ -25,7 +25,7 @@ type evalFlags struct {
 	maxParents, budgetMaxParents       int
 	childTopK                          int
 	aggregation                        string
-	contextWeight                      float64
+	contextWeight, k1, b               float64
 	asJSON, quiet                      bool
 }
 
@@ -44,7 +44,7 @@ latency. With --qrels only the queries it judges are scored (BEIR).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.corpus, "corpus", "", "documents, one JSON object per line (_id, title, text[, paragraph_ids])")
-	fl.StringVar(&f.queries, "queries", "", "questions, one JSON object per line (_id, text[, metadata.answers])")
+	fl.StringVar(&f.queries, "queries", "", "questions, one JSON object per line (_id, text[, metadata.answers, metadata.evidence])")
 	fl.StringVar(&f.qrels, "qrels", "", "relevance judgements: query-id, corpus-id, score (TSV with a header)")
 	fl.StringVar(&f.policyPath, "policy", "", "ChunkingPolicy YAML file (default: the built-in default policy)")
 	fl.StringVar(&f.strategies, "strategy", strings.Join(eval.AllStrategies, ","), "strategies to score, comma-separated: parent-child, flat-child, flat-parent, sentence-window")
@@ -54,6 +54,8 @@ latency. With --qrels only the queries it judges are scored (BEIR).`,
 	fl.IntVar(&f.childTopK, "child-top-k", retrieval.DefaultChildTopK, "children fetched first")
 	fl.StringVar(&f.aggregation, "aggregation", string(retrieval.AggregateMax), "Max, Mean or Sum")
 	fl.Float64Var(&f.contextWeight, "context-weight", indexer.DefaultContextWeight, "weight of each child's context (title and parent text) in its vector, for every strategy")
+	fl.Float64Var(&f.k1, "k1", embed.DefaultK1, "BM25 term-frequency saturation of the offline embedder")
+	fl.Float64Var(&f.b, "b", embed.DefaultB, "BM25 length normalisation of the offline embedder, 0 to 1")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object per strategy")
 	fl.BoolVar(&f.quiet, "quiet", false, "do not log progress")
 	return cmd
@@ -95,7 +97,7 @@ func runEval(cmd *cobra.Command, f evalFlags) error {
 	}
 	cfg := eval.Config{
 		Builder:     compiled.Builder,
-		NewEmbedder: func() (embed.Embedder, error) { return embed.NewLexical(embed.DefaultK1, embed.DefaultB) },
+		NewEmbedder: func() (embed.Embedder, error) { return embed.NewLexical(f.k1, f.b) },
 		Budgets:     budgets, MaxParents: f.maxParents, BudgetMaxParents: f.budgetMaxParents, ChildTopK: f.childTopK,
 		Aggregation:   retrieval.Aggregation(f.aggregation),
 		ContextWeight: float32(f.contextWeight),
@@ -160,27 +162,47 @@ func (f evalFlags) checkRetrieval() error {
 	if f.maxParents < 1 || f.budgetMaxParents < 1 || f.childTopK < 1 {
 		return fmt.Errorf("--max-parents, --budget-max-parents and --child-top-k must be at least 1")
 	}
+	if _, err := embed.NewLexical(f.k1, f.b); err != nil {
+		return fmt.Errorf("--k1 %v --b %v: %w", f.k1, f.b, err)
+	}
 	return nil
 }
 
-// printReports prints one row per strategy.
+// printReports prints one row per strategy: answer-in-context at each
+// budget, and evidence-in-context when the queries have evidence.
 func printReports(w io.Writer, reports []eval.Report, budgets []int) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	header := []string{"strategy", "queries", "nDCG@10", "R@100", "hit@1", "hit@5", "MRR@10"}
 	for _, b := range budgets {
 		header = append(header, fmt.Sprintf("AiC@%d", b))
 	}
+	evidence := slices.ContainsFunc(reports, func(r eval.Report) bool { return len(r.EvidenceInContext) > 0 })
+	if evidence {
+		for _, b := range budgets {
+			header = append(header, fmt.Sprintf("EiC@%d", b))
+		}
+	}
 	header = append(header, "index s", "p50 ms", "p99 ms")
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, r := range reports {
 		row := []string{r.Strategy, strconv.Itoa(r.Queries), num(r.NDCG10), num(r.Recall100), num(r.Hit1), num(r.Hit5), num(r.MRR10)}
-		for _, b := range budgets {
-			row = append(row, fmt.Sprintf("%.3f", r.AnswerInContext[strconv.Itoa(b)]))
+		row = append(row, shares(r.AnswerInContext, budgets)...)
+		if evidence {
+			row = append(row, shares(r.EvidenceInContext, budgets)...)
 		}
 		row = append(row, fmt.Sprintf("%.2f", r.IndexSeconds), fmt.Sprintf("%.3f", r.QueryP50Ms), fmt.Sprintf("%.3f", r.QueryP99Ms))
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
+}
+
+// shares formats a share per budget.
+func shares(m map[string]float64, budgets []int) []string {
+	out := make([]string, len(budgets))
+	for i, b := range budgets {
+		out[i] = fmt.Sprintf("%.3f", m[strconv.Itoa(b)])
+	}
+	return out
 }
 
 // num formats an optional metric.

@@ -129,6 +129,8 @@ func TestEvalRefusesBadFlags(t *testing.T) {
 		"--aggregation":        {"--aggregation", "Median"},
 		"--max-parents":        {"--max-parents", "0"},
 		"--child-top-k":        {"--child-top-k", "-1"},
+		"bm25 b must be":       {"--b", "1.5"},
+		"bm25 k1 must be":      {"--k1", "-1"},
 		"--corpus and":         {"--corpus", ""},
 		"no query to evaluate": {"--qrels", writeFile(t, dir, "other.tsv", "query-id\tcorpus-id\tscore\nq9\tzebra\t1\n")},
 	}
@@ -140,5 +142,34 @@ func TestEvalRefusesBadFlags(t *testing.T) {
 		if out != "" {
 			t.Errorf("%v: printed %q", extra, out)
 		}
+	}
+}
+
+func TestEvalScoresEvidenceInContext(t *testing.T) {
+	dir := t.TempDir()
+	corpus, _, _, policy := evalFiles(t, dir)
+	queries := writeFile(t, dir, "evidence.jsonl", strings.Join([]string{
+		`{"_id":"q1","text":"what is a group of zebras called","metadata":{"answers":["dazzle"],"evidence":["A group of zebras is called a dazzle.", " "]}}`,
+		`{"_id":"q2","text":"where does the baobab store water","metadata":{"answers":[]}}`,
+		`{"_id":"q3","text":"qwzxv plimf","metadata":{"evidence":["Lions live in prides."]}}`,
+	}, "\n")+"\n")
+	out, _ := mustExecute(t, "eval", "--quiet", "--json", "--corpus", corpus, "--queries", queries, "--policy", policy,
+		"--strategy", "parent-child", "--budgets", "40")
+	var r eval.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	// q1's evidence is found; q3 matches nothing; q2 has none and does not count.
+	if got := r.EvidenceInContext["40"]; got != 0.5 {
+		t.Errorf("evidenceInContext@40 = %v, want 0.5 (1 of the 2 queries with evidence)", got)
+	}
+	if got := r.AnswerInContext["40"]; got != 1 {
+		t.Errorf("answerInContext@40 = %v, want 1 (the one query with answers)", got)
+	}
+	table, _ := mustExecute(t, "eval", "--quiet", "--corpus", corpus, "--queries", queries, "--policy", policy,
+		"--strategy", "parent-child", "--budgets", "40")
+	header := strings.Fields(strings.SplitN(table, "\n", 2)[0])
+	if !slices.Contains(header, "EiC@40") || !slices.Contains(header, "AiC@40") {
+		t.Errorf("table header %v, want AiC@40 and EiC@40", header)
 	}
 }

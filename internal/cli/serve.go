@@ -48,6 +48,8 @@ type serveFlags struct {
 	maxHeavyInFlight int
 	// auth says who may query.
 	auth serveAuthFlags
+	// rerank is the optional rerank stage.
+	rerank rerankFlags
 }
 
 // register adds the serve flags to cmd. --namespace defaults to
@@ -74,6 +76,7 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.maxHeavyInFlight, "max-heavy-in-flight", 0, "most heavy queries searched at once, as many more waiting; more are refused with 429 (0: a quarter of --max-in-flight, at least 1)")
 	fl.DurationVar(&f.shutdownDelay, "shutdown-delay", server.DefaultShutdownDelay, "after SIGTERM, how long to keep answering with /readyz at 503 while endpoints stop routing here, before closing the listener (0: none)")
 	f.auth.register(fl)
+	f.rerank.register(fl)
 }
 
 // check refuses flags that cannot work together or are out of range, and
@@ -114,7 +117,8 @@ func (f *serveFlags) check() error {
 			return fmt.Errorf("--index %s: %w", f.index, unwrapPathError(err))
 		}
 	}
-	return nil
+	_, err := f.rerank.stage()
+	return err
 }
 
 // defaults returns the retrieval defaults the flags set.
@@ -131,9 +135,10 @@ func (f *serveFlags) serverOptions() server.Options {
 		}
 		return n
 	}
+	stage, _ := f.rerank.stage() // check has refused what it cannot build
 	return server.Options{
 		Corpus:   f.corpusName(),
-		Defaults: f.defaults(), ShutdownDelay: f.serverShutdownDelay(),
+		Defaults: f.defaults(), ShutdownDelay: f.serverShutdownDelay(), Rerank: stage,
 		RequestTimeout: f.requestTimeout, MaxInFlight: f.maxInFlight, MaxQueued: f.maxQueued,
 		QueueWait: f.queueWait, MaxQueryTerms: noLimit(f.maxQueryTerms), MaxPostings: noLimit(f.maxPostings),
 		HeavyBodyBytes: int64(noLimit(int(f.heavyBodyBytes))), HeavyPostings: noLimit(f.heavyPostings),
@@ -223,6 +228,9 @@ func runServe(cmd *cobra.Command, f *serveFlags, reader newReader) error {
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return fmt.Errorf("--addr %s: %w", f.addr, err)
+	}
+	if opts.Rerank != nil {
+		opts.Rerank.OnFallback = func(err error) { log.Warn("reranker failed; answering in first-stage order", "error", err) }
 	}
 	srv := server.New(opts)
 	ctx, cancel := context.WithCancel(cmd.Context())

@@ -16,11 +16,13 @@ import (
 	"github.com/parentrag/parentrag/internal/source"
 )
 
-// Query is one question, with every accepted answer string.
+// Query is one question, with every accepted answer string and the
+// evidence paragraphs that support an answer, when the data set has them.
 type Query struct {
-	ID      string
-	Text    string
-	Answers []string
+	ID       string
+	Text     string
+	Answers  []string
+	Evidence []string
 }
 
 // Qrels maps a query id to the ids judged relevant to it.
@@ -102,7 +104,7 @@ func locateParagraphs(text string, ids []string) ([]paragraph, error) {
 }
 
 // LoadQueries reads a JSON Lines query file: `_id`, `text` and optional
-// `metadata.answers`.
+// `metadata.answers` and `metadata.evidence` (blank entries are dropped).
 func LoadQueries(path string) ([]Query, error) {
 	var out []Query
 	err := eachJSONLine(path, func(line []byte) error {
@@ -110,7 +112,8 @@ func LoadQueries(path string) ([]Query, error) {
 			ID       string `json:"_id"`
 			Text     string `json:"text"`
 			Metadata struct {
-				Answers []string `json:"answers"`
+				Answers  []string `json:"answers"`
+				Evidence []string `json:"evidence"`
 			} `json:"metadata"`
 		}
 		if err := json.Unmarshal(line, &rec); err != nil {
@@ -119,13 +122,24 @@ func LoadQueries(path string) ([]Query, error) {
 		if rec.ID == "" || rec.Text == "" {
 			return fmt.Errorf(`a query needs "_id" and "text"`)
 		}
-		out = append(out, Query{ID: rec.ID, Text: rec.Text, Answers: rec.Metadata.Answers})
+		out = append(out, Query{ID: rec.ID, Text: rec.Text, Answers: rec.Metadata.Answers, Evidence: nonBlank(rec.Metadata.Evidence)})
 		return nil
 	})
 	if err == nil && len(out) == 0 {
 		err = fmt.Errorf("%s: no queries", path)
 	}
 	return out, err
+}
+
+// nonBlank returns the entries of ss that hold more than white space.
+func nonBlank(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // LoadQrels reads a TSV of query-id, corpus-id and score with a header

@@ -61,9 +61,13 @@ type Report struct {
 	Hit5            *float64           `json:"hit@5"`
 	MRR10           *float64           `json:"mrr@10"`
 	AnswerInContext map[string]float64 `json:"answerInContext"`
-	IndexSeconds    float64            `json:"indexSeconds"`
-	QueryP50Ms      float64            `json:"queryP50Ms"`
-	QueryP99Ms      float64            `json:"queryP99Ms"`
+	// EvidenceInContext is, per budget, the share of the queries with
+	// evidence whose context holds a whole evidence paragraph; empty when
+	// no query has evidence.
+	EvidenceInContext map[string]float64 `json:"evidenceInContext,omitempty"`
+	IndexSeconds      float64            `json:"indexSeconds"`
+	QueryP50Ms        float64            `json:"queryP50Ms"`
+	QueryP99Ms        float64            `json:"queryP99Ms"`
 }
 
 // Run evaluates each strategy on the corpus. When qrels is not nil only the
@@ -119,6 +123,7 @@ func splitterFor(strategy string, b *hierarchy.Builder) (hierarchy.DocumentSplit
 type queryOutcome struct {
 	ranking  rankingScores
 	answered map[int]bool // budget -> answer in context
+	evidence map[int]bool // budget -> an evidence paragraph in context
 	latency  time.Duration
 }
 
@@ -205,36 +210,37 @@ func (ev *evaluator) one(ctx context.Context, q Query) (queryOutcome, error) {
 	if ev.qrels != nil {
 		o.ranking = scoreRanking(ev.rankedIDs(ranked), ev.qrels[q.ID])
 	}
-	if len(q.Answers) > 0 {
-		o.answered, err = ev.answers(ctx, q, base, ranked)
+	if len(q.Answers) > 0 || len(q.Evidence) > 0 {
+		o.answered, o.evidence, err = ev.contexts(ctx, q, base, ranked)
 	}
 	return o, err
 }
 
-// answers reports for each budget whether an accepted answer is in the
-// context. Flat strategies fill the budget with their ranked units in
-// order; grouped ones retrieve with the budget, trimming parents around
-// their hit children.
-func (ev *evaluator) answers(ctx context.Context, q Query, base retrieval.Options, ranked []retrieval.Result) (map[int]bool, error) {
-	out := make(map[int]bool, len(ev.cfg.Budgets))
+// contexts reports for each budget whether an accepted answer, and
+// whether a whole evidence paragraph, is in the context. Flat strategies
+// fill the budget with their ranked units in order; grouped ones retrieve
+// with the budget, trimming parents around their hit children.
+func (ev *evaluator) contexts(ctx context.Context, q Query, base retrieval.Options, ranked []retrieval.Result) (answered, evidence map[int]bool, err error) {
+	answered, evidence = make(map[int]bool, len(ev.cfg.Budgets)), make(map[int]bool, len(ev.cfg.Budgets))
 	for _, budget := range ev.cfg.Budgets {
 		results := ranked
 		if ev.grouped {
 			opts := base
 			opts.Budget, opts.Length = budget, wordCount
 			opts.MaxParents = max(ev.cfg.BudgetMaxParents, base.MaxParents)
-			var err error
 			if results, err = ev.retriever.Retrieve(ctx, q.Text, opts); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		texts := make([]string, len(results))
 		for i, r := range results {
 			texts[i] = r.Text
 		}
-		out[budget] = containsAnswer(contextWords(texts, budget), q.Answers)
+		context := contextWords(texts, budget)
+		answered[budget] = containsAnswer(context, q.Answers)
+		evidence[budget] = containsAnswer(context, q.Evidence)
 	}
-	return out, nil
+	return answered, evidence, nil
 }
 
 // rankedIDs maps ranked results to judged ids, first occurrence wins. A
@@ -272,38 +278,55 @@ func overlapping(paras []paragraph, from, to int) []string {
 
 // summarize averages the outcomes into a report.
 func summarize(strategy string, queries []Query, outcomes []queryOutcome, ranked bool, budgets []int) Report {
-	r := Report{Strategy: strategy, Queries: len(queries), AnswerInContext: map[string]float64{}}
+	r := Report{Strategy: strategy, Queries: len(queries)}
 	var sum rankingScores
 	var latencies []time.Duration
-	answered := map[int]int{}
-	withAnswers := 0
-	for i, o := range outcomes {
+	for _, o := range outcomes {
 		sum.ndcg10 += o.ranking.ndcg10
 		sum.recall100 += o.ranking.recall100
 		sum.hit1 += o.ranking.hit1
 		sum.hit5 += o.ranking.hit5
 		sum.mrr10 += o.ranking.mrr10
 		latencies = append(latencies, o.latency)
-		if len(queries[i].Answers) > 0 {
-			withAnswers++
-		}
-		for b, ok := range o.answered {
-			if ok {
-				answered[b]++
-			}
-		}
 	}
 	if ranked {
 		n := float64(len(outcomes))
 		r.NDCG10, r.Recall100, r.Hit1, r.Hit5, r.MRR10 = ptr(sum.ndcg10/n), ptr(sum.recall100/n), ptr(sum.hit1/n), ptr(sum.hit5/n), ptr(sum.mrr10/n)
 	}
-	if withAnswers > 0 {
-		for _, b := range budgets {
-			r.AnswerInContext[strconv.Itoa(b)] = float64(answered[b]) / float64(withAnswers)
-		}
+	r.AnswerInContext = inContextShares(queries, outcomes, budgets,
+		func(q Query) bool { return len(q.Answers) > 0 }, func(o queryOutcome) map[int]bool { return o.answered })
+	if ev := inContextShares(queries, outcomes, budgets,
+		func(q Query) bool { return len(q.Evidence) > 0 }, func(o queryOutcome) map[int]bool { return o.evidence }); len(ev) > 0 {
+		r.EvidenceInContext = ev
 	}
 	r.QueryP50Ms, r.QueryP99Ms = percentile(latencies, 50), percentile(latencies, 99)
 	return r
+}
+
+// inContextShares returns, per budget, the share of the queries that
+// count whose outcome says true at that budget; empty when none counts.
+func inContextShares(queries []Query, outcomes []queryOutcome, budgets []int, counts func(Query) bool, hits func(queryOutcome) map[int]bool) map[string]float64 {
+	out := map[string]float64{}
+	n := 0
+	found := map[int]int{}
+	for i, o := range outcomes {
+		if !counts(queries[i]) {
+			continue
+		}
+		n++
+		for b, ok := range hits(o) {
+			if ok {
+				found[b]++
+			}
+		}
+	}
+	if n == 0 {
+		return out
+	}
+	for _, b := range budgets {
+		out[strconv.Itoa(b)] = float64(found[b]) / float64(n)
+	}
+	return out
 }
 
 func ptr(f float64) *float64 { return &f }

@@ -38,7 +38,7 @@ func Compile(spec *v1alpha1.ChunkingPolicySpec) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	parent, err := newSplitter(*norm.Parent, seps, regex, length)
+	parent, err := newParentSplitter(norm, seps, regex, length)
 	if err != nil {
 		return nil, fmt.Errorf("parent splitter: %w", err)
 	}
@@ -80,6 +80,32 @@ func separators(s v1alpha1.Separators) ([]string, bool, error) {
 		return append([]string(nil), s.Custom...), s.Regex, nil
 	}
 	return split.Separators(strings.ToLower(string(s.Preset)))
+}
+
+// newParentSplitter builds the parent splitter: LangChain's recursive
+// splitter alone for Recursive boundaries without a minChunkSize, and
+// otherwise a Sectioner that cuts at every Markdown heading (Sections),
+// splits longer sections with the recursive splitter and merges pieces
+// under minChunkSize into a neighbour.
+func newParentSplitter(norm v1alpha1.ChunkingPolicySpec, seps []string, regex bool, length split.LengthFunc) (hierarchy.Splitter, error) {
+	recursive, err := newSplitter(*norm.Parent, seps, regex, length)
+	if err != nil {
+		return nil, err
+	}
+	sections := norm.GetParentBoundaries() == v1alpha1.BoundariesSections
+	if !sections && norm.Parent.MinChunkSize == 0 {
+		return recursive, nil
+	}
+	o := split.SectionOptions{
+		Within:       recursive,
+		ChunkSize:    norm.Parent.ChunkSize,
+		MinChunkSize: norm.Parent.MinChunkSize,
+		Length:       length,
+	}
+	if sections {
+		o.Headers = split.NewMarkdownHeaderSplitter(split.MarkdownHeaderOptions{Headers: split.MarkdownHeadings()})
+	}
+	return split.NewSectioner(o), nil
 }
 
 // newSplitter builds one recursive splitter.

@@ -85,7 +85,7 @@ func (c *candidate) result() (Result, bool) {
 		return Result{}, false
 	}
 	r := Result{
-		ParentID: c.parent.ID, DocID: c.parent.DocID, Title: c.parent.Title,
+		ParentID: c.parent.ID, DocID: c.parent.DocID, Title: c.parent.Title, HeadingPath: c.parent.HeadingPath,
 		Score: c.group.score, Text: c.text(), Start: c.parent.Start,
 	}
 	if !c.whole {

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
@@ -100,10 +101,13 @@ type Match struct {
 
 // Result is one returned parent.
 type Result struct {
-	ParentID string  `json:"parentId"`
-	DocID    string  `json:"docId"`
-	Title    string  `json:"title,omitempty"`
-	Score    float32 `json:"score"`
+	ParentID string `json:"parentId"`
+	DocID    string `json:"docId"`
+	Title    string `json:"title,omitempty"`
+	// HeadingPath names the headings the parent falls under, outermost
+	// first, when its policy splits parents at sections.
+	HeadingPath []string `json:"headingPath,omitempty"`
+	Score       float32  `json:"score"`
 	// Text is the parent's text, or the parts of it kept under a budget
 	// joined by Ellipsis.
 	Text string `json:"text"`
@@ -123,13 +127,21 @@ type Retriever struct {
 	Embedder embed.Embedder
 	Children vectorstore.VectorStore
 	Parents  parentstore.Reader
+	// MergeOverlaps returns parents of one document that overlap or abut
+	// once, as one parent covering them. It is set for sentence-window
+	// indexes, whose windows overlap by design.
+	MergeOverlaps bool
+	// Rerank, when set, rescores the first stage's best parents.
+	Rerank *Rerank
 }
 
 // Retrieve returns at most MaxParents parents for the query, best first.
 // Several children of one parent count once; children are over-fetched
 // until MaxParents distinct parents are found or the index is exhausted,
-// so a query never silently returns fewer parents than it could. Every
-// returned parent exists in the parent store.
+// so a query never silently returns fewer parents than it could. With
+// MergeOverlaps, parents of one document that overlap or abut, such as the
+// sentence windows of neighbouring hits, are returned once, as one parent
+// covering them. Every returned parent exists in the parent store.
 func (r *Retriever) Retrieve(ctx context.Context, query string, opts Options) ([]Result, error) {
 	q, err := r.Analyze(ctx, query)
 	if err != nil {
@@ -141,6 +153,8 @@ func (r *Retriever) Retrieve(ctx context.Context, query string, opts Options) ([
 // Query is a question analysed for one index: its vector and what
 // searching it costs, known before any child is scanned.
 type Query struct {
+	// Text is the question as asked, for a reranker.
+	Text   string
 	Vector vector.Vector
 	// Terms is how many distinct sparse terms the question has.
 	Terms int
@@ -156,7 +170,7 @@ func (r *Retriever) Analyze(ctx context.Context, query string) (*Query, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedding query: %w", err)
 	}
-	q := &Query{Vector: qv, Postings: -1}
+	q := &Query{Text: query, Vector: qv, Postings: -1}
 	if qv.Sparse != nil {
 		q.Terms = len(qv.Sparse.Indices)
 	}
@@ -186,23 +200,65 @@ func (r *Retriever) RetrieveQuery(ctx context.Context, q *Query, opts Options) (
 	if err := opts.CheckCost(q); err != nil {
 		return nil, err
 	}
-	groups, err := r.searchGroups(ctx, qv, opts)
+	groups, parents, err := r.candidates(ctx, q.Text, qv, opts)
 	if err != nil {
 		return nil, err
-	}
-	ids := make([]string, len(groups))
-	for i, g := range groups {
-		ids[i] = g.parentID
-	}
-	parents, err := r.Parents.Get(ctx, ids)
-	if err != nil {
-		return nil, fmt.Errorf("resolving parents: %w", err)
 	}
 	results := assemble(groups, parents, opts)
 	if len(results) == 0 && len(groups) > 0 && opts.Budget > 0 {
 		return nil, &BudgetTooSmallError{Budget: opts.Budget, Need: smallestText(groups[0], parents[0], opts)}
 	}
 	return results, nil
+}
+
+// candidates returns the best MaxParents groups with their parents: the
+// first stage's, or with Rerank its best TopN rescored and reordered.
+func (r *Retriever) candidates(ctx context.Context, query string, qv vector.Vector, opts Options) ([]group, []hierarchy.Parent, error) {
+	if r.Rerank == nil || r.Rerank.Reranker == nil {
+		return r.resolveGroups(ctx, qv, opts)
+	}
+	first := opts
+	first.MaxParents = r.Rerank.topN(opts)
+	groups, parents, err := r.resolveGroups(ctx, qv, first)
+	if err != nil {
+		return nil, nil, err
+	}
+	groups, parents = r.Rerank.apply(ctx, query, groups, parents, opts.Aggregation)
+	n := min(len(groups), opts.MaxParents)
+	return groups[:n], parents[:n], nil
+}
+
+// resolveGroups returns the best MaxParents groups with their parents,
+// with MergeOverlaps overlapping parents of one document merged (see
+// mergeOverlapping). When merging leaves fewer than MaxParents, twice as
+// many groups are searched, until enough are found or the index has no
+// more.
+func (r *Retriever) resolveGroups(ctx context.Context, qv vector.Vector, opts Options) ([]group, []hierarchy.Parent, error) {
+	search := opts
+	for {
+		groups, err := r.searchGroups(ctx, qv, search)
+		if err != nil {
+			return nil, nil, err
+		}
+		ids := make([]string, len(groups))
+		for i, g := range groups {
+			ids[i] = g.parentID
+		}
+		parents, err := r.Parents.Get(ctx, ids)
+		if err != nil {
+			return nil, nil, fmt.Errorf("resolving parents: %w", err)
+		}
+		if !r.MergeOverlaps {
+			return groups, parents, nil
+		}
+		merged, mergedParents := mergeOverlapping(groups, parents, opts.Aggregation)
+		exhausted := len(groups) < search.MaxParents || search.MaxParents >= MaxOverFetch
+		if len(merged) >= opts.MaxParents || exhausted {
+			n := min(len(merged), opts.MaxParents)
+			return merged[:n], mergedParents[:n], nil
+		}
+		search.MaxParents = min(search.MaxParents*2, MaxOverFetch)
+	}
 }
 
 // group is a parent with the hits of its children, best first.

@@ -37,7 +37,7 @@ func newBuilder(tb testing.TB, parentSize, childSize, childOverlap int) *hierarc
 }
 
 // buildIndex indexes docs with real splitters and a fresh lexical embedder.
-func buildIndex(tb testing.TB, docs []hierarchy.Document, b *hierarchy.Builder, opts indexer.Options) *indexer.Index {
+func buildIndex(tb testing.TB, docs []hierarchy.Document, b hierarchy.DocumentSplitter, opts indexer.Options) *indexer.Index {
 	tb.Helper()
 	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
 	if err != nil {

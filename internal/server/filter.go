@@ -59,7 +59,8 @@ func search(ctx context.Context, r *retrieval.Retriever, q *retrieval.Query, opt
 		return r.RetrieveQuery(ctx, q, opts)
 	}
 	children := &filteredChildren{inner: r.Children, parents: r.Parents, filter: f, matches: map[string]bool{}}
-	filtered := &retrieval.Retriever{Embedder: r.Embedder, Children: children, Parents: r.Parents}
+	filtered := *r
+	filtered.Children = children
 	return filtered.RetrieveQuery(ctx, q, opts)
 }
 

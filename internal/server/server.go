@@ -118,6 +118,10 @@ type Options struct {
 	// Auth, when set, guards every endpoint but /healthz and /readyz
 	// (see guard); nil lets anyone query.
 	Auth Authorizer
+	// Rerank, when set, rescores the first stage of every query; a
+	// reranker failure counts in parentrag_rerank_fallbacks_total and the
+	// query keeps its first-stage order.
+	Rerank *retrieval.Rerank
 	// Registry receives the server's metrics and is what /metrics serves.
 	// Nil means a new registry that also holds the Go and process
 	// collectors.
@@ -189,8 +193,10 @@ type Server struct {
 	loaded   atomic.Pointer[loaded]
 	draining atomic.Bool
 	metrics  *metrics
-	admit    *admission
-	handler  http.Handler
+	// rerankFallbacks counts queries the reranker failed.
+	rerankFallbacks prometheus.Counter
+	admit           *admission
+	handler         http.Handler
 	// beforeRetrieve, when set (by tests), runs before each retrieval
 	// with the request's context.
 	beforeRetrieve func(context.Context)
@@ -213,6 +219,7 @@ func New(opts Options) *Server {
 		s.opts.Registry = newDefaultRegistry()
 	}
 	s.metrics = newMetrics(s.opts.Registry)
+	s.rerankFallbacks = newRerankFallbacks(s.opts.Registry)
 	s.admit = newAdmission(s.opts)
 	s.handler = s.routes()
 	return s
@@ -228,6 +235,7 @@ func (s *Server) SetBundle(b *bundle.Bundle) {
 		s.metrics.setBundle(nil)
 		return
 	}
+	s.withRerank(b)
 	l := &loaded{bundle: b}
 	l.length, l.lengthErr = policy.LengthFunc(b.Manifest.LengthUnit, b.Manifest.Tokenizer)
 	s.loaded.Store(l)

@@ -155,3 +155,13 @@ func writeManifest(dir string, m Manifest) error {
 	}
 	return os.Rename(tmp, filepath.Join(dir, ManifestFile))
 }
+
+// Windows reports whether the bundle's policy makes sentence windows,
+// whose parents overlap: its retriever merges overlapping hits. A manifest
+// without a readable policy holds no windows.
+func (m *Manifest) Windows() bool {
+	var p struct {
+		Strategy string `json:"strategy"`
+	}
+	return json.Unmarshal(m.Policy, &p) == nil && p.Strategy == "SentenceWindow"
+}

@@ -48,8 +48,9 @@ func (b *Builder) Build(doc Document) Result {
 // children, as LangChain's ParentDocumentRetriever does.
 func (b *Builder) buildParentChild(doc Document) Result {
 	var res Result
-	for i, pc := range b.Parent.Split(doc.Text) {
-		parent := b.newParent(doc, i, pc)
+	for i, pc := range b.parentChunks(doc.Text) {
+		parent := b.newParent(doc, i, pc.Chunk)
+		parent.HeadingPath = pc.Headings
 		for _, cc := range b.Child.Split(pc.Text) {
 			child := b.newChild(doc, &parent, len(res.Children), cc.Text, cc.Start)
 			res.Children = append(res.Children, child)
@@ -57,6 +58,20 @@ func (b *Builder) buildParentChild(doc Document) Result {
 		res.Parents = append(res.Parents, parent)
 	}
 	return res
+}
+
+// parentChunks splits a document's text into parents, with their heading
+// paths when the parent splitter knows them.
+func (b *Builder) parentChunks(text string) []split.HeadedChunk {
+	if hs, ok := b.Parent.(HeadedSplitter); ok {
+		return hs.SplitHeaded(text)
+	}
+	chunks := b.Parent.Split(text)
+	out := make([]split.HeadedChunk, len(chunks))
+	for i, c := range chunks {
+		out[i] = split.HeadedChunk{Chunk: c}
+	}
+	return out
 }
 
 // buildWindows makes each sentence (split further when longer than a

@@ -16,9 +16,14 @@ type FlatChildren struct{ Builder *Builder }
 // Build returns one single-child parent per child of the document.
 func (f FlatChildren) Build(doc Document) Result {
 	res := f.Builder.Build(doc)
+	headings := make(map[string][]string, len(res.Parents))
+	for _, p := range res.Parents {
+		headings[p.ID] = p.HeadingPath
+	}
 	out := Result{Parents: make([]Parent, len(res.Children))}
 	for i, c := range res.Children {
 		out.Parents[i] = selfParent(c.ID, doc, i, c.Text, c.Start)
+		out.Parents[i].HeadingPath = headings[c.ParentID]
 		c.ParentID, c.ParentStart = c.ID, 0
 		out.Children = append(out.Children, c)
 	}
@@ -34,7 +39,9 @@ func (f FlatParents) Build(doc Document) Result {
 	res := f.Builder.Build(doc)
 	var out Result
 	for i, p := range res.Parents {
-		out.Parents = append(out.Parents, selfParent(p.ID, doc, i, p.Text, p.Start))
+		self := selfParent(p.ID, doc, i, p.Text, p.Start)
+		self.HeadingPath = p.HeadingPath
+		out.Parents = append(out.Parents, self)
 		out.Children = append(out.Children, Child{
 			ID: p.ID, ParentID: p.ID, DocID: doc.ID, Ordinal: i, Text: p.Text, Start: p.Start,
 		})

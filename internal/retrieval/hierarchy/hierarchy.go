@@ -31,16 +31,19 @@ func EmptyMessage(id string) string {
 
 // Parent is a unit returned to the reader: a section of a document, or a
 // sentence window. Start is its code-point offset in the document (-1 when
-// it could not be located). Children lists the spans of its children.
+// it could not be located). HeadingPath names the headings it falls under,
+// outermost first, when the policy splits parents at sections. Children
+// lists the spans of its children.
 type Parent struct {
-	ID       string            `json:"id"`
-	DocID    string            `json:"docId"`
-	Title    string            `json:"title,omitempty"`
-	Ordinal  int               `json:"ordinal"`
-	Text     string            `json:"text"`
-	Start    int               `json:"start"`
-	Children []Span            `json:"children,omitempty"`
-	Metadata map[string]string `json:"metadata,omitempty"`
+	ID          string            `json:"id"`
+	DocID       string            `json:"docId"`
+	Title       string            `json:"title,omitempty"`
+	HeadingPath []string          `json:"headingPath,omitempty"`
+	Ordinal     int               `json:"ordinal"`
+	Text        string            `json:"text"`
+	Start       int               `json:"start"`
+	Children    []Span            `json:"children,omitempty"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
 }
 
 // Span locates a child inside its parent's text, in code points:
@@ -73,6 +76,13 @@ type Result struct {
 // Splitter splits text into chunks carrying code-point offsets.
 type Splitter interface {
 	Split(text string) []split.Chunk
+}
+
+// HeadedSplitter is a Splitter that also knows the heading path of each
+// chunk; a parent splitter that implements it gives parents their
+// HeadingPath.
+type HeadedSplitter interface {
+	SplitHeaded(text string) []split.HeadedChunk
 }
 
 // idLength is the number of hex digits of an id: 80 bits, so a collision

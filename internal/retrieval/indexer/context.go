@@ -3,43 +3,58 @@ package indexer
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
 
-// contexts adds weighted context vectors (document title and parent text)
-// to child vectors. Each parent's context is embedded once; children
+// contexts adds weighted context vectors (document title, the opening
+// section of a document split into sections, heading path and parent
+// text) to child vectors. Each parent's context is embedded once; children
 // arrive in document order, so only the parents of the current batch are
 // cached.
 type contexts struct {
 	weight  float32
 	embed   embed.Embedder
 	parents map[string]*hierarchy.Parent
+	leads   map[string]lead // document id -> its opening section
 	cache   map[string]vector.Vector
 }
 
 // newContexts returns nil, which adds nothing, when weight is not positive.
-func newContexts(parents []hierarchy.Parent, e embed.Embedder, weight float32) *contexts {
+func newContexts(docs []hierarchy.Document, parents []hierarchy.Parent, e embed.Embedder, weight float32) *contexts {
 	if weight <= 0 {
 		return nil
 	}
-	c := &contexts{weight: weight, embed: e, parents: make(map[string]*hierarchy.Parent, len(parents)), cache: map[string]vector.Vector{}}
+	c := &contexts{weight: weight, embed: e, parents: make(map[string]*hierarchy.Parent, len(parents)),
+		leads: leadsOf(docs, parents), cache: map[string]vector.Vector{}}
 	for i := range parents {
 		c.parents[parents[i].ID] = &parents[i]
 	}
 	return c
 }
 
-// contextText is what a child's context says: its document's title, then
-// its parent's text.
-func contextText(p *hierarchy.Parent) string {
-	if p.Title == "" {
-		return p.Text
+// contextText is what a child's context says: its document's title, the
+// document's opening section unless the parent starts inside it, its
+// parent's heading path, then its parent's text.
+func contextText(p *hierarchy.Parent, l lead) string {
+	var parts []string
+	if p.Title != "" {
+		parts = append(parts, p.Title)
 	}
-	return p.Title + "\n\n" + p.Text
+	if l.text != "" && p.Start >= l.end {
+		parts = append(parts, l.text)
+	}
+	if len(p.HeadingPath) > 0 {
+		parts = append(parts, strings.Join(p.HeadingPath, HeadingSeparator))
+	}
+	return strings.Join(append(parts, p.Text), "\n\n")
 }
+
+// HeadingSeparator joins the headings of a heading path in text.
+const HeadingSeparator = " > "
 
 // add replaces vecs[i] with vecs[i] + weight·context(children[i]).
 func (c *contexts) add(ctx context.Context, children []hierarchy.Child, vecs []vector.Vector) error {
@@ -69,7 +84,7 @@ func (c *contexts) embedMissing(ctx context.Context, children []hierarchy.Child)
 			return fmt.Errorf("child %s points to missing parent %s", ch.ID, ch.ParentID)
 		}
 		seen[ch.ParentID] = true
-		ids, texts = append(ids, p.ID), append(texts, contextText(p))
+		ids, texts = append(ids, p.ID), append(texts, contextText(p, c.leads[p.DocID]))
 	}
 	if len(ids) == 0 {
 		return nil

@@ -61,6 +61,9 @@ type Index struct {
 	Embedder  embed.Embedder
 	// Store holds the children: the embedded store, or Options.Store.
 	Store vectorstore.VectorStore
+	// Windows is true when the parents are sentence windows, which
+	// overlap: its Retriever merges overlapping hits.
+	Windows bool
 }
 
 // Build splits, embeds and indexes docs. Parents and children come out in
@@ -73,12 +76,12 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{Documents: len(docs), Embedder: e}
+	ix := &Index{Documents: len(docs), Embedder: e, Windows: isWindows(b)}
 	for _, r := range results {
 		ix.Parents = append(ix.Parents, r.Parents...)
 		ix.Children = append(ix.Children, r.Children...)
 	}
-	if err := ix.embedAll(ctx, opts); err != nil {
+	if err := ix.embedAll(ctx, docs, opts); err != nil {
 		return nil, err
 	}
 	return ix, nil
@@ -142,14 +145,11 @@ func splitAll(ctx context.Context, docs []hierarchy.Document, b hierarchy.Docume
 // children in batches into a new embedded store. It checks ctx before
 // fitting and before each batch, so a cancelled build never reports
 // success, even when there is nothing to embed or the embedder ignores ctx.
-func (ix *Index) embedAll(ctx context.Context, opts Options) error {
+func (ix *Index) embedAll(ctx context.Context, docs []hierarchy.Document, opts Options) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	texts := make([]string, len(ix.Children))
-	for i, c := range ix.Children {
-		texts[i] = c.Text
-	}
+	texts := ix.childTexts()
 	if f, ok := ix.Embedder.(embed.Fitter); ok {
 		if err := f.Fit(texts); err != nil {
 			return fmt.Errorf("fitting embedder: %w", err)
@@ -164,7 +164,7 @@ func (ix *Index) embedAll(ctx context.Context, opts Options) error {
 		}
 		store = embedded
 	}
-	ctxs := newContexts(ix.Parents, ix.Embedder, opts.ContextWeight)
+	ctxs := newContexts(docs, ix.Parents, ix.Embedder, opts.ContextWeight)
 	meta := parentMetadata(ix.Parents)
 	for from := 0; from < len(texts); from += opts.BatchSize {
 		if err := ctx.Err(); err != nil {
@@ -211,7 +211,34 @@ func parentMetadata(parents []hierarchy.Parent) map[string]map[string]string {
 	return out
 }
 
-// Retriever returns a retriever over the in-memory index.
+// childTexts returns what is embedded for each child: its text, after the
+// heading of its section when its parent has a heading path, so that a
+// child is found by the words of the heading it sits under.
+func (ix *Index) childTexts() []string {
+	headings := map[string]string{}
+	for _, p := range ix.Parents {
+		if n := len(p.HeadingPath); n > 0 {
+			headings[p.ID] = p.HeadingPath[n-1]
+		}
+	}
+	texts := make([]string, len(ix.Children))
+	for i, c := range ix.Children {
+		texts[i] = c.Text
+		if h := headings[c.ParentID]; h != "" {
+			texts[i] = h + "\n\n" + c.Text
+		}
+	}
+	return texts
+}
+
+// Retriever returns a retriever over the in-memory index; it merges
+// overlapping sentence windows.
 func (ix *Index) Retriever() *retrieval.Retriever {
-	return &retrieval.Retriever{Embedder: ix.Embedder, Children: ix.Store, Parents: parentstore.NewMemory(ix.Parents)}
+	return &retrieval.Retriever{Embedder: ix.Embedder, Children: ix.Store, Parents: parentstore.NewMemory(ix.Parents), MergeOverlaps: ix.Windows}
+}
+
+// isWindows reports whether a document splitter makes sentence windows.
+func isWindows(s hierarchy.DocumentSplitter) bool {
+	b, ok := s.(*hierarchy.Builder)
+	return ok && b.Strategy == hierarchy.SentenceWindow
 }

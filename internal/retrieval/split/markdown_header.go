@@ -74,6 +74,65 @@ type mdHeader struct {
 	data  string
 }
 
+// headerScanner walks the lines of a Markdown text as LangChain's
+// split_text does: it tracks fenced code blocks and the stack of headers
+// the current line falls under.
+type headerScanner struct {
+	m      *MarkdownHeaderSplitter
+	stack  []mdHeader
+	inCode bool
+	fence  string
+}
+
+// scan classifies one line, already stripped of Python white space and
+// non-printable characters. It reports whether the line is inside (or
+// opens or closes) a fenced code block; otherwise, when the line is a
+// header, it returns that header, now on top of the stack, and the headers
+// it popped off the stack, top first.
+func (s *headerScanner) scan(line string) (h *mdHeader, popped []mdHeader, inCode bool) {
+	if !s.inCode {
+		if strings.HasPrefix(line, "```") && strings.Count(line, "```") == 1 {
+			s.inCode, s.fence = true, "```"
+		} else if strings.HasPrefix(line, "~~~") {
+			s.inCode, s.fence = true, "~~~"
+		}
+	} else if strings.HasPrefix(line, s.fence) {
+		s.inCode, s.fence = false, ""
+	}
+	if s.inCode {
+		return nil, nil, true
+	}
+	for _, hd := range s.m.headers {
+		sep := hd.Marker
+		standard := strings.HasPrefix(line, sep) && (len(line) == len(sep) || line[len(sep)] == ' ')
+		custom := s.m.isCustomHeader(line, sep)
+		if !standard && !custom {
+			continue
+		}
+		level, ok := s.m.custom[sep]
+		if !ok {
+			level = strings.Count(sep, "#")
+		}
+		for len(s.stack) > 0 && s.stack[len(s.stack)-1].level >= level {
+			popped = append(popped, s.stack[len(s.stack)-1])
+			s.stack = s.stack[:len(s.stack)-1]
+		}
+		var data string
+		if custom {
+			data = TrimPythonSpace(line[len(sep) : len(line)-len(sep)])
+		} else {
+			data = TrimPythonSpace(line[len(sep):])
+		}
+		s.stack = append(s.stack, mdHeader{level: level, name: hd.Name, data: data})
+		return &s.stack[len(s.stack)-1], popped, false
+	}
+	return nil, nil, false
+}
+
+// cleanLine is the line LangChain inspects: stripped of Python white space
+// and of non-printable characters.
+func cleanLine(raw string) string { return printableOnly(TrimPythonSpace(raw)) }
+
 // SplitText is LangChain's MarkdownHeaderTextSplitter.split_text. Lines are
 // stripped of Python whitespace and of non-printable characters; empty
 // lines end a section's paragraph; lines of a section are joined with
@@ -83,70 +142,35 @@ func (m *MarkdownHeaderSplitter) SplitText(text string) []Section {
 		lines       []mdLine
 		content     []string
 		currentMeta = map[string]string{}
-		stack       []mdHeader
 		initialMeta = map[string]string{}
-		inCode      bool
-		fence       string
+		scanner     = headerScanner{m: m}
 	)
 	flush := func() {
 		lines = append(lines, mdLine{content: strings.Join(content, "\n"), metadata: maps.Clone(currentMeta)})
 		content = content[:0]
 	}
 	for _, raw := range strings.Split(text, "\n") {
-		line := printableOnly(TrimPythonSpace(raw))
-		if !inCode {
-			if strings.HasPrefix(line, "```") && strings.Count(line, "```") == 1 {
-				inCode, fence = true, "```"
-			} else if strings.HasPrefix(line, "~~~") {
-				inCode, fence = true, "~~~"
-			}
-		} else if strings.HasPrefix(line, fence) {
-			inCode, fence = false, ""
-		}
-		if inCode {
+		line := cleanLine(raw)
+		h, popped, inCode := scanner.scan(line)
+		switch {
+		case inCode:
 			content = append(content, line)
 			continue
-		}
-
-		header := false
-		for _, h := range m.headers {
-			sep := h.Marker
-			standard := strings.HasPrefix(line, sep) && (len(line) == len(sep) || line[len(sep)] == ' ')
-			custom := m.isCustomHeader(line, sep)
-			if !standard && !custom {
-				continue
+		case h != nil:
+			for _, p := range popped {
+				delete(initialMeta, p.name)
 			}
-			level, ok := m.custom[sep]
-			if !ok {
-				level = strings.Count(sep, "#")
-			}
-			for len(stack) > 0 && stack[len(stack)-1].level >= level {
-				delete(initialMeta, stack[len(stack)-1].name)
-				stack = stack[:len(stack)-1]
-			}
-			var data string
-			if custom {
-				data = TrimPythonSpace(line[len(sep) : len(line)-len(sep)])
-			} else {
-				data = TrimPythonSpace(line[len(sep):])
-			}
-			stack = append(stack, mdHeader{level: level, name: h.Name, data: data})
-			initialMeta[h.Name] = data
+			initialMeta[h.name] = h.data
 			if len(content) > 0 {
 				flush()
 			}
 			if !m.strip {
 				content = append(content, line)
 			}
-			header = true
-			break
-		}
-		if !header {
-			if line != "" {
-				content = append(content, line)
-			} else if len(content) > 0 {
-				flush()
-			}
+		case line != "":
+			content = append(content, line)
+		case len(content) > 0:
+			flush()
 		}
 		currentMeta = maps.Clone(initialMeta)
 	}
