@@ -1,0 +1,290 @@
+package vectorstore
+
+import (
+	"context"
+	"math"
+	"slices"
+)
+
+// Pruned sparse search is block-max MaxScore, document at a time.
+//
+// MaxScore rather than block-max WAND: queries here are short (3 to a few
+// dozen terms) and their frequent terms carry small weights, which is the
+// case MaxScore handles best. Once the top k is full, the terms whose
+// bounds together cannot lift a record to the k-th score become
+// "non-essential": their postings are never walked, only probed for the
+// candidates the other ("essential") terms produce, a block of 128
+// postings at a time. WAND instead re-sorts every cursor on every step to
+// find a pivot, which costs more than it saves with few, very unequal
+// lists. Each candidate's bound is refined with the stored per-block
+// maxima before any probe, so most candidates are dropped by arithmetic.
+//
+// Exactness: a record is skipped only when a float64 upper bound on the
+// magnitude of every term's contribution, widened by the worst rounding a
+// float32 sum of that many products can add, is strictly below the k-th
+// kept score. The records kept are scored by summing their float32
+// products in increasing query-term order, exactly as the exhaustive scan
+// and vector.Sparse.Dot do, so the top k, its scores (bit for bit) and its
+// order (score, then id) equal the exhaustive scan's.
+
+// pruneCursor walks one query term's postings.
+type pruneCursor struct {
+	postings []posting
+	blockMax []float32
+	weight   float32 // the query term's weight
+	absQ     float64 // its magnitude
+	bound    float64 // absQ times the list's largest weight magnitude
+	pos      int     // next posting
+	block    int     // block holding the first posting at or after the last probe
+}
+
+func newPruneCursor(l queryList) pruneCursor {
+	c := pruneCursor{postings: l.postings, blockMax: l.blockMax, weight: l.weight, absQ: math.Abs(float64(l.weight))}
+	c.bound = c.absQ * float64(slices.Max(l.blockMax))
+	return c
+}
+
+// slot returns the slot of the next posting, noSlot once exhausted.
+func (c *pruneCursor) slot() uint32 {
+	if c.pos < len(c.postings) {
+		return c.postings[c.pos].slot
+	}
+	return noSlot
+}
+
+// blockBound moves to the block that may hold slot and returns the bound
+// on the term's contribution to slot: 0 when no later posting exists.
+func (c *pruneCursor) blockBound(slot uint32) float64 {
+	for c.block < len(c.blockMax) && c.postings[min((c.block+1)*blockSize, len(c.postings))-1].slot < slot {
+		c.block++
+	}
+	if c.block == len(c.blockMax) {
+		return 0
+	}
+	return c.absQ * float64(c.blockMax[c.block])
+}
+
+// seek moves to the first posting at or after slot and returns its weight
+// when it is slot's. It reports how many postings it looked at.
+func (c *pruneCursor) seek(slot uint32) (w float32, found bool, looked int) {
+	if c.blockBound(slot); c.block == len(c.blockMax) {
+		c.pos = len(c.postings)
+		return 0, false, 0
+	}
+	lo := max(c.pos, c.block*blockSize)
+	hi := min((c.block+1)*blockSize, len(c.postings))
+	i, found := slices.BinarySearchFunc(c.postings[lo:hi], slot, func(p posting, s uint32) int {
+		return int(int64(p.slot) - int64(s))
+	})
+	c.pos = lo + i
+	if found {
+		return c.postings[c.pos].weight, true, 1
+	}
+	return 0, false, 1
+}
+
+// pruneSearch is the state of one pruned search.
+type pruneSearch struct {
+	cur     []pruneCursor // in increasing term order
+	byBound []int         // cursor indices by ascending bound
+	prefix  []float64     // prefix[i]: sum of the i smallest bounds
+	widen   float64       // relative rounding allowance of a float32 sum
+	slack   float64       // absolute allowance for underflowing products
+	ne      int           // byBound[:ne] are the non-essential terms
+	weights []float32     // the candidate's weight per term
+	present []bool        // whether the candidate holds each term
+	visited int           // postings looked at
+	h       *topK
+	floor   float32
+	theta   float64 // the floor as float64; +Inf never, -Inf while not full
+}
+
+// maxSafeBound is the largest total bound pruned search accepts: below it no
+// partial float32 sum can overflow, so the rounding allowance holds.
+const maxSafeBound = math.MaxFloat32 / 4
+
+// newPruneSearch prepares the cursors of lists, or reports false when the
+// query's bounds are too large for a safe rounding allowance (the caller
+// then scans exhaustively).
+func newPruneSearch(lists []queryList, h *topK) (*pruneSearch, bool) {
+	n := len(lists)
+	s := &pruneSearch{
+		cur: make([]pruneCursor, n), byBound: make([]int, n), prefix: make([]float64, n+1),
+		weights: make([]float32, n), present: make([]bool, n), h: h,
+		// Recursive float32 summation of m rounded products is within
+		// m*2^-24/(1-m*2^-24) of the exact sum of magnitudes; (m+2)*2^-23
+		// covers that and the float64 rounding of the bounds themselves.
+		widen: 1 + float64(n+2)*0x1p-23,
+		slack: float64(n+1) * 0x1p-149,
+	}
+	for i, l := range lists {
+		s.cur[i] = newPruneCursor(l)
+		s.byBound[i] = i
+	}
+	slices.SortStableFunc(s.byBound, func(a, b int) int { return cmpFloat(s.cur[a].bound, s.cur[b].bound) })
+	for i, c := range s.byBound {
+		s.prefix[i+1] = s.prefix[i] + s.cur[c].bound
+	}
+	if s.prefix[n] > maxSafeBound {
+		return nil, false
+	}
+	s.raiseFloor()
+	return s, true
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// cannotReach reports whether a record whose contributions are bounded in
+// magnitude by bound cannot score at or above the floor.
+func (s *pruneSearch) cannotReach(bound float64) bool {
+	return bound*s.widen+s.slack < s.theta
+}
+
+// raiseFloor rereads the k-th score and moves every term that can no
+// longer matter alone into the non-essential set.
+func (s *pruneSearch) raiseFloor() {
+	s.floor = s.h.floor()
+	s.theta = float64(s.floor)
+	for s.ne < len(s.byBound) && s.cannotReach(s.prefix[s.ne+1]) {
+		s.ne++
+	}
+}
+
+// next returns the smallest slot an essential cursor is at, noSlot when
+// they are all exhausted or none is left.
+func (s *pruneSearch) next() uint32 {
+	d := uint32(noSlot)
+	for _, i := range s.byBound[s.ne:] {
+		d = min(d, s.cur[i].slot())
+	}
+	return d
+}
+
+// run scores candidates until the essential cursors are exhausted. It
+// looks at ctx every checkEvery postings and returns ctx's error once ctx
+// is done.
+func (s *pruneSearch) run(ctx context.Context) error {
+	budget := checkEvery
+	for d := s.next(); d != noSlot; d = s.next() {
+		before := s.visited
+		if !s.h.recs.isDead(d) {
+			s.score(d)
+		}
+		s.advanceEssential(d)
+		if budget -= s.visited - before; budget <= 0 {
+			budget += checkEvery
+			if err := checkpoint(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// advanceEssential moves the essential cursors at d past it, counting the
+// postings it consumes.
+func (s *pruneSearch) advanceEssential(d uint32) {
+	for _, i := range s.byBound[s.ne:] {
+		if c := &s.cur[i]; c.slot() == d {
+			c.pos++
+			s.visited++
+		}
+	}
+}
+
+// score decides candidate d: it gathers the essential terms' weights,
+// bounds the rest by their global then block maxima, probes them only
+// while d can still reach the floor, and offers the exact score.
+func (s *pruneSearch) score(d uint32) {
+	clear(s.present)
+	bound := 0.0
+	for _, i := range s.byBound[s.ne:] {
+		c := &s.cur[i]
+		if c.slot() == d {
+			w := c.postings[c.pos].weight
+			s.weights[i], s.present[i] = w, true
+			bound += c.absQ * math.Abs(float64(w))
+		}
+	}
+	if s.cannotReach(bound + s.prefix[s.ne]) {
+		return
+	}
+	nonEssential := s.byBound[:s.ne]
+	for _, i := range nonEssential {
+		bound += s.cur[i].blockBound(d)
+	}
+	for j := len(nonEssential) - 1; j >= 0; j-- {
+		if s.cannotReach(bound) {
+			return
+		}
+		c := &s.cur[nonEssential[j]]
+		bound -= c.blockBound(d)
+		w, found, looked := c.seek(d)
+		s.visited += looked
+		if found {
+			s.weights[nonEssential[j]], s.present[nonEssential[j]] = w, true
+			bound += c.absQ * math.Abs(float64(w))
+		}
+	}
+	s.offer(d)
+}
+
+// offer sums d's products in increasing term order, the order the
+// exhaustive scan and vector.Sparse.Dot use, and offers a positive result.
+func (s *pruneSearch) offer(d uint32) {
+	var score float32
+	for i, ok := range s.present {
+		if ok {
+			score += s.cur[i].weight * s.weights[i]
+		}
+	}
+	if score > 0 && score >= s.floor {
+		s.h.offer(score, d)
+		if f := s.h.floor(); f != s.floor {
+			s.raiseFloor()
+		}
+	}
+}
+
+// rankSparse ranks the records lists reach into h and returns how many
+// postings it looked at. It prunes unless the store is set to scan
+// exhaustively or the query's bounds are too large to prune safely; both
+// ways give the same hits, scores and order.
+func (e *Embedded) rankSparse(ctx context.Context, lists []queryList, h *topK) (int, error) {
+	if !e.exhaustiveSparse.Load() {
+		if s, ok := newPruneSearch(lists, h); ok {
+			err := s.run(ctx)
+			return s.visited, err
+		}
+	}
+	acc := e.getAccumulator(e.recs.slots())
+	defer e.accs.Put(acc)
+	if err := e.sparse.accumulate(ctx, lists, acc); err != nil {
+		return postings(lists), err
+	}
+	return postings(lists), acc.collect(ctx, h)
+}
+
+// SetExhaustiveSparse makes sparse search scan every posting of every
+// query term (on) or prune (off, the default). Results are identical
+// either way; the exhaustive scan exists to compare against and costs time
+// proportional to the query terms' postings.
+func (e *Embedded) SetExhaustiveSparse(on bool) { e.exhaustiveSparse.Store(on) }
+
+// SearchFiltered is Search restricted to the records keep accepts: the
+// best req.TopK among them, exactly as if the others were absent. keep sees
+// each hit without its score, and only for records that would otherwise
+// enter the result, so a filter that refuses most records still costs
+// little. It applies to sparse and flat dense search; an HNSW search
+// filters the neighbours it finds and may return fewer hits.
+func (e *Embedded) SearchFiltered(ctx context.Context, req SearchRequest, keep func(Hit) bool) ([]Hit, error) {
+	return e.search(ctx, req, func(slot uint32) bool { return keep(e.recs.hit(slot, 0)) })
+}
