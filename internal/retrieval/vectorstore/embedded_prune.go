@@ -52,10 +52,15 @@ func (c *pruneCursor) slot() uint32 {
 	return noSlot
 }
 
+// blockLast returns the last slot of the cursor's current block.
+func (c *pruneCursor) blockLast() uint32 {
+	return c.postings[min((c.block+1)*blockSize, len(c.postings))-1].slot
+}
+
 // blockBound moves to the block that may hold slot and returns the bound
 // on the term's contribution to slot: 0 when no later posting exists.
 func (c *pruneCursor) blockBound(slot uint32) float64 {
-	for c.block < len(c.blockMax) && c.postings[min((c.block+1)*blockSize, len(c.postings))-1].slot < slot {
+	for c.block < len(c.blockMax) && c.blockLast() < slot {
 		c.block++
 	}
 	if c.block == len(c.blockMax) {
@@ -64,23 +69,47 @@ func (c *pruneCursor) blockBound(slot uint32) float64 {
 	return c.absQ * float64(c.blockMax[c.block])
 }
 
+// windowBound returns the bound on the term's contribution to any slot in
+// [base, end), from the maxima of the blocks that overlap it, and how many
+// blocks those are.
+func (c *pruneCursor) windowBound(base, end uint32) (bound float64, blocks int) {
+	c.blockBound(base)
+	m := float32(0)
+	b := c.block
+	for ; b < len(c.blockMax) && c.postings[b*blockSize].slot < end; b++ {
+		m = max(m, c.blockMax[b])
+	}
+	return c.absQ * float64(m), b - c.block
+}
+
 // seek moves to the first posting at or after slot and returns its weight
-// when it is slot's. It reports how many postings it looked at.
+// when it is slot's. It reports how many postings it compared. Probes come
+// in increasing slot order, so the posting sought is often a few steps
+// ahead: a galloping search finds it in time logarithmic in the distance.
 func (c *pruneCursor) seek(slot uint32) (w float32, found bool, looked int) {
 	if c.blockBound(slot); c.block == len(c.blockMax) {
 		c.pos = len(c.postings)
 		return 0, false, 0
 	}
-	lo := max(c.pos, c.block*blockSize)
-	hi := min((c.block+1)*blockSize, len(c.postings))
-	i, found := slices.BinarySearchFunc(c.postings[lo:hi], slot, func(p posting, s uint32) int {
-		return int(int64(p.slot) - int64(s))
-	})
-	c.pos = lo + i
-	if found {
-		return c.postings[c.pos].weight, true, 1
+	start := max(c.pos, c.block*blockSize)
+	p := c.postings[start:min((c.block+1)*blockSize, len(c.postings))]
+	// p's last slot is at least slot. Gallop: p[lo] < slot <= p[hi].
+	lo, hi, step := -1, 0, 1
+	for looked = 1; p[hi].slot < slot; looked++ {
+		lo, hi = hi, min(hi+step, len(p)-1)
+		step *= 2
 	}
-	return 0, false, 1
+	for hi-lo > 1 {
+		m := int(uint(lo+hi) >> 1)
+		if p[m].slot < slot {
+			lo = m
+		} else {
+			hi = m
+		}
+		looked++
+	}
+	c.pos = start + hi
+	return p[hi].weight, p[hi].slot == slot, looked
 }
 
 // pruneSearch is the state of one pruned search.
@@ -91,12 +120,14 @@ type pruneSearch struct {
 	widen   float64       // relative rounding allowance of a float32 sum
 	slack   float64       // absolute allowance for underflowing products
 	ne      int           // byBound[:ne] are the non-essential terms
-	weights []float32     // the candidate's weight per term
-	present []bool        // whether the candidate holds each term
+	wbound  []float64     // each term's bound over the current window
+	wblocks []int         // each term's blocks overlapping the window
+	wprefix []float64     // wprefix[i]: window bounds of byBound[:i]
 	visited int           // postings looked at
 	h       *topK
 	floor   float32
-	theta   float64 // the floor as float64; +Inf never, -Inf while not full
+	theta   float64 // the floor as float64; -Inf while the top k is not full
+	win     *pruneWindow
 }
 
 // maxSafeBound is the largest total bound pruned search accepts: below it no
@@ -104,13 +135,16 @@ type pruneSearch struct {
 const maxSafeBound = math.MaxFloat32 / 4
 
 // newPruneSearch prepares the cursors of lists, or reports false when the
-// query's bounds are too large for a safe rounding allowance (the caller
-// then scans exhaustively).
+// query has more than maxPrunedTerms terms or bounds too large for a safe
+// rounding allowance (the caller then scans exhaustively).
 func newPruneSearch(lists []queryList, h *topK) (*pruneSearch, bool) {
 	n := len(lists)
+	if n > maxPrunedTerms {
+		return nil, false
+	}
 	s := &pruneSearch{
-		cur: make([]pruneCursor, n), byBound: make([]int, n), prefix: make([]float64, n+1),
-		weights: make([]float32, n), present: make([]bool, n), h: h,
+		cur: make([]pruneCursor, n), byBound: make([]int, n), prefix: make([]float64, n+1), h: h,
+		wbound: make([]float64, n), wblocks: make([]int, n), wprefix: make([]float64, n+1),
 		// Recursive float32 summation of m rounded products is within
 		// m*2^-24/(1-m*2^-24) of the exact sum of magnitudes; (m+2)*2^-23
 		// covers that and the float64 rounding of the bounds themselves.
@@ -159,99 +193,13 @@ func (s *pruneSearch) raiseFloor() {
 }
 
 // next returns the smallest slot an essential cursor is at, noSlot when
-// they are all exhausted or none is left.
+// they are all exhausted or no term is essential any more.
 func (s *pruneSearch) next() uint32 {
 	d := uint32(noSlot)
 	for _, i := range s.byBound[s.ne:] {
 		d = min(d, s.cur[i].slot())
 	}
 	return d
-}
-
-// run scores candidates until the essential cursors are exhausted. It
-// looks at ctx every checkEvery postings and returns ctx's error once ctx
-// is done.
-func (s *pruneSearch) run(ctx context.Context) error {
-	budget := checkEvery
-	for d := s.next(); d != noSlot; d = s.next() {
-		before := s.visited
-		if !s.h.recs.isDead(d) {
-			s.score(d)
-		}
-		s.advanceEssential(d)
-		if budget -= s.visited - before; budget <= 0 {
-			budget += checkEvery
-			if err := checkpoint(ctx); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// advanceEssential moves the essential cursors at d past it, counting the
-// postings it consumes.
-func (s *pruneSearch) advanceEssential(d uint32) {
-	for _, i := range s.byBound[s.ne:] {
-		if c := &s.cur[i]; c.slot() == d {
-			c.pos++
-			s.visited++
-		}
-	}
-}
-
-// score decides candidate d: it gathers the essential terms' weights,
-// bounds the rest by their global then block maxima, probes them only
-// while d can still reach the floor, and offers the exact score.
-func (s *pruneSearch) score(d uint32) {
-	clear(s.present)
-	bound := 0.0
-	for _, i := range s.byBound[s.ne:] {
-		c := &s.cur[i]
-		if c.slot() == d {
-			w := c.postings[c.pos].weight
-			s.weights[i], s.present[i] = w, true
-			bound += c.absQ * math.Abs(float64(w))
-		}
-	}
-	if s.cannotReach(bound + s.prefix[s.ne]) {
-		return
-	}
-	nonEssential := s.byBound[:s.ne]
-	for _, i := range nonEssential {
-		bound += s.cur[i].blockBound(d)
-	}
-	for j := len(nonEssential) - 1; j >= 0; j-- {
-		if s.cannotReach(bound) {
-			return
-		}
-		c := &s.cur[nonEssential[j]]
-		bound -= c.blockBound(d)
-		w, found, looked := c.seek(d)
-		s.visited += looked
-		if found {
-			s.weights[nonEssential[j]], s.present[nonEssential[j]] = w, true
-			bound += c.absQ * math.Abs(float64(w))
-		}
-	}
-	s.offer(d)
-}
-
-// offer sums d's products in increasing term order, the order the
-// exhaustive scan and vector.Sparse.Dot use, and offers a positive result.
-func (s *pruneSearch) offer(d uint32) {
-	var score float32
-	for i, ok := range s.present {
-		if ok {
-			score += s.cur[i].weight * s.weights[i]
-		}
-	}
-	if score > 0 && score >= s.floor {
-		s.h.offer(score, d)
-		if f := s.h.floor(); f != s.floor {
-			s.raiseFloor()
-		}
-	}
 }
 
 // rankSparse ranks the records lists reach into h and returns how many
@@ -261,6 +209,8 @@ func (s *pruneSearch) offer(d uint32) {
 func (e *Embedded) rankSparse(ctx context.Context, lists []queryList, h *topK) (int, error) {
 	if !e.exhaustiveSparse.Load() {
 		if s, ok := newPruneSearch(lists, h); ok {
+			s.win = getWindow(len(lists))
+			defer putWindow(s.win)
 			err := s.run(ctx)
 			return s.visited, err
 		}
