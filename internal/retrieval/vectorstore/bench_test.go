@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
 
@@ -202,21 +203,28 @@ func rssMiB() float64 {
 }
 
 // searchLoop runs the queries round robin, timing each, and reports latency
-// percentiles, throughput, memory per child and postings looked at per
-// query.
+// percentiles (wall clock, and CPU time of the benchmark's thread),
+// throughput, memory per child and postings looked at per query.
 func searchLoop(b *testing.B, e *Embedded, queries []SearchRequest, bytesPerRec float64) {
 	ctx := context.Background()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	lat := make([]time.Duration, 0, 1<<16)
+	cpu := make([]time.Duration, 0, 1<<16)
 	before := e.Stats().PostingsVisited
 	i := 0
 	for b.Loop() {
-		start := time.Now()
+		start, startCPU := time.Now(), synthtest.ThreadCPUTime()
 		if _, err := e.Search(ctx, queries[i%len(queries)]); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))
+		cpu = append(cpu, synthtest.ThreadCPUTime()-startCPU)
 		i++
 	}
+	slices.Sort(cpu)
+	b.ReportMetric(float64(cpu[len(cpu)/2])/1e6, "p50-cpu-ms")
+	b.ReportMetric(float64(cpu[(len(cpu)-1)*99/100])/1e6, "p99-cpu-ms")
 	slices.Sort(lat)
 	var total time.Duration
 	for _, d := range lat {

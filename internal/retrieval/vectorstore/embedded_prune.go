@@ -6,26 +6,40 @@ import (
 	"slices"
 )
 
-// Pruned sparse search is block-max MaxScore, document at a time.
+// Pruned sparse search is block-max MaxScore, in windows of slots.
 //
-// MaxScore rather than block-max WAND: queries here are short (3 to a few
-// dozen terms) and their frequent terms carry small weights, which is the
-// case MaxScore handles best. Once the top k is full, the terms whose
-// bounds together cannot lift a record to the k-th score become
-// "non-essential": their postings are never walked, only probed for the
-// candidates the other ("essential") terms produce, a block of 128
-// postings at a time. WAND instead re-sorts every cursor on every step to
-// find a pivot, which costs more than it saves with few, very unequal
-// lists. Each candidate's bound is refined with the stored per-block
-// maxima before any probe, so most candidates are dropped by arithmetic.
+// Every term's list has a stored maximum weight per block of 128 postings
+// (blockMax). Once the top k is full, the terms whose bounds together
+// cannot lift a record to the k-th score are "non-essential": no record
+// holding only those can enter, so their postings are never walked, only
+// probed for candidates. The search walks slots in windows of 4096: it
+// first bounds the window by every term's block maxima and skips it whole
+// when that cannot reach the k-th score; otherwise it gathers the
+// essential terms' postings in the window into scratch (a few nanoseconds
+// a posting, as the exhaustive scan costs), also gathers the non-essential
+// terms dense enough in the window that gathering is cheaper than probing,
+// and decides the touched slots in slot order, narrowing each one's bound
+// term by term (window bound, block bound, actual weight) until it either
+// cannot reach the floor or is scored.
 //
-// Exactness: a record is skipped only when a float64 upper bound on the
+// Why MaxScore and not block-max WAND: queries here are short (3 to a few
+// dozen terms) and their frequent terms carry small weights, which is what
+// MaxScore exploits; WAND re-sorts its cursors at every step to find a
+// pivot, which costs more than it saves with few, very unequal lists, and
+// walks one posting at a time where MaxScore gathers the essential lists
+// in bulk. Windows let the bulk gathering and the block skipping share one
+// loop, as Lucene's block-max MaxScore does.
+//
+// Exactness: a record is dropped only when a float64 upper bound on the
 // magnitude of every term's contribution, widened by the worst rounding a
 // float32 sum of that many products can add, is strictly below the k-th
-// kept score. The records kept are scored by summing their float32
-// products in increasing query-term order, exactly as the exhaustive scan
-// and vector.Sparse.Dot do, so the top k, its scores (bit for bit) and its
-// order (score, then id) equal the exhaustive scan's.
+// kept score, so no record that could enter the top k (ties included) is
+// lost. The records kept are scored by summing their float32 products in
+// increasing query-term order, exactly as the exhaustive scan and
+// vector.Sparse.Dot do, so the top k, its scores (bit for bit) and its
+// order (score, then id) equal the exhaustive scan's. Queries of more than
+// maxPrunedTerms terms, or whose bounds could overflow float32, are
+// scanned exhaustively.
 
 // pruneCursor walks one query term's postings.
 type pruneCursor struct {
