@@ -15,6 +15,7 @@ all: build
 .PHONY: manifests
 manifests: controller-gen ## Generate CRDs, RBAC and the docs sample ConfigMap.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/..." paths="./controllers/..." output:crd:artifacts:config=config/crd/bases
+	$(GO) run ./hack/crd-quantities config/crd/bases/*.yaml
 	$(GO) run ./hack/docs-configmap config/samples/docs-configmap.yaml
 
 .PHONY: generate

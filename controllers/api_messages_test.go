@@ -7,6 +7,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -63,7 +64,39 @@ func TestAPIServerExplainsBadQuantities(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectInvalid(t, u, "size must be a quantity such as 10Gi")
+	expectNoPattern(t, u)
+}
 
+// A bad CPU or memory quantity in a Retriever's or a Corpus's resources,
+// or in a source's size limits, is refused with a message giving
+// examples, not the regular expression of a quantity.
+func TestAPIServerExplainsBadResourceQuantities(t *testing.T) {
+	ns := newNamespace(t)
+	r := &v1alpha1.Retriever{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "r"}, Spec: v1alpha1.RetrieverSpec{CorpusRef: v1alpha1.LocalObjectReference{Name: "any"}}}
+	u := toUnstructured(t, r)
+	if err := unstructured.SetNestedStringMap(u.Object, map[string]string{"cpu": "2 cores", "memory": "1Gi"}, "spec", "resources", "requests"); err != nil {
+		t.Fatal(err)
+	}
+	expectInvalid(t, u, `spec.resources.requests[cpu]: Invalid value: "2 cores": must be a quantity, such as 500m or 2 (CPU) or 512Mi or 10Gi (bytes)`)
+	expectNoPattern(t, u)
+
+	c := inlineCorpus(ns, "any", sampleDocs()...)
+	c.Spec.Indexing = &v1alpha1.Indexing{Mode: v1alpha1.IndexingJob}
+	u = toUnstructured(t, c)
+	if err := unstructured.SetNestedStringMap(u.Object, map[string]string{"memory": "4 GB"}, "spec", "indexing", "resources", "limits"); err != nil {
+		t.Fatal(err)
+	}
+	expectInvalid(t, u, `spec.indexing.resources.limits[memory]: Invalid value: "4 GB": must be a quantity`)
+	expectNoPattern(t, u)
+}
+
+// expectNoPattern creates u, which must be refused, and wants no regular
+// expression in the message.
+func expectNoPattern(t *testing.T, u *unstructured.Unstructured) {
+	t.Helper()
+	if err := k8s.Create(context.Background(), u); err == nil || strings.Contains(err.Error(), "should match") {
+		t.Errorf("the API server's answer shows a pattern: %v", err)
+	}
 }
 
 // toUnstructured converts obj, with its kind, so a test can set a field

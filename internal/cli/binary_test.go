@@ -22,23 +22,31 @@ func moduleRoot(t *testing.T) string {
 	return root
 }
 
+// buildBinary builds the parentrag binary into dir and returns its path;
+// it skips the test where there is no go tool.
+func buildBinary(t *testing.T, dir string) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool on PATH")
+	}
+	bin := filepath.Join(dir, "parentrag")
+	build := exec.Command(goTool, "build", "-o", bin, "./cmd/parentrag")
+	build.Dir = moduleRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // TestBinaryReportsOneErrorLine builds the real binary and checks what a
 // user sees on bad input: exit status 1 and one line on standard error.
 func TestBinaryReportsOneErrorLine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go tool on PATH")
-	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "parentrag")
-	build := exec.Command(goTool, "build", "-o", bin, "./cmd/parentrag")
-	build.Dir = moduleRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t, tmp)
 	bad := writeFile(t, tmp, "corpus/bad.md", "caf\xe9\n")
 	writeFile(t, tmp, "corpus/good.md", "fine\n")
 	cases := map[string]struct {

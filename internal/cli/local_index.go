@@ -85,7 +85,11 @@ func newLocalIndexCommand() *cobra.Command {
 			if err := checkOut(out, replace); err != nil {
 				return err
 			}
-			removeStaleTemps(out, time.Now())
+			unlock, err := lockOut(out)
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			compiled, err := loadPolicy(policyPath)
 			if err != nil {
 				return err
@@ -145,19 +149,12 @@ func checkOut(out string, replace bool) error {
 	return nil
 }
 
-// staleTempAge is how long a temporary folder of an index must have gone
-// unmodified before a later run removes it. A run writes its temporary
-// folder only while saving, which touches its files continuously; a folder
-// untouched this long belongs to a run that was killed or crashed.
-const staleTempAge = 10 * time.Minute
-
-// removeStaleTemps removes the temporary folders that earlier runs writing
-// the same --out left when killed (<out>.tmp-<digits>, and .old beside
-// them): only folders of that pattern holding nothing but index files, and
-// only when nothing in them changed for staleTempAge, so that a concurrent
-// run's folder is kept. Failures are ignored: the folders are skipped as
-// documents anyway.
-func removeStaleTemps(out string, now time.Time) {
+// removeTemps removes the temporary folders that earlier runs writing the
+// same --out left when they were killed (<out>.tmp-<digits>, and .old
+// beside them): only folders of that pattern holding nothing but index
+// files, and only those dead reports true for. Failures are ignored: the
+// folders are skipped as documents anyway.
+func removeTemps(out string, dead func(dir string) bool) {
 	clean := filepath.Clean(out)
 	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(clean), globEscape(filepath.Base(clean))+".tmp-*"))
 	for _, dir := range matches {
@@ -166,7 +163,7 @@ func removeStaleTemps(out string, now time.Time) {
 		if rest == "" || strings.Trim(rest, "0123456789") != "" || !source.IsBundleTemp(dir) {
 			continue
 		}
-		if newest, ok := newestModTime(dir); ok && now.Sub(newest) >= staleTempAge {
+		if dead(dir) {
 			os.RemoveAll(dir)
 		}
 	}
@@ -182,26 +179,6 @@ func globEscape(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// newestModTime is the latest modification time of dir and everything in
-// it; ok is false when any of it cannot be read.
-func newestModTime(dir string) (time.Time, bool) {
-	var newest time.Time
-	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if t := info.ModTime(); t.After(newest) {
-			newest = t
-		}
-		return nil
-	})
-	return newest, err == nil
 }
 
 // indexDocuments builds and saves a bundle for docs.

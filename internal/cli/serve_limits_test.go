@@ -17,17 +17,19 @@ func TestServeLimitFlags(t *testing.T) {
 	var f serveFlags
 	f.register(cmd)
 	if err := cmd.Flags().Parse([]string{"--request-timeout", "3s", "--max-in-flight", "5", "--max-queued", "7",
-		"--queue-wait", "40ms", "--max-query-terms", "0", "--max-postings", "900"}); err != nil {
+		"--queue-wait", "40ms", "--max-query-terms", "0", "--max-postings", "900",
+		"--heavy-body-bytes", "0", "--heavy-postings", "500", "--max-heavy-in-flight", "2"}); err != nil {
 		t.Fatal(err)
 	}
 	o := f.serverOptions()
 	if o.RequestTimeout != 3*time.Second || o.MaxInFlight != 5 || o.MaxQueued != 7 || o.QueueWait != 40*time.Millisecond ||
-		o.MaxQueryTerms != -1 || o.MaxPostings != 900 {
+		o.MaxQueryTerms != -1 || o.MaxPostings != 900 || o.HeavyBodyBytes != -1 || o.HeavyPostings != 500 || o.MaxHeavyInFlight != 2 {
 		t.Errorf("server options %+v do not follow the flags", o)
 	}
 	empty := t.TempDir()
 	for _, args := range [][]string{
 		{"--request-timeout", "0s"}, {"--queue-wait", "0s"}, {"--max-in-flight", "-1"}, {"--max-query-terms", "-3"},
+		{"--heavy-postings", "-1"},
 	} {
 		_, _, err := execute(t, append([]string{"serve", "--index", empty}, args...)...)
 		if err == nil || !strings.Contains(err.Error(), args[0]) {

@@ -67,9 +67,9 @@ func loadDuration(tb testing.TB) time.Duration {
 
 // loadFixture is one built, opened index with the queries to send it.
 type loadFixture struct {
-	bundle        *bundle.Bundle
-	children      int
-	build         time.Duration
+	bundle   *bundle.Bundle
+	children int
+	build    time.Duration
 	// normal and heavy are request bodies, marshalled once so that the
 	// clients spend little of the CPU they share with the server.
 	normal, heavy [][]byte
@@ -236,8 +236,8 @@ type loadStats struct {
 	total, ok, overloaded, timedOut, costly, other, dropped int
 	normalOK, heavyOK                                       int
 	// refusedHeavy is how many of overloaded were heavy queries.
-	refusedHeavy int
-	p50, p99, heavyP99, worst                               time.Duration
+	refusedHeavy              int
+	p50, p99, heavyP99, worst time.Duration
 }
 
 func summarise(results []loadResult) loadStats {

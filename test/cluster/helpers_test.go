@@ -221,13 +221,28 @@ func (e *serviceEndpoint) retrieve(ctx context.Context, query string, maxParents
 		return nil, fmt.Errorf("reading the answer: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(data)))
+		return nil, &statusError{code: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), msg: fmt.Sprintf("%s: %s", resp.Status, strings.TrimSpace(string(data)))}
 	}
 	var out server.RetrieveResponse
 	if err := json.Unmarshal(data, &out); err != nil {
 		return nil, fmt.Errorf("decoding %q: %w", data, err)
 	}
 	return &out, nil
+}
+
+// statusError is an answer other than 200.
+type statusError struct {
+	code       int
+	retryAfter string
+	msg        string
+}
+
+func (e *statusError) Error() string { return e.msg }
+
+// retryLater reports whether the answer is admission's refusal: 503 or
+// 429 with Retry-After.
+func (e *statusError) retryLater() bool {
+	return (e.code == http.StatusServiceUnavailable || e.code == http.StatusTooManyRequests) && e.retryAfter != ""
 }
 
 // revisionConfigMaps lists the ConfigMaps of a Corpus's revision, or of

@@ -4,6 +4,7 @@ package cluster_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -35,8 +36,11 @@ type load struct {
 	wg     sync.WaitGroup
 	once   sync.Once
 
-	mu       sync.Mutex
-	queries  int
+	mu      sync.Mutex
+	queries int
+	// refused counts the answers 503 or 429 with Retry-After: admission
+	// turning work away, which a client retries after Retry-After.
+	refused  int
 	failed   int
 	empty    int
 	foreign  int
@@ -77,7 +81,10 @@ func (l *load) ask(ctx context.Context, q string) {
 	defer l.mu.Unlock()
 	l.queries++
 	l.slowest = max(l.slowest, took)
+	var status *statusError
 	switch {
+	case errors.As(err, &status) && status.retryLater():
+		l.refused++
 	case err != nil:
 		l.failed++
 		problem = fmt.Sprintf("%s query %q failed: %v", time.Now().Format("15:04:05.000"), q, err)
@@ -141,8 +148,8 @@ func (l *load) summary() string {
 	for _, r := range revs {
 		by = append(by, fmt.Sprintf("%s: %d", r[:8], l.answered[r]))
 	}
-	return fmt.Sprintf("%d queries: %d failed, %d empty, %d with a parent of another revision; answered by revision {%s}; slowest %s",
-		l.queries, l.failed, l.empty, l.foreign, strings.Join(by, ", "), l.slowest.Round(time.Millisecond))
+	return fmt.Sprintf("%d queries: %d failed, %d refused with Retry-After, %d empty, %d with a parent of another revision; answered by revision {%s}; slowest %s",
+		l.queries, l.failed, l.refused, l.empty, l.foreign, strings.Join(by, ", "), l.slowest.Round(time.Millisecond))
 }
 
 // check fails the test unless every query was answered, not empty, with

@@ -283,3 +283,48 @@ func roleAllows(r *rbacv1.Role, configMap string) bool {
 	}
 	return false
 }
+
+// TestQueryPodsRestartedUnder64Clients restarts the samples' query
+// Deployment (a rolling restart) and then deletes one of its pods while 64
+// clients query it through its Service without pause. Every query gets an
+// answer: none fails or is lost, and none holds a parent of another
+// revision; refusals by admission (503 or 429 with Retry-After) are
+// counted apart.
+func TestQueryPodsRestartedUnder64Clients(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t, "restart")
+	applyKustomization(t, "config/samples", ns)
+	c, r := waitSamplesReady(t, ns)
+	rev := c.Status.ActiveRevision.Name
+	e := endpointOf(t, ns, r.Name)
+	e.waitAnswering(t)
+	l := startLoad(ctx, e, revisionparents.New(k8s, c, t.TempDir()), 64)
+	defer l.stop()
+	eventually(t, time.Minute, "64 clients to be answered", func() (bool, error) { return l.answeredBy(rev) >= 200, nil })
+
+	start := time.Now()
+	kubectl(t, "-n", ns, "rollout", "restart", "deployment/"+r.Name)
+	kubectl(t, "-n", ns, "rollout", "status", "deployment/"+r.Name, "--timeout=3m")
+	waitOnlyRevision(t, ns, r.Name, rev)
+	restarted := time.Since(start)
+	before := l.answeredBy(rev)
+	victim := runningPods(t, ns, r.Name)[0].Name
+	kubectl(t, "-n", ns, "delete", "pod", victim, "--wait=false")
+	eventually(t, 3*time.Minute, "the deleted pod to be replaced", func() (bool, error) {
+		ready := 0
+		for _, p := range runningPods(t, ns, r.Name) {
+			if p.Name == victim {
+				return false, nil
+			}
+			if podReady(&p) {
+				ready++
+			}
+		}
+		return ready == int(*r.Spec.Replicas), nil
+	})
+	eventually(t, time.Minute, "queries after the replacement", func() (bool, error) { return l.answeredBy(rev) >= before+200, nil })
+	l.stop()
+	t.Logf("rolling restart done in %.1fs, pod %s deleted and replaced", restarted.Seconds(), victim)
+	t.Logf("%s", l.summary())
+	l.check(t)
+}

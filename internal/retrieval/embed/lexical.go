@@ -287,7 +287,11 @@ func (l *Lexical) EmbedQuery(ctx context.Context, text string) (vector.Vector, e
 	if err != nil {
 		return vector.Vector{}, err
 	}
-	var s docScratch
+	s, _ := queryScratch.Get().(*docScratch)
+	if s == nil {
+		s = &docScratch{}
+	}
+	defer queryScratch.Put(s)
 	ids, _ := s.termIDs(st, text)
 	sp := newSparse(ids, func(id uint32, count int) float32 {
 		return float32(st.idf(id) * float64(count))
@@ -300,6 +304,10 @@ func (st *lexicalStats) idf(id uint32) float64 {
 	n, df := float64(st.docs), float64(st.df[id])
 	return math.Log(1 + (n-df+0.5)/(df+0.5))
 }
+
+// queryScratch reuses the buffers of EmbedQuery across queries, so that a
+// long query does not allocate its tokens afresh each time.
+var queryScratch sync.Pool
 
 // docScratch holds buffers reused across the texts one goroutine embeds.
 type docScratch struct {
