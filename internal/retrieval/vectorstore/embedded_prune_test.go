@@ -242,3 +242,25 @@ func TestBlockMaximaFollowWrites(t *testing.T) {
 		}
 	}
 }
+
+// A filtered flat dense search returns the best of the records the filter
+// keeps, as the unfiltered ranking lists them.
+func TestSearchFilteredDense(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 8))
+	e := mustStore(t, EmbeddedOptions{Metric: Cosine})
+	recs := make([]Record, 300)
+	for i := range recs {
+		recs[i] = Record{ID: fmt.Sprintf("d%03d", i), ParentID: "p", DocID: fmt.Sprintf("doc%d", i%4), Vector: vector.Vector{Dense: randDense(r, 8, i%3 == 0)}}
+	}
+	mustUpsert(t, e, recs...)
+	keep := func(h Hit) bool { return h.DocID != "doc1" }
+	for range 20 {
+		q := vector.Vector{Dense: randDense(r, 8, false)}
+		all := mustSearch(t, e, SearchRequest{Vector: q, TopK: len(recs)})
+		got, err := e.SearchFiltered(context.Background(), SearchRequest{Vector: q, TopK: 7}, keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameHits(t, "filtered dense", got, firstKept(all, keep, 7))
+	}
+}
