@@ -1,6 +1,7 @@
 package vectorstore
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -169,7 +170,7 @@ func newPruneSearch(lists []queryList, h *topK) (*pruneSearch, bool) {
 		s.cur[i] = newPruneCursor(l)
 		s.byBound[i] = i
 	}
-	slices.SortStableFunc(s.byBound, func(a, b int) int { return cmpFloat(s.cur[a].bound, s.cur[b].bound) })
+	slices.SortStableFunc(s.byBound, func(a, b int) int { return cmp.Compare(s.cur[a].bound, s.cur[b].bound) })
 	for i, c := range s.byBound {
 		s.prefix[i+1] = s.prefix[i] + s.cur[c].bound
 	}
@@ -178,16 +179,6 @@ func newPruneSearch(lists []queryList, h *topK) (*pruneSearch, bool) {
 	}
 	s.raiseFloor()
 	return s, true
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // cannotReach reports whether a record whose contributions are bounded in
