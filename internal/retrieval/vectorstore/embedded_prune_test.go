@@ -23,13 +23,16 @@ type pruneCorpus struct {
 }
 
 // Weight styles: coarse integers (many equal scores), positive floats,
-// floats of either sign, and magnitudes whose products overflow float32
-// (which pruning must refuse to bound).
+// floats of either sign, magnitudes whose products overflow float32 (which
+// pruning must refuse to bound), and positive floats that are eight times
+// heavier for a term in the runs of records where it is "topical", so that
+// block maxima differ from run to run and whole windows get skipped.
 const (
 	styleCoarse = iota
 	stylePositive
 	styleSigned
 	styleHuge
+	styleRegional
 	styles
 )
 
@@ -41,6 +44,8 @@ func pruneWeight(r *rand.Rand, style int) float32 {
 		return r.Float32()*3 + 0x1p-20
 	case styleSigned:
 		return (r.Float32() - 0.3) * 4
+	case styleRegional:
+		return r.Float32() + 0x1p-20
 	}
 	return float32(math.Pow(10, float64(r.IntN(40)-5)))
 }
@@ -64,7 +69,9 @@ func prunedSparse(r *rand.Rand, z *rand.Zipf, terms, style int) *vector.Sparse {
 // newPruneCorpus returns a corpus of random size and weight style.
 func newPruneCorpus(t *testing.T, r *rand.Rand) *pruneCorpus {
 	t.Helper()
-	sizes := []int{0, 1 + r.IntN(20), 100 + r.IntN(400), 1000 + r.IntN(3000)}
+	// The largest span several windows of slots (windowSize), so that
+	// window skipping and dense-term gathering are exercised.
+	sizes := []int{0, 1 + r.IntN(20), 100 + r.IntN(400), 1000 + r.IntN(3000), 3*windowSize + r.IntN(4*windowSize)}
 	return newPruneCorpusOf(t, r, r.IntN(styles), sizes[r.IntN(len(sizes))])
 }
 
@@ -77,6 +84,9 @@ func newPruneCorpusOf(t *testing.T, r *rand.Rand, style, n int) *pruneCorpus {
 	recs := make([]Record, n)
 	for i := range recs {
 		v := prunedSparse(r, z, 1+r.IntN(25), c.style)
+		if c.style == styleRegional {
+			topical(v, i)
+		}
 		if prev != nil && r.IntN(6) == 0 {
 			v = prev // an exact duplicate: same score, id decides
 		}
@@ -98,6 +108,16 @@ func newPruneCorpusOf(t *testing.T, r *rand.Rand, style, n int) *pruneCorpus {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// topical makes the weights of record i's topical terms eight times
+// heavier: a term is topical in one run of 2*windowSize records out of five.
+func topical(v *vector.Sparse, i int) {
+	for j, t := range v.Indices {
+		if (i/(2*windowSize)+int(t))%5 == 0 {
+			v.Values[j] *= 8
+		}
+	}
 }
 
 // query draws a query over the corpus vocabulary plus terms it lacks, with
@@ -262,5 +282,21 @@ func TestSearchFilteredDense(t *testing.T) {
 			t.Fatal(err)
 		}
 		sameHits(t, "filtered dense", got, firstKept(all, keep, 7))
+	}
+}
+
+// On a corpus whose terms are heavy in some runs of records and light in
+// others, pruned search skips whole windows and still returns exactly what
+// the exhaustive scan returns.
+func TestPrunedSearchSkipsWindowsExactly(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 34))
+	for range 3 {
+		c := newPruneCorpusOf(t, r, styleRegional, 8*windowSize)
+		for range 60 {
+			q := c.query(r)
+			for _, k := range []int{1, 3, 10, 40} {
+				searchBoth(t, c.e, SearchRequest{Vector: vector.Vector{Sparse: q}, TopK: k}, nil)
+			}
+		}
 	}
 }
