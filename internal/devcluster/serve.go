@@ -140,6 +140,13 @@ func (s *ServeProcess) Retrieve(ctx context.Context, query string, maxParents in
 	return &out, json.NewDecoder(resp.Body).Decode(&out)
 }
 
+// ServiceAccountKubeconfig writes a kubeconfig that authenticates as the
+// service account with a fresh bound token, for a process the test runs
+// under that account's RBAC, and returns its path.
+func (e *Env) ServiceAccountKubeconfig(ctx context.Context, namespace, sa string) (string, error) {
+	return e.serviceAccountKubeconfig(ctx, namespace, sa)
+}
+
 // serviceAccountKubeconfig writes a kubeconfig that authenticates as the
 // service account with a fresh bound token.
 func (e *Env) serviceAccountKubeconfig(ctx context.Context, namespace, sa string) (string, error) {

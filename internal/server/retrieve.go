@@ -99,9 +99,11 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, l *loaded) (*Ret
 	heavy := s.admit.heavyBodyLength(r.ContentLength)
 	release, err := s.admit.acquire(ctx, heavy)
 	if err != nil {
-		// The body is left unread: the server would read it before
-		// answering to keep the connection, so the connection closes.
-		w.Header().Set("Connection", "close")
+		if heavy {
+			// The body is left unread: the server would read all of it
+			// before answering to keep the connection, so it closes.
+			w.Header().Set("Connection", "close")
+		}
 		return nil, err
 	}
 	defer func() { release() }()
