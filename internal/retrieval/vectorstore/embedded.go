@@ -375,11 +375,6 @@ type EmbeddedStats struct {
 	DenseVectors int
 	// HNSW reports whether dense search currently uses the HNSW graph.
 	HNSW bool
-	// SparseSearches counts the sparse searches answered since the store
-	// was made or loaded, and PostingsVisited the postings they looked at:
-	// with pruning, a small fraction of their terms' postings.
-	SparseSearches  int64
-	PostingsVisited int64
 	// MemoryBytes estimates the heap held by the store.
 	MemoryBytes int64
 }
@@ -402,16 +397,14 @@ func (e *Embedded) Stats() EmbeddedStats {
 		mem += e.graph.memory()
 	}
 	return EmbeddedStats{
-		Records:         e.recs.live(),
-		Tombstones:      e.recs.dead,
-		Terms:           len(e.sparse.lists),
-		Postings:        e.sparse.total,
-		DenseDims:       e.dense.dims,
-		DenseVectors:    e.dense.rows(),
-		HNSW:            e.graph != nil,
-		SparseSearches:  e.sparseSearches.Load(),
-		PostingsVisited: e.postingsVisited.Load(),
-		MemoryBytes:     mem,
+		Records:      e.recs.live(),
+		Tombstones:   e.recs.dead,
+		Terms:        len(e.sparse.lists),
+		Postings:     e.sparse.total,
+		DenseDims:    e.dense.dims,
+		DenseVectors: e.dense.rows(),
+		HNSW:         e.graph != nil,
+		MemoryBytes:  mem,
 	}
 }
 

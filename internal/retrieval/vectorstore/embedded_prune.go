@@ -228,6 +228,13 @@ func (e *Embedded) rankSparse(ctx context.Context, lists []queryList, h *topK) (
 	return postings(lists), acc.collect(ctx, h)
 }
 
+// SparseWork reports the sparse searches the store has answered since it
+// was made or loaded and the postings they looked at: with pruning, a
+// fraction of their terms' postings.
+func (e *Embedded) SparseWork() (searches, postingsVisited int64) {
+	return e.sparseSearches.Load(), e.postingsVisited.Load()
+}
+
 // SetExhaustiveSparse makes sparse search scan every posting of every
 // query term (on) or prune (off, the default). Results are identical
 // either way; the exhaustive scan exists to compare against and costs time

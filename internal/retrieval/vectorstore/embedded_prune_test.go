@@ -230,9 +230,10 @@ func TestPrunedSearchVisitsFewerPostings(t *testing.T) {
 	for range 50 {
 		q := g.query(idf)
 		total += e.Postings(vector.Vector{Sparse: q})
-		before := e.Stats().PostingsVisited
+		_, before := e.SparseWork()
 		searchBoth(t, e, SearchRequest{Vector: vector.Vector{Sparse: q}, TopK: 10}, nil)
-		visited += e.Stats().PostingsVisited - before - int64(e.Postings(vector.Vector{Sparse: q}))
+		_, after := e.SparseWork()
+		visited += after - before - int64(e.Postings(vector.Vector{Sparse: q}))
 	}
 	if visited*4 > int64(total)*3 {
 		t.Fatalf("pruned searches visited %d of %d postings; want under three quarters", visited, total)

@@ -49,7 +49,7 @@ func TestSquadPrunedEqualsExhaustive(t *testing.T) {
 	}
 	store := ix.Store.(*vectorstore.Embedded)
 	evenDocs := func(h vectorstore.Hit) bool { return len(h.DocID)%2 == 0 }
-	before := store.Stats()
+	_, before := store.SparseWork()
 	total := 0
 	for _, q := range questions {
 		qv, err := ix.Embedder.EmbedQuery(ctx, q.Text)
@@ -64,11 +64,11 @@ func TestSquadPrunedEqualsExhaustive(t *testing.T) {
 			samePrunedExhaustive(t, label+", filtered", store, func() ([]vectorstore.Hit, error) { return store.SearchFiltered(ctx, req, evenDocs) })
 		}
 	}
-	after := store.Stats()
+	_, after := store.SparseWork()
 	exhaustive := 4 * int64(total) // four searches of each question
-	pruned := after.PostingsVisited - before.PostingsVisited - exhaustive
+	pruned := after - before - exhaustive
 	t.Logf("%d questions over %d children: pruned searches visited %d postings, %.1f%% of the %d an exhaustive scan visits",
-		len(questions), after.Records, pruned, 100*float64(pruned)/float64(exhaustive), exhaustive)
+		len(questions), store.Stats().Records, pruned, 100*float64(pruned)/float64(exhaustive), exhaustive)
 }
 
 // samePrunedExhaustive runs search exhaustively then pruned and fails
