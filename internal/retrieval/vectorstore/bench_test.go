@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
 
@@ -163,32 +164,67 @@ func sizeLabel(n int) string {
 	return fmt.Sprint(n)
 }
 
-// BenchmarkSparseSearch measures top-10 BM25-style search; run with -cpu 1.
+// BenchmarkSparseSearch measures top-10 BM25-style search, pruned and
+// exhaustive over the same store; run with -cpu 1. PARENTRAG_BENCH_10M=1
+// adds a 10M-child corpus (about 4 GB of heap and a few minutes to build).
 func BenchmarkSparseSearch(b *testing.B) {
-	for _, n := range []int{10_000, 100_000, 1_000_000} {
+	sizes := []int{10_000, 100_000, 1_000_000}
+	if os.Getenv("PARENTRAG_BENCH_10M") == "1" {
+		sizes = append(sizes, 10_000_000)
+	}
+	for _, n := range sizes {
 		b.Run("children="+sizeLabel(n), func(b *testing.B) {
 			c := sparseCorpus(b, n)
-			b.Logf("built %d children in %.1fs, %.0f bytes/child (Stats estimate %.0f)",
-				n, c.buildSeconds, c.bytesPerRec, c.store.Stats().BytesPerRecord())
-			searchLoop(b, c.store, c.queries, c.bytesPerRec)
+			b.Logf("built %d children in %.1fs, %.0f bytes/child (Stats estimate %.0f), RSS %.0f MiB",
+				n, c.buildSeconds, c.bytesPerRec, c.store.Stats().BytesPerRecord(), rssMiB())
+			for _, mode := range []string{"exhaustive", "pruned"} {
+				b.Run(mode, func(b *testing.B) {
+					c.store.SetExhaustiveSparse(mode == "exhaustive")
+					defer c.store.SetExhaustiveSparse(false)
+					searchLoop(b, c.store, c.queries, c.bytesPerRec)
+				})
+			}
 		})
 	}
 }
 
+// rssMiB returns the process's resident set size in MiB, 0 where
+// /proc/self/statm cannot be read.
+func rssMiB() float64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	var size, resident int64
+	if _, err := fmt.Sscan(string(b), &size, &resident); err != nil {
+		return 0
+	}
+	return float64(resident*int64(os.Getpagesize())) / (1 << 20)
+}
+
 // searchLoop runs the queries round robin, timing each, and reports latency
-// percentiles, throughput and memory per child.
+// percentiles (wall clock, and CPU time of the benchmark's thread),
+// throughput, memory per child and postings looked at per query.
 func searchLoop(b *testing.B, e *Embedded, queries []SearchRequest, bytesPerRec float64) {
 	ctx := context.Background()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	lat := make([]time.Duration, 0, 1<<16)
+	cpu := make([]time.Duration, 0, 1<<16)
+	_, before := e.SparseWork()
 	i := 0
 	for b.Loop() {
-		start := time.Now()
+		start, startCPU := time.Now(), synthtest.ThreadCPUTime()
 		if _, err := e.Search(ctx, queries[i%len(queries)]); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))
+		cpu = append(cpu, synthtest.ThreadCPUTime()-startCPU)
 		i++
 	}
+	slices.Sort(cpu)
+	b.ReportMetric(float64(cpu[len(cpu)/2])/1e6, "p50-cpu-ms")
+	b.ReportMetric(float64(cpu[(len(cpu)-1)*99/100])/1e6, "p99-cpu-ms")
 	slices.Sort(lat)
 	var total time.Duration
 	for _, d := range lat {
@@ -199,6 +235,8 @@ func searchLoop(b *testing.B, e *Embedded, queries []SearchRequest, bytesPerRec 
 	b.ReportMetric(ms(0.99), "p99-ms")
 	b.ReportMetric(float64(len(lat))/total.Seconds(), "queries/s")
 	b.ReportMetric(bytesPerRec, "bytes/child")
+	_, after := e.SparseWork()
+	b.ReportMetric(float64(after-before)/float64(len(lat)), "postings/query")
 }
 
 // BenchmarkUpsert streams batches of 1000 sparse children into one store.

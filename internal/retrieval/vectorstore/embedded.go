@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
@@ -138,6 +139,10 @@ type Embedded struct {
 	dense  flatIndex
 	graph  *hnswGraph
 	accs   sync.Pool // *accumulator
+
+	exhaustiveSparse atomic.Bool  // see SetExhaustiveSparse
+	sparseSearches   atomic.Int64 // sparse searches answered
+	postingsVisited  atomic.Int64 // postings those searches looked at
 }
 
 var _ VectorStore = (*Embedded)(nil)
@@ -246,13 +251,19 @@ func (e *Embedded) Count(ctx context.Context) (int, error) {
 // Search returns at most req.TopK live records by descending score, ties
 // broken by ascending ID. A sparse query scores every record by the exact
 // sparse inner product (vector.Sparse.Dot) and returns only records scoring
-// above zero. A dense query scores records that have a dense vector by the
+// above zero; dynamic pruning skips records that provably cannot enter the
+// result, without changing it. A dense query scores records that have a dense vector by the
 // store's Metric, exactly unless the HNSW index is active. A query with
 // neither part (or an empty sparse part) returns no hits; one with both
 // parts, a non-positive TopK or malformed values fails with
 // ErrInvalidInput; a dense query of the wrong length fails with
 // ErrDimensionMismatch. Records whose score is NaN are never returned.
 func (e *Embedded) Search(ctx context.Context, req SearchRequest) ([]Hit, error) {
+	return e.search(ctx, req, nil)
+}
+
+// search is Search restricted to the slots keep accepts (all when nil).
+func (e *Embedded) search(ctx context.Context, req SearchRequest, keep func(uint32) bool) ([]Hit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
@@ -263,6 +274,7 @@ func (e *Embedded) Search(ctx context.Context, req SearchRequest) ([]Hit, error)
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	h := newTopK(req.TopK, &e.recs)
+	h.keep = keep
 	switch {
 	case sparse != nil:
 		err = e.searchSparse(ctx, sparse, req.MaxPostings, h)
@@ -293,12 +305,10 @@ func (e *Embedded) searchSparse(ctx context.Context, q *vector.Sparse, maxPostin
 	if n := postings(lists); maxPostings > 0 && n > maxPostings {
 		return fmt.Errorf("%w: its terms have %d postings in the index, over the limit of %d", ErrQueryTooCostly, n, maxPostings)
 	}
-	acc := e.getAccumulator(e.recs.slots())
-	defer e.accs.Put(acc)
-	if err := e.sparse.accumulate(ctx, lists, acc); err != nil {
-		return err
-	}
-	return acc.collect(ctx, h)
+	visited, err := e.rankSparse(ctx, lists, h)
+	e.sparseSearches.Add(1)
+	e.postingsVisited.Add(int64(visited))
+	return err
 }
 
 func (e *Embedded) searchDense(ctx context.Context, q []float32, h *topK) error {

@@ -49,24 +49,32 @@ func deadlineStore(t *testing.T, n int, dense bool) *Embedded {
 
 // A deadline that passes during the scan of a long posting list stops the
 // search with the context's error, and leaves the store answering the next
-// search exactly as before.
+// search exactly as before, whether the search prunes (one look per
+// checkEvery postings: five here, as no record can be pruned) or scans
+// exhaustively (five looks accumulating, five collecting).
 func TestEmbeddedSparseSearchStopsAtDeadline(t *testing.T) {
 	const n = 5 * checkEvery
 	e := deadlineStore(t, n, false)
 	req := SearchRequest{Vector: vector.Vector{Sparse: sp(1, 1, 2, 0.5)}, TopK: 10}
-	want := mustSearch(t, e, req)
-	for _, after := range []int64{1, 2, 4, 6, 7, 9} {
-		ctx := &expiringContext{Context: context.Background(), after: after}
-		hits, err := e.Search(ctx, req)
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("deadline after %d looks: got %d hits, err %v; want context.DeadlineExceeded", after, len(hits), err)
+	for _, mode := range []struct {
+		exhaustive bool
+		looks      []int64
+	}{{false, []int64{1, 2, 3, 4}}, {true, []int64{1, 2, 4, 6, 7, 9}}} {
+		e.SetExhaustiveSparse(mode.exhaustive)
+		want := mustSearch(t, e, req)
+		for _, after := range mode.looks {
+			ctx := &expiringContext{Context: context.Background(), after: after}
+			hits, err := e.Search(ctx, req)
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("exhaustive=%v, deadline after %d looks: got %d hits, err %v; want context.DeadlineExceeded", mode.exhaustive, after, len(hits), err)
+			}
+			// The scan looked at the context every checkEvery postings,
+			// not once per search.
+			if got := ctx.calls.Load(); got != after+1 {
+				t.Errorf("exhaustive=%v, deadline after %d looks: the context was looked at %d times, want %d", mode.exhaustive, after, got, after+1)
+			}
+			sameHits(t, fmt.Sprintf("search after a deadline at look %d", after), mustSearch(t, e, req), want)
 		}
-		// The scan looked at the context every checkEvery postings, not
-		// once per search.
-		if got := ctx.calls.Load(); got != after+1 {
-			t.Errorf("deadline after %d looks: the context was looked at %d times, want %d", after, got, after+1)
-		}
-		sameHits(t, fmt.Sprintf("search after a deadline at look %d", after), mustSearch(t, e, req), want)
 	}
 }
 

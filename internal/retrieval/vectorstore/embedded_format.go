@@ -11,14 +11,14 @@ import (
 
 // The persisted file, all integers little-endian:
 //
-//	header  (104 bytes)
+//	header  (112 bytes)
 //	  0  magic "PRGVSEMB"
-//	  8  format version (uint32, currently 1)
+//	  8  format version (uint32, currently 2)
 //	 12  metric (uint8), HNSW enabled (uint8), 2 zero bytes
 //	 16  HNSW threshold, M, ef construction, ef search (uint32 each)
 //	 32  records, id bytes, symbols, symbol bytes, terms, postings,
-//	     dense dims, dense rows (uint64 each)
-//	 96  CRC-32C of bytes 0..95 (uint32), 4 zero bytes
+//	     dense dims, dense rows, posting blocks (uint64 each)
+//	104  CRC-32C of bytes 0..103 (uint32), 4 zero bytes
 //	body    (size implied by the header counts)
 //	  id end offsets        records x uint32
 //	  id arena              id bytes
@@ -31,18 +31,25 @@ import (
 //	  postings per term     terms x uint32
 //	  postings              postings x (slot uint32, weight float32),
 //	                        grouped by term in term-table order
+//	  block maxima          posting blocks x float32: for each term in
+//	                        term-table order, the largest weight magnitude
+//	                        of each run of blockSize (128) postings
 //	  dense row owner slot  rows x uint32
 //	  dense data            rows x dims x float32
 //	trailer (8 bytes)
 //	  CRC-32C of the body (uint32), "PRGV"
 //
 // Only live records are written, renumbered 0..records-1, so a loaded store
-// has no tombstones.
+// has no tombstones. Version 1 files (a 104-byte header without the posting
+// block count, CRC at 96, and no block maxima) still load: their block
+// maxima are computed from the postings while loading. Any other version is
+// refused with ErrCorruptFile naming the versions this build reads.
 const (
 	fileMagic     = "PRGVSEMB"
 	trailerMagic  = "PRGV"
-	formatVersion = 1
-	headerSize    = 104
+	formatVersion = 2
+	headerSize    = 112
+	headerSizeV1  = 104
 	trailerSize   = 8
 	ioChunk       = 256 << 10
 )
@@ -51,16 +58,26 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // fileHeader is the decoded header.
 type fileHeader struct {
+	version                          uint32
 	opts                             EmbeddedOptions
 	records, idBytes, syms, symBytes uint64
 	terms, postings, dims, rows      uint64
+	blocks                           uint64 // 0 in version 1, which stores none
+}
+
+// size returns the header's length in the file.
+func (h *fileHeader) size() int {
+	if h.version == 1 {
+		return headerSizeV1
+	}
+	return headerSize
 }
 
 func (h *fileHeader) encode() []byte {
 	b := make([]byte, headerSize)
 	copy(b, fileMagic)
 	le := binary.LittleEndian
-	le.PutUint32(b[8:], formatVersion)
+	le.PutUint32(b[8:], h.version)
 	b[12] = byte(h.opts.Metric)
 	if h.opts.HNSW {
 		b[13] = 1
@@ -71,26 +88,42 @@ func (h *fileHeader) encode() []byte {
 	for i, v := range h.counts() {
 		le.PutUint64(b[32+8*i:], *v)
 	}
-	le.PutUint32(b[96:], crc32.Checksum(b[:96], castagnoli))
+	le.PutUint32(b[104:], crc32.Checksum(b[:104], castagnoli))
 	return b
 }
 
+// counts returns the header's counts in file order; version 1 has no
+// posting block count.
 func (h *fileHeader) counts() []*uint64 {
-	return []*uint64{&h.records, &h.idBytes, &h.syms, &h.symBytes, &h.terms, &h.postings, &h.dims, &h.rows}
+	c := []*uint64{&h.records, &h.idBytes, &h.syms, &h.symBytes, &h.terms, &h.postings, &h.dims, &h.rows, &h.blocks}
+	if h.version == 1 {
+		return c[:8]
+	}
+	return c
 }
 
-func decodeHeader(b []byte) (*fileHeader, error) {
-	le := binary.LittleEndian
+// headerVersion checks the magic of the first 12 bytes of a file and
+// returns its format version, refusing versions this build cannot read.
+func headerVersion(b []byte) (uint32, error) {
 	if string(b[:8]) != fileMagic {
-		return nil, fmt.Errorf("bad magic %q, not an embedded vector store file: %w", b[:8], ErrCorruptFile)
+		return 0, fmt.Errorf("bad magic %q, not an embedded vector store file: %w", b[:8], ErrCorruptFile)
 	}
-	if got, want := le.Uint32(b[96:]), crc32.Checksum(b[:96], castagnoli); got != want {
+	v := binary.LittleEndian.Uint32(b[8:])
+	if v != 1 && v != formatVersion {
+		return 0, fmt.Errorf("unsupported format version %d (this build reads 1 and %d): %w", v, formatVersion, ErrCorruptFile)
+	}
+	return v, nil
+}
+
+// decodeHeader decodes a header of the given version; b holds exactly its
+// bytes.
+func decodeHeader(b []byte, version uint32) (*fileHeader, error) {
+	le := binary.LittleEndian
+	h := &fileHeader{version: version}
+	crcAt := h.size() - 8
+	if got, want := le.Uint32(b[crcAt:]), crc32.Checksum(b[:crcAt], castagnoli); got != want {
 		return nil, fmt.Errorf("header checksum mismatch (stored %08x, computed %08x): %w", got, want, ErrCorruptFile)
 	}
-	if v := le.Uint32(b[8:]); v != formatVersion {
-		return nil, fmt.Errorf("unsupported format version %d (this build reads %d): %w", v, formatVersion, ErrCorruptFile)
-	}
-	h := &fileHeader{}
 	h.opts.Metric = Metric(b[12])
 	if !h.opts.Metric.valid() || b[13] > 1 {
 		return nil, fmt.Errorf("bad metric or hnsw flag in header: %w", ErrCorruptFile)
@@ -121,7 +154,7 @@ func (h *fileHeader) bodySize(fileSize int64) (int64, error) {
 	if h.records >= maxArena || h.idBytes > maxArena || h.syms >= maxArena || h.symBytes > maxArena {
 		return 0, fmt.Errorf("header counts exceed store limits: %w", ErrCorruptFile)
 	}
-	n := 16*h.records + h.idBytes + 4*h.syms + h.symBytes + 8*h.terms + 8*h.postings + 4*h.rows + 4*h.rows*h.dims
+	n := 16*h.records + h.idBytes + 4*h.syms + h.symBytes + 8*h.terms + 8*h.postings + 4*h.blocks + 4*h.rows + 4*h.rows*h.dims
 	return int64(n), nil
 }
 
@@ -267,7 +300,7 @@ func (e *Embedded) validate() error {
 		}
 	}
 	x := &e.sparse
-	if len(x.lists) != len(x.keys) {
+	if len(x.lists) != len(x.keys) || len(x.blockMax) != len(x.keys) {
 		return fmt.Errorf("posting counts do not add up to %d postings", x.total)
 	}
 	n := uint32(r.slots())
@@ -279,6 +312,9 @@ func (e *Embedded) validate() error {
 			if p.slot >= n || p.weight == 0 || !finite(p.weight) {
 				return fmt.Errorf("term %d has a bad posting (slot %d, weight %v)", x.keys[li], p.slot, p.weight)
 			}
+		}
+		if !checkBlockMaxima(list, x.blockMax[li]) {
+			return fmt.Errorf("term %d has block maxima that disagree with its postings", x.keys[li])
 		}
 	}
 	for _, slot := range e.dense.owner {

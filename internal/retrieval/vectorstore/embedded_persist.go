@@ -75,6 +75,7 @@ func (e *Embedded) view() *saveView {
 	remap, live := e.recs.remap()
 	v := &saveView{remap: remap, listLive: make([]uint32, len(e.sparse.lists))}
 	h := &v.hdr
+	h.version = formatVersion
 	h.opts = e.opts
 	h.records = uint64(live)
 	for s, n := range remap {
@@ -92,6 +93,7 @@ func (e *Embedded) view() *saveView {
 		if v.listLive[li] > 0 {
 			h.terms++
 			h.postings += uint64(v.listLive[li])
+			h.blocks += uint64(blocksOf(int(v.listLive[li])))
 		}
 	}
 	h.dims = uint64(e.dense.dims)
@@ -163,6 +165,11 @@ func (e *Embedded) writeVectors(w *binWriter, v *saveView) {
 			}
 		}
 	}
+	for li, list := range x.lists {
+		if v.listLive[li] > 0 {
+			writeArray(w, liveBlockMaxima(list, v.remap))
+		}
+	}
 	for _, slot := range e.dense.owner {
 		if s := v.remap[slot]; s != noSlot {
 			w.u32(s)
@@ -173,6 +180,20 @@ func (e *Embedded) writeVectors(w *binWriter, v *saveView) {
 			writeArray(w, e.dense.row(uint32(r)))
 		}
 	}
+}
+
+// liveBlockMaxima returns the block maxima of list's live postings, the
+// list as it is written.
+func liveBlockMaxima(list []posting, remap []uint32) []float32 {
+	var out []float32
+	n := 0
+	for _, p := range list {
+		if remap[p.slot] != noSlot {
+			n++
+			out = appendBlockMax(out, n, p.weight)
+		}
+	}
+	return out
 }
 
 // LoadEmbedded reads a store written by Save from dir/EmbeddedFile. The
@@ -202,14 +223,7 @@ func loadFile(path string) (*Embedded, error) {
 		return nil, err
 	}
 	size := st.Size()
-	if size < headerSize+trailerSize {
-		return nil, fmt.Errorf("file is %d bytes, too short for header and trailer (truncated): %w", size, ErrCorruptFile)
-	}
-	hb := make([]byte, headerSize)
-	if _, err := io.ReadFull(f, hb); err != nil {
-		return nil, fmt.Errorf("read header: %w", err)
-	}
-	h, err := decodeHeader(hb)
+	h, err := readHeader(f, size)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +231,7 @@ func loadFile(path string) (*Embedded, error) {
 	if err != nil {
 		return nil, err
 	}
-	if want := headerSize + body + trailerSize; want != size {
+	if want := int64(h.size()) + body + trailerSize; want != size {
 		return nil, fmt.Errorf("file is %d bytes but its header implies %d (truncated or extended): %w", size, want, ErrCorruptFile)
 	}
 	crc := crc32.New(castagnoli)
@@ -233,6 +247,31 @@ func loadFile(path string) (*Embedded, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// readHeader reads and decodes the header of a file of size bytes, whose
+// length depends on the format version it announces.
+func readHeader(f io.Reader, size int64) (*fileHeader, error) {
+	if size < headerSizeV1+trailerSize {
+		return nil, fmt.Errorf("file is %d bytes, too short for header and trailer (truncated): %w", size, ErrCorruptFile)
+	}
+	hb := make([]byte, headerSize)
+	if _, err := io.ReadFull(f, hb[:12]); err != nil {
+		return nil, fmt.Errorf("read header: %w", err)
+	}
+	version, err := headerVersion(hb)
+	if err != nil {
+		return nil, err
+	}
+	h := &fileHeader{version: version}
+	if size < int64(h.size())+trailerSize {
+		return nil, fmt.Errorf("file is %d bytes, too short for header and trailer (truncated): %w", size, ErrCorruptFile)
+	}
+	hb = hb[:h.size()]
+	if _, err := io.ReadFull(f, hb[12:]); err != nil {
+		return nil, fmt.Errorf("read header: %w", err)
+	}
+	return decodeHeader(hb, version)
 }
 
 func checkTrailer(f io.Reader, sum uint32) error {
@@ -287,10 +326,33 @@ func decodeBody(h *fileHeader, r *binReader) *Embedded {
 	if off != uint64(len(all)) {
 		x.lists = nil
 	}
+	readBlockMaxima(h, r, x, counts)
 	e.dense = flatIndex{dims: int(h.dims), owner: make([]uint32, h.rows), data: make([]float32, h.rows*h.dims)}
 	readArray(r, e.dense.owner)
 	readArray(r, e.dense.data)
 	return e
+}
+
+// readBlockMaxima reads the block maxima a version 2 file stores, or
+// computes them for a version 1 file. Maxima whose count disagrees with the
+// lists are left out, which finishLoad reports.
+func readBlockMaxima(h *fileHeader, r *binReader, x *invertedIndex, counts []uint32) {
+	if h.version == 1 {
+		if x.lists != nil {
+			x.rebuildBlockMaxima()
+		}
+		return
+	}
+	all := make([]float32, h.blocks)
+	readArray(r, all)
+	if x.lists == nil || totalBlocks(counts) != h.blocks {
+		return
+	}
+	x.blockMax = make([][]float32, len(counts))
+	for i, c := range counts {
+		n := blocksOf(int(c))
+		x.blockMax[i], all = all[:n:n], all[n:]
+	}
 }
 
 // finishLoad validates the decoded data and builds the hash indexes and, if

@@ -17,11 +17,15 @@ type posting struct {
 // invertedIndex maps each sparse term id to its postings, kept in ascending
 // slot order (slots are appended in order and compaction preserves it).
 // Postings of tombstoned slots stay until compaction; search skips them.
+// blockMax[li][b] is the largest weight magnitude among postings
+// b*blockSize.. of lists[li], kept current by every write; pruned search
+// bounds scores with it.
 type invertedIndex struct {
-	terms map[uint32]uint32 // term id -> position in lists and keys
-	keys  []uint32          // term id of each list
-	lists [][]posting
-	total int // postings held, tombstoned ones included
+	terms    map[uint32]uint32 // term id -> position in lists and keys
+	keys     []uint32          // term id of each list
+	lists    [][]posting
+	blockMax [][]float32
+	total    int // postings held, tombstoned ones included
 }
 
 func newInvertedIndex() invertedIndex {
@@ -42,8 +46,10 @@ func (x *invertedIndex) add(slot uint32, s *vector.Sparse) {
 			x.terms[t] = li
 			x.keys = append(x.keys, t)
 			x.lists = append(x.lists, nil)
+			x.blockMax = append(x.blockMax, nil)
 		}
 		x.lists[li] = append(x.lists[li], posting{slot: slot, weight: w})
+		x.blockMax[li] = appendBlockMax(x.blockMax[li], len(x.lists[li]), w)
 		x.total++
 	}
 }
@@ -126,10 +132,11 @@ func postings(lists []queryList) int {
 	return total
 }
 
-// queryList is one query term's weight and postings.
+// queryList is one query term's weight, postings and block maxima.
 type queryList struct {
 	weight   float32
 	postings []posting
+	blockMax []float32
 }
 
 // queryLists returns the postings of q's non-zero terms in increasing term
@@ -141,7 +148,7 @@ func (x *invertedIndex) queryLists(q *vector.Sparse) []queryList {
 			continue
 		}
 		if li, ok := x.terms[t]; ok {
-			out = append(out, queryList{weight: q.Values[i], postings: x.lists[li]})
+			out = append(out, queryList{weight: q.Values[i], postings: x.lists[li], blockMax: x.blockMax[li]})
 		}
 	}
 	return out
@@ -215,6 +222,7 @@ func (x *invertedIndex) compacted(remap []uint32) invertedIndex {
 		n.terms[x.keys[li]] = uint32(len(n.lists))
 		n.keys = append(n.keys, x.keys[li])
 		n.lists = append(n.lists, all[start:len(all):len(all)])
+		n.blockMax = append(n.blockMax, blockMaxima(n.lists[len(n.lists)-1]))
 	}
 	return n
 }
@@ -223,6 +231,9 @@ func (x *invertedIndex) memory() int64 {
 	mem := 8*int64(x.total) + 28*int64(len(x.lists)) + 4*int64(cap(x.keys))
 	for _, l := range x.lists {
 		mem += 8 * int64(cap(l)-len(l))
+	}
+	for _, m := range x.blockMax {
+		mem += 24 + 4*int64(cap(m))
 	}
 	// Swiss-table maps hold a control byte plus the 8-byte entry per slot
 	// at up to 7/8 load; 12 bytes per term is a fair estimate.

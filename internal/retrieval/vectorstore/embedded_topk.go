@@ -22,6 +22,7 @@ type topK struct {
 	k    int
 	heap []candidate
 	recs *recordTable
+	keep func(slot uint32) bool // when set, the only slots offer accepts
 }
 
 func newTopK(k int, recs *recordTable) *topK {
@@ -45,8 +46,10 @@ func (h *topK) floor() float32 {
 	return h.heap[0].score
 }
 
-// offer considers a slot; tombstoned slots and NaN scores are ignored. The
-// common rejection (a score below the current k-th) costs one comparison.
+// offer considers a slot; tombstoned slots, slots keep refuses and NaN
+// scores are ignored. The common rejection (a score below the current k-th)
+// costs one comparison, and keep is asked only about a slot that would
+// otherwise enter.
 func (h *topK) offer(score float32, slot uint32) {
 	if score != score {
 		return
@@ -55,7 +58,7 @@ func (h *topK) offer(score float32, slot uint32) {
 	if full && score < h.heap[0].score {
 		return
 	}
-	if h.recs.isDead(slot) {
+	if h.recs.isDead(slot) || (h.keep != nil && !h.keep(slot)) {
 		return
 	}
 	c := candidate{score: score, slot: slot}

@@ -1,0 +1,93 @@
+package retrieval_test
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
+	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
+)
+
+// BenchmarkPrunedSearch compares pruned with exhaustive sparse search on
+// the synthetic corpora of BenchmarkRetrieve (100k and 1M children, default
+// context weight), one corpus built for both: "search" is the child search
+// the retriever's first fetch makes (top 20), "retrieve" the whole
+// Retrieve of 3 parents. It reports p50 and p99 latency and the postings
+// each query looked at. Run with -cpu 1.
+func BenchmarkPrunedSearch(b *testing.B) {
+	for _, size := range []struct {
+		name string
+		n    int
+	}{{"100k", 100_000}, {"1M", 1_000_000}} {
+		b.Run("children="+size.name, func(b *testing.B) {
+			r, children, _, _, gen := benchRetriever(b, size.n, indexer.DefaultContextWeight)
+			store := r.Children.(*vectorstore.Embedded)
+			texts := benchQueries(gen, 1000)
+			vecs := make([]vector.Vector, len(texts))
+			for i, q := range texts {
+				v, err := r.Embedder.EmbedQuery(context.Background(), q)
+				if err != nil {
+					b.Fatal(err)
+				}
+				vecs[i] = v
+			}
+			for _, mode := range []string{"exhaustive", "pruned"} {
+				store.SetExhaustiveSparse(mode == "exhaustive")
+				b.Run("search/"+mode, func(b *testing.B) {
+					timedQueries(b, store, children, func(i int) error {
+						_, err := store.Search(context.Background(), vectorstore.SearchRequest{Vector: vecs[i%len(vecs)], TopK: retrieval.DefaultChildTopK})
+						return err
+					})
+				})
+				b.Run("retrieve/"+mode, func(b *testing.B) {
+					timedQueries(b, store, children, func(i int) error {
+						_, err := r.Retrieve(context.Background(), texts[i%len(texts)], retrieval.Options{})
+						return err
+					})
+				})
+			}
+			store.SetExhaustiveSparse(false)
+		})
+	}
+}
+
+// timedQueries runs query(i) once per iteration and reports p50 and p99
+// latency, wall clock and CPU time of the benchmark's thread (the second
+// is what a query costs on a machine shared with other work), the
+// postings the store looked at and the sparse searches it answered per
+// query.
+func timedQueries(b *testing.B, store *vectorstore.Embedded, children int, query func(i int) error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	lat := make([]time.Duration, 0, 1<<12)
+	cpu := make([]time.Duration, 0, 1<<12)
+	searches0, visited0 := store.SparseWork()
+	i := 0
+	for b.Loop() {
+		start, startCPU := time.Now(), synthtest.ThreadCPUTime()
+		if err := query(i); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+		cpu = append(cpu, synthtest.ThreadCPUTime()-startCPU)
+		i++
+	}
+	searches1, visited1 := store.SparseWork()
+	ms := func(d []time.Duration, q float64) float64 {
+		slices.Sort(d)
+		return float64(d[int(q*float64(len(d)-1))]) / 1e6
+	}
+	b.ReportMetric(ms(lat, 0.50), "p50-ms")
+	b.ReportMetric(ms(lat, 0.99), "p99-ms")
+	b.ReportMetric(ms(cpu, 0.50), "p50-cpu-ms")
+	b.ReportMetric(ms(cpu, 0.99), "p99-cpu-ms")
+	b.ReportMetric(float64(visited1-visited0)/float64(len(lat)), "postings/query")
+	b.ReportMetric(float64(searches1-searches0)/float64(len(lat)), "searches/query")
+	b.ReportMetric(float64(children), "children")
+}

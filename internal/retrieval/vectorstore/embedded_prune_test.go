@@ -1,0 +1,303 @@
+package vectorstore
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/parentrag/parentrag/internal/retrieval/vector"
+)
+
+// pruneCorpus is a random store for comparing pruned with exhaustive
+// search: skewed term frequencies (long lists spanning many blocks beside
+// short ones), a weight style, duplicated vectors (equal scores, so the id
+// tie-break decides), replacements and deletes (tombstones).
+type pruneCorpus struct {
+	e     *Embedded
+	ids   []string
+	vocab int
+	style int
+}
+
+// Weight styles: coarse integers (many equal scores), positive floats,
+// floats of either sign, magnitudes whose products overflow float32 (which
+// pruning must refuse to bound), and positive floats that are eight times
+// heavier for a term in the runs of records where it is "topical", so that
+// block maxima differ from run to run and whole windows get skipped.
+const (
+	styleCoarse = iota
+	stylePositive
+	styleSigned
+	styleHuge
+	styleRegional
+	styles
+)
+
+func pruneWeight(r *rand.Rand, style int) float32 {
+	switch style {
+	case styleCoarse:
+		return float32(1 + r.IntN(3))
+	case stylePositive:
+		return r.Float32()*3 + 0x1p-20
+	case styleSigned:
+		return (r.Float32() - 0.3) * 4
+	case styleRegional:
+		return r.Float32() + 0x1p-20
+	}
+	return float32(math.Pow(10, float64(r.IntN(40)-5)))
+}
+
+func prunedSparse(r *rand.Rand, z *rand.Zipf, terms, style int) *vector.Sparse {
+	seen := map[uint32]bool{}
+	for range terms {
+		seen[uint32(z.Uint64())] = true
+	}
+	s := &vector.Sparse{}
+	for t := range seen {
+		s.Indices = append(s.Indices, t)
+	}
+	slices.Sort(s.Indices)
+	for range s.Indices {
+		s.Values = append(s.Values, pruneWeight(r, style))
+	}
+	return s
+}
+
+// newPruneCorpus returns a corpus of random size and weight style.
+func newPruneCorpus(t *testing.T, r *rand.Rand) *pruneCorpus {
+	t.Helper()
+	// The largest span several windows of slots (windowSize), so that
+	// window skipping and dense-term gathering are exercised.
+	sizes := []int{0, 1 + r.IntN(20), 100 + r.IntN(400), 1000 + r.IntN(3000), 3*windowSize + r.IntN(4*windowSize)}
+	return newPruneCorpusOf(t, r, r.IntN(styles), sizes[r.IntN(len(sizes))])
+}
+
+// newPruneCorpusOf returns a corpus of about n records of the given style.
+func newPruneCorpusOf(t *testing.T, r *rand.Rand, style, n int) *pruneCorpus {
+	t.Helper()
+	c := &pruneCorpus{e: mustStore(t, EmbeddedOptions{}), vocab: 20 + r.IntN(300), style: style}
+	z := rand.NewZipf(r, 1.1, 1+r.Float64()*5, uint64(c.vocab-1))
+	var prev *vector.Sparse
+	recs := make([]Record, n)
+	for i := range recs {
+		v := prunedSparse(r, z, 1+r.IntN(25), c.style)
+		if c.style == styleRegional {
+			topical(v, i)
+		}
+		if prev != nil && r.IntN(6) == 0 {
+			v = prev // an exact duplicate: same score, id decides
+		}
+		prev = v
+		id := fmt.Sprintf("r%05d", r.IntN(n+n/8+1)) // some ids repeat: replacements
+		recs[i] = Record{ID: id, ParentID: "p" + id[len(id)-2:], DocID: "d", Vector: vector.Vector{Sparse: v}}
+		c.ids = append(c.ids, id)
+	}
+	for len(recs) > 0 {
+		batch := min(len(recs), 1+r.IntN(700))
+		mustUpsert(t, c.e, recs[:batch]...)
+		recs = recs[batch:]
+	}
+	var del []string
+	for range r.IntN(n/5 + 1) {
+		del = append(del, c.ids[r.IntN(len(c.ids))])
+	}
+	if err := c.e.Delete(context.Background(), del); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// topical makes the weights of record i's topical terms eight times
+// heavier: a term is topical in one run of 2*windowSize records out of five.
+func topical(v *vector.Sparse, i int) {
+	for j, t := range v.Indices {
+		if (i/(2*windowSize)+int(t))%5 == 0 {
+			v.Values[j] *= 8
+		}
+	}
+}
+
+// query draws a query over the corpus vocabulary plus terms it lacks, with
+// a zero weight now and then.
+func (c *pruneCorpus) query(r *rand.Rand) *vector.Sparse {
+	z := rand.NewZipf(r, 1.1, 2, uint64(c.vocab+20))
+	q := prunedSparse(r, z, 1+r.IntN(12), c.style)
+	if r.IntN(8) == 0 {
+		q.Values[r.IntN(len(q.Values))] = 0
+	}
+	return q
+}
+
+// searchBoth runs req pruned and exhaustively (filtered when keep is set)
+// and fails unless ids, scores bit for bit and order agree.
+func searchBoth(t *testing.T, e *Embedded, req SearchRequest, keep func(Hit) bool) []Hit {
+	t.Helper()
+	run := func(exhaustive bool) []Hit {
+		e.SetExhaustiveSparse(exhaustive)
+		defer e.SetExhaustiveSparse(false)
+		var hits []Hit
+		var err error
+		if keep != nil {
+			hits, err = e.SearchFiltered(context.Background(), req, keep)
+		} else {
+			hits, err = e.Search(context.Background(), req)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	want, got := run(true), run(false)
+	if len(got) != len(want) {
+		t.Fatalf("pruned search returned %d hits, exhaustive %d (k %d, query %v)", len(got), len(want), req.TopK, req.Vector.Sparse)
+	}
+	for i := range want {
+		if got[i].ID != want[i].ID || math.Float32bits(got[i].Score) != math.Float32bits(want[i].Score) {
+			t.Fatalf("hit %d: pruned %s %v (bits %08x), exhaustive %s %v (bits %08x); k %d, query %v", i,
+				got[i].ID, got[i].Score, math.Float32bits(got[i].Score),
+				want[i].ID, want[i].Score, math.Float32bits(want[i].Score), req.TopK, req.Vector.Sparse)
+		}
+	}
+	return got
+}
+
+// TestPrunedSearchEqualsExhaustive compares pruned with exhaustive search
+// over random corpora and queries: every k from 1 to past the number of
+// matches, with and without a filter, before and after a save and load.
+func TestPrunedSearchEqualsExhaustive(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	compared := 0
+	for corpus := range 40 {
+		c := newPruneCorpus(t, r)
+		if corpus%5 == 4 {
+			c.e = saveLoad(t, c.e)
+		}
+		keepOdd := func(h Hit) bool { return h.ID[len(h.ID)-1]%3 != 0 }
+		for range 12 {
+			q := c.query(r)
+			all := searchBoth(t, c.e, SearchRequest{Vector: vector.Vector{Sparse: q}, TopK: c.e.Stats().Records + 1}, nil)
+			for _, k := range topKs(r, len(all)) {
+				req := SearchRequest{Vector: vector.Vector{Sparse: q}, TopK: k}
+				searchBoth(t, c.e, req, nil)
+				filtered := searchBoth(t, c.e, req, keepOdd)
+				sameHits(t, fmt.Sprintf("filtered k=%d", k), filtered, firstKept(all, keepOdd, k))
+				compared += 2
+			}
+		}
+	}
+	t.Logf("%d pruned searches matched the exhaustive scan", compared)
+}
+
+// topKs returns the ks to try for a query with matches hits: 1, a few in
+// between, matches itself and beyond.
+func topKs(r *rand.Rand, matches int) []int {
+	ks := []int{1, 2, 10, matches, matches + 1 + r.IntN(5)}
+	if matches > 2 {
+		ks = append(ks, 1+r.IntN(matches))
+	}
+	return slices.DeleteFunc(ks, func(k int) bool { return k < 1 })
+}
+
+// firstKept is the reference for a filtered search: the first k of all
+// the hits keep accepts.
+func firstKept(all []Hit, keep func(Hit) bool, k int) []Hit {
+	var out []Hit
+	for _, h := range all {
+		if len(out) < k && keep(h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// Pruning does less work than the exhaustive scan on a skewed corpus,
+// where the frequent terms carry small weights, even at 20k records and
+// counting every posting a probe compares (it saves more as the corpus
+// grows; see docs/benchmarks.md).
+func TestPrunedSearchVisitsFewerPostings(t *testing.T) {
+	e := mustStore(t, EmbeddedOptions{})
+	g := newZipfGen(3)
+	recs := make([]Record, 20000)
+	for i := range recs {
+		recs[i] = childRecord(i, vector.Vector{Sparse: g.child()})
+	}
+	mustUpsert(t, e, recs...)
+	idf := zipfIDF(len(recs))
+	total, visited := 0, int64(0)
+	for range 50 {
+		q := g.query(idf)
+		total += e.Postings(vector.Vector{Sparse: q})
+		_, before := e.SparseWork()
+		searchBoth(t, e, SearchRequest{Vector: vector.Vector{Sparse: q}, TopK: 10}, nil)
+		_, after := e.SparseWork()
+		visited += after - before - int64(e.Postings(vector.Vector{Sparse: q}))
+	}
+	if visited*4 > int64(total)*3 {
+		t.Fatalf("pruned searches visited %d of %d postings; want under three quarters", visited, total)
+	}
+	t.Logf("pruned searches visited %d of %d postings (%.1f%%)", visited, total, 100*float64(visited)/float64(total))
+}
+
+// Block maxima track every write: appends, replacements, deletes and the
+// compaction they trigger leave each list's maxima equal to a fresh
+// computation.
+func TestBlockMaximaFollowWrites(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	c := newPruneCorpus(t, r)
+	for step := range 6 {
+		x := &c.e.sparse
+		for li, list := range x.lists {
+			if !checkBlockMaxima(list, x.blockMax[li]) {
+				t.Fatalf("step %d: term %d block maxima %v do not match its postings", step, x.keys[li], x.blockMax[li])
+			}
+		}
+		var del []string
+		for range len(c.ids) / 6 {
+			del = append(del, c.ids[r.IntN(len(c.ids))])
+		}
+		if err := c.e.Delete(context.Background(), del); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A filtered flat dense search returns the best of the records the filter
+// keeps, as the unfiltered ranking lists them.
+func TestSearchFilteredDense(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 8))
+	e := mustStore(t, EmbeddedOptions{Metric: Cosine})
+	recs := make([]Record, 300)
+	for i := range recs {
+		recs[i] = Record{ID: fmt.Sprintf("d%03d", i), ParentID: "p", DocID: fmt.Sprintf("doc%d", i%4), Vector: vector.Vector{Dense: randDense(r, 8, i%3 == 0)}}
+	}
+	mustUpsert(t, e, recs...)
+	keep := func(h Hit) bool { return h.DocID != "doc1" }
+	for range 20 {
+		q := vector.Vector{Dense: randDense(r, 8, false)}
+		all := mustSearch(t, e, SearchRequest{Vector: q, TopK: len(recs)})
+		got, err := e.SearchFiltered(context.Background(), SearchRequest{Vector: q, TopK: 7}, keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameHits(t, "filtered dense", got, firstKept(all, keep, 7))
+	}
+}
+
+// On a corpus whose terms are heavy in some runs of records and light in
+// others, pruned search skips whole windows and still returns exactly what
+// the exhaustive scan returns.
+func TestPrunedSearchSkipsWindowsExactly(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 34))
+	for range 3 {
+		c := newPruneCorpusOf(t, r, styleRegional, 8*windowSize)
+		for range 60 {
+			q := c.query(r)
+			for _, k := range []int{1, 3, 10, 40} {
+				searchBoth(t, c.e, SearchRequest{Vector: vector.Vector{Sparse: q}, TopK: k}, nil)
+			}
+		}
+	}
+}
