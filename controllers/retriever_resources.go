@@ -195,7 +195,7 @@ func ClaimServeArgs(r *v1alpha1.Retriever) []string {
 
 // queryArgs are the server address, the Corpus served (the id of its
 // OpenAI vector store, whatever holds the revision), the Retriever's query
-// settings and its auth flags.
+// settings, its auth flags and its rerank stage.
 func queryArgs(r *v1alpha1.Retriever) []string {
 	return append([]string{
 		"--addr=:" + itoa(serverPort),
@@ -203,7 +203,7 @@ func queryArgs(r *v1alpha1.Retriever) []string {
 		"--max-parents=" + itoa(r.GetMaxParents()),
 		"--child-top-k=" + itoa(r.GetChildTopK()),
 		"--aggregation=" + string(r.GetAggregation()),
-	}, authArgs(r)...)
+	}, append(authArgs(r), rerankArgs(r)...)...)
 }
 
 // env gives the pod its namespace and the Corpus's credentials.

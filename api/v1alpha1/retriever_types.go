@@ -109,6 +109,80 @@ type RetrieverPeer struct {
 	PodSelector *metav1.LabelSelector `json:"podSelector,omitempty"`
 }
 
+// RerankConvention names a reranker's wire format.
+// +kubebuilder:validation:Enum=TEI;Cohere
+type RerankConvention string
+
+// Rerank conventions.
+const (
+	// RerankTEI is Hugging Face Text Embeddings Inference: POST /rerank.
+	RerankTEI RerankConvention = "TEI"
+	// RerankCohere is Cohere's and Jina's: POST /v1/rerank.
+	RerankCohere RerankConvention = "Cohere"
+)
+
+// RerankTarget names what a reranker rescores.
+// +kubebuilder:validation:Enum=Parents;Children
+type RerankTarget string
+
+// Rerank targets.
+const (
+	// RerankParents sends each candidate parent whole.
+	RerankParents RerankTarget = "Parents"
+	// RerankChildren sends each candidate's matching children, and scores
+	// a parent from them by the Retriever's aggregation.
+	RerankChildren RerankTarget = "Children"
+)
+
+// RetrieverRerank rescores the best first-stage parents of each query with
+// a cross-encoder served over HTTP.
+// +kubebuilder:validation:XValidation:rule="!has(self.timeout) || (duration(self.timeout) > duration('0s') && duration(self.timeout) <= duration('60s'))",message="rerank.timeout must be more than 0s and at most 60s, such as 2s or 500ms"
+// +kubebuilder:validation:XValidation:rule="self.convention != 'TEI' || !has(self.model)",message="rerank.model is sent only in the Cohere convention: remove it, or set convention: Cohere"
+type RetrieverRerank struct {
+	// url is the reranker's base URL, such as http://reranker.models:8080
+	// (the path of the convention is added).
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && (self.startsWith('http://') || self.startsWith('https://'))",message="rerank.url must be an http:// or https:// URL, such as http://reranker.models:8080"
+	// +required
+	URL string `json:"url"`
+
+	// convention is the wire format: TEI (default; POST /rerank) or
+	// Cohere (POST /v1/rerank, also Jina's).
+	// +kubebuilder:default=TEI
+	// +optional
+	Convention RerankConvention `json:"convention,omitempty"`
+
+	// model names the model sent in the Cohere convention.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Model string `json:"model,omitempty"`
+
+	// target is what is rescored: Parents (default), each candidate whole,
+	// or Children, its matching children.
+	// +kubebuilder:default=Parents
+	// +optional
+	Target RerankTarget `json:"target,omitempty"`
+
+	// topN is how many first-stage parents are rescored; never fewer than
+	// a query's maxParents. Default 20.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=200
+	// +kubebuilder:default=20
+	// +optional
+	TopN int `json:"topN,omitempty"`
+
+	// timeout bounds each call to the reranker. Default 2s.
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// retries is how many times a call that failed with a network error,
+	// 429 or 5xx is repeated. Default 1.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=5
+	// +optional
+	Retries *int32 `json:"retries,omitempty"`
+}
+
 // RetrieverSpec declares a query service over a Corpus.
 type RetrieverSpec struct {
 	// corpusRef names the Corpus, in the same namespace, to serve.
@@ -176,6 +250,12 @@ type RetrieverSpec struct {
 	// made and any pod may connect.
 	// +optional
 	NetworkPolicy *RetrieverNetworkPolicy `json:"networkPolicy,omitempty"`
+
+	// rerank, when set, rescores each query's first stage with a reranker
+	// served over HTTP; a reranker that fails never fails the query, which
+	// keeps its first-stage order.
+	// +optional
+	Rerank *RetrieverRerank `json:"rerank,omitempty"`
 
 	// suspend stops reconciliation; the Deployment keeps running as it is.
 	// +optional
