@@ -17,7 +17,7 @@ import (
 
 // authRequest sends a request with token as its bearer token ("" sends
 // no Authorization header) and returns the response, its body read.
-func authRequest(t *testing.T, c *http.Client, method, url, token, body string) (*http.Response, []byte) {
+func authRequest(t testing.TB, c *http.Client, method, url, token, body string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {

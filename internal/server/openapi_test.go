@@ -220,23 +220,7 @@ func assertEveryOperationSeen(t *testing.T, rec *openAPIRecorder) {
 // body, and an Accept that MCP's Streamable HTTP transport requires.
 func doJSON(t testing.TB, c *http.Client, method, url, body string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, data := authRequest(t, c, method, url, "", body)
 	return resp.StatusCode, data
 }
 

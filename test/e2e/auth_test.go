@@ -5,18 +5,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
@@ -35,32 +31,9 @@ func TestKubernetesAuthEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	const ns = "parentrag-auth"
-	env, bin, corpus, retriever := startSamples(t, ctx, ns)
-	get := func(obj client.Object) error { return env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj) }
-	eventually(t, time.Duration(waitMinutes())*time.Minute, "the Corpus to be Ready", func() bool { return get(corpus) == nil && ready(corpus.Status.Conditions) })
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := get(retriever); err != nil {
-			return err
-		}
-		retriever.Spec.Auth = &v1alpha1.RetrieverAuth{Mode: v1alpha1.AuthKubernetes}
-		return env.Client.Update(ctx, retriever)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d appsv1.Deployment
-	eventually(t, time.Minute, "the Deployment in Kubernetes mode", func() bool {
-		return env.Client.Get(ctx, client.ObjectKeyFromObject(retriever), &d) == nil &&
-			slices.Contains(d.Spec.Template.Spec.Containers[0].Args, "--auth=kubernetes")
-	})
-	srv, err := env.StartServe(ctx, bin, &d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
-	if err := srv.WaitReady(60 * time.Second); err != nil {
-		t.Fatalf("%v\n%s", err, srv.Log())
-	}
+	env, retriever, srv := serveChangedSamples(t, ctx, ns, func(r *v1alpha1.Retriever) {
+		r.Spec.Auth = &v1alpha1.RetrieverAuth{Mode: v1alpha1.AuthKubernetes}
+	}, "--auth=kubernetes")
 
 	tokens := clientTokens(t, ctx, env, ns, retriever.Name)
 	query := fmt.Sprintf(`{"query": %q}`, question)

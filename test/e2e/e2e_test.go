@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -80,6 +82,42 @@ func startSamples(t *testing.T, ctx context.Context, ns string) (*devcluster.Env
 	}
 	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
 	return env, bin, &v1alpha1.Corpus{ObjectMeta: meta("parentrag-docs")}, &v1alpha1.Retriever{ObjectMeta: meta("parentrag-docs")}
+}
+
+// serveChangedSamples applies the samples into ns, waits for the Corpus to
+// be Ready, changes the Retriever's spec with change, waits until its
+// Deployment runs the query server with wantArg, and starts that server as
+// its pod would, ready. It returns the cluster, the Retriever and the
+// server, which stops when the test ends.
+func serveChangedSamples(t *testing.T, ctx context.Context, ns string, change func(*v1alpha1.Retriever), wantArg string) (*devcluster.Env, *v1alpha1.Retriever, *devcluster.ServeProcess) {
+	t.Helper()
+	env, bin, corpus, retriever := startSamples(t, ctx, ns)
+	get := func(obj client.Object) error { return env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj) }
+	eventually(t, time.Duration(waitMinutes())*time.Minute, "the Corpus to be Ready", func() bool { return get(corpus) == nil && ready(corpus.Status.Conditions) })
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := get(retriever); err != nil {
+			return err
+		}
+		change(retriever)
+		return env.Client.Update(ctx, retriever)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d appsv1.Deployment
+	eventually(t, time.Minute, "the Deployment to run with "+wantArg, func() bool {
+		return env.Client.Get(ctx, client.ObjectKeyFromObject(retriever), &d) == nil &&
+			slices.Contains(d.Spec.Template.Spec.Containers[0].Args, wantArg)
+	})
+	srv, err := env.StartServe(ctx, bin, &d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	if err := srv.WaitReady(60 * time.Second); err != nil {
+		t.Fatalf("%v\n%s", err, srv.Log())
+	}
+	return env, retriever, srv
 }
 
 // createNamespace creates a namespace.
