@@ -47,7 +47,7 @@ test: manifests generate vet ## Run every test (unit, conformance, envtest, end 
 	$(MAKE) test-clients
 
 # The query server called only through the real clients of each protocol
-# (OpenAI, MCP, LangChain.js), pinned in test/clients/package-lock.json.
+# (OpenAI, MCP, LangChain.js, LlamaIndex.TS), pinned in test/clients/package-lock.json.
 .PHONY: test-clients
 test-clients: ## Run the client test suite (needs Node 20 and the npm registry).
 	cd test/clients && npm ci --no-audit --no-fund && npm test
