@@ -42,11 +42,7 @@ func TestSquadRolloutReport(t *testing.T) {
 		t.Skip("starts a whole control plane and indexes the SQuAD articles twice; skipped with -short")
 	}
 	dir := sharedtest.Dir(t, "eval", "squad-v1.1-dev")
-	articles, err := eval.LoadCorpus(filepath.Join(dir, "articles.jsonl.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	queries, err := eval.LoadQueries(filepath.Join(dir, "queries.jsonl.gz"))
+	articles, queries, err := eval.LoadSet(dir, "articles.jsonl.gz")
 	if err != nil {
 		t.Fatal(err)
 	}

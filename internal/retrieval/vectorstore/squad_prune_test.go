@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/eval"
@@ -27,11 +26,7 @@ func TestSquadPrunedEqualsExhaustive(t *testing.T) {
 	}
 	dir := sharedtest.Dir(t, "eval", "squad-v1.1-dev")
 	ctx := context.Background()
-	corpus, err := eval.LoadCorpus(filepath.Join(dir, "articles.jsonl.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	questions, err := eval.LoadQueries(filepath.Join(dir, "queries.jsonl.gz"))
+	corpus, questions, err := eval.LoadSet(dir, "articles.jsonl.gz")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package milvus_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/eval"
@@ -26,11 +25,7 @@ import (
 func TestSquadParity(t *testing.T) {
 	dir := sharedtest.Dir(t, "eval", "squad-v1.1-dev")
 	ctx := context.Background()
-	corpusData, err := eval.LoadCorpus(filepath.Join(dir, "articles.jsonl.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	questions, err := eval.LoadQueries(filepath.Join(dir, "queries.jsonl.gz"))
+	corpusData, questions, err := eval.LoadSet(dir, "articles.jsonl.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
