@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -45,11 +46,22 @@ func TestKubernetesAuthThroughTheService(t *testing.T) {
 	stranger := serviceAccountToken(t, ns, "stranger")
 	allowQuery(t, ns, "reader", r.Name)
 
-	eventually(t, 3*time.Minute, "the Service to refuse a query without a token", func() (bool, error) {
+	waitCurrent(t, r, 3*time.Minute)
+	// The pods of the open revision keep answering for their drain delay
+	// while the Service stops routing to them: wait until none is left.
+	eventually(t, 2*time.Minute, "only pods in Kubernetes mode to run", func() (bool, error) {
+		pods := retrieverPods(t, ns, r.Name)
+		for _, p := range pods {
+			if !slices.Contains(p.Spec.Containers[0].Args, "--auth=kubernetes") {
+				return false, nil
+			}
+		}
+		return len(pods) == int(r.GetReplicas()), nil
+	})
+	eventually(t, time.Minute, "the Service to refuse a query without a token", func() (bool, error) {
 		code, err := statusOf(e, http.MethodPost, "/v1/retrieve", "")
 		return code == http.StatusUnauthorized, err
 	})
-	waitCurrent(t, r, 3*time.Minute)
 	want := map[string]map[string]int{
 		"no token":        {"/v1/retrieve": 401, "/v1/vector_stores": 401, "/metrics": 401, "/healthz": 200, "/readyz": 200},
 		"stranger":        {"/v1/retrieve": 403, "/v1/vector_stores": 403, "/metrics": 403, "/healthz": 200, "/readyz": 200},
