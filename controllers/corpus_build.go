@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,10 +18,10 @@ import (
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/cmbundle"
 	"github.com/parentrag/parentrag/internal/indexjob"
+	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore/milvus"
 )
 
 // ensureRevision makes sure the revision exists in ConfigMaps, building it
@@ -71,44 +70,37 @@ func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name strin
 	defer release()
 	started := metav1.Now()
 	defer func() { s.corpus.Status.LastBuild = inProcessBuild(s.revision, started, cache, err) }()
-	opts := indexer.Options{Workers: 2, OnProgress: s.progress.report, ContextWeight: float32(s.embedCfg.ContextWeight)}
-	if s.corpus.UsesMilvus() {
-		store, err := r.openCollection(ctx, s, s.vectorStore)
-		if err != nil {
-			return err
-		}
-		defer store.Close(ctx)
-		opts.Store = store
-	}
-	ix, err := indexer.Build(ctx, s.sources.Docs, s.compiled.Builder, embedder, opts)
-	if err != nil {
-		return err
-	}
-	if store, ok := opts.Store.(*milvus.Store); ok {
-		// Flush, index, load, and check the row count before the revision
-		// can be marked built.
-		if err := store.Finish(ctx, len(ix.Children)); err != nil {
-			return fmt.Errorf("finishing collection %s: %w", store.Name(), err)
-		}
-	}
 	tmp, err := os.MkdirTemp("", "parentrag-build-*")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	dir := filepath.Join(tmp, "bundle")
-	spec, _ := json.Marshal(s.compiled.Spec)
-	m := bundle.Manifest{
-		Revision: s.revision, PolicyRevision: s.compiled.Revision, Policy: spec,
-		LengthUnit: string(s.compiled.Spec.LengthUnit), Tokenizer: string(s.compiled.Spec.Tokenizer),
-		SourceDigest: s.sources.Digest(), Embedder: s.embedCfg, VectorStore: s.vectorStore,
-		CreatedAt: time.Now().UTC().Truncate(time.Second),
-	}
-	s.progress.report(indexer.Progress{Stage: StageSave})
-	if _, err := bundle.Save(dir, ix, m, false); err != nil {
+	req, err := r.buildRequest(ctx, s, embedder, filepath.Join(tmp, "bundle"))
+	if err != nil {
 		return err
 	}
-	return r.store(ctx, s, dir, name)
+	if _, err := build.Run(ctx, req); err != nil {
+		return err
+	}
+	return r.store(ctx, s, req.Dir, name)
+}
+
+// buildRequest describes the revision's build into dir; with Milvus it
+// records the revision's collection in the inventory first.
+func (r *CorpusReconciler) buildRequest(ctx context.Context, s *corpusState, e embed.Embedder, dir string) (build.Request, error) {
+	req := build.Request{
+		Docs: s.sources.Docs, Policy: s.compiled.Manifested(), Embedder: e, EmbedderConfig: s.embedCfg,
+		Revision: s.revision, SourceDigest: s.sources.Digest(), VectorStore: s.vectorStore,
+		Workers: 2, OnProgress: s.progress.report, SaveProgress: indexer.Progress{Stage: StageSave}, Dir: dir,
+	}
+	if s.corpus.UsesMilvus() {
+		cfg, err := r.collectionConfig(ctx, s, s.vectorStore)
+		if err != nil {
+			return req, err
+		}
+		req.Collection = &cfg
+	}
+	return req, nil
 }
 
 // store creates the revision's ConfigMaps, owned by the Corpus, and reads

@@ -136,12 +136,12 @@ func (r *CorpusReconciler) runGate(ctx context.Context, s *corpusState, candidat
 		defer b.Close()
 		active, activeName = b.Retriever, a.Name
 	}
-	res, err := rollout.EvaluateGate(ctx, golden, candidate.Retriever, active, spec)
+	gate, err := indexjob.MeasureGate(ctx, golden, spec, candidate.Retriever, active, activeName, digest)
 	if err != nil {
 		return fmt.Errorf("running the quality gate: %w", err)
 	}
-	s.built.QualityGate = indexjob.GateStatus(res, activeName, digest)
-	log.FromContext(ctx).Info("quality gate", "revision", s.built.Name, "result", res.Outcome, "message", res.Message)
+	s.built.QualityGate = gate
+	log.FromContext(ctx).Info("quality gate", "revision", s.built.Name, "result", gate.Result, "message", gate.Message)
 	return nil
 }
 

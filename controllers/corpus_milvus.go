@@ -57,25 +57,14 @@ func (r *CorpusReconciler) milvusConfig(ctx context.Context, c *v1alpha1.Corpus,
 	return cfg, nil
 }
 
-// openCollection records the revision's collection in the inventory (and
-// publishes it, so a crash cannot leak it), then connects and creates it.
-func (r *CorpusReconciler) openCollection(ctx context.Context, s *corpusState, ref bundle.VectorStoreRef) (*milvus.Store, error) {
+// collectionConfig records the revision's collection in the inventory (and
+// publishes it, so a crash cannot leak it), then returns the client
+// configuration the build creates it with.
+func (r *CorpusReconciler) collectionConfig(ctx context.Context, s *corpusState, ref bundle.VectorStoreRef) (milvus.Config, error) {
 	if err := r.recordCollection(s, ref); err != nil {
-		return nil, err
+		return milvus.Config{}, err
 	}
-	cfg, err := r.milvusConfig(ctx, s.corpus, ref)
-	if err != nil {
-		return nil, err
-	}
-	store, err := milvus.Open(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("milvus at %s: %w", ref.Address, err)
-	}
-	if err := store.Create(ctx); err != nil {
-		store.Close(ctx)
-		return nil, fmt.Errorf("creating collection %s: %w", ref.Collection, err)
-	}
-	return store, nil
+	return r.milvusConfig(ctx, s.corpus, ref)
 }
 
 // recordCollection adds the revision's collection to the inventory and

@@ -2,18 +2,17 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/parentrag/parentrag/internal/policy"
+	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
@@ -54,16 +53,11 @@ func (f *embeddingFlags) weight() float64 {
 
 // build returns the embedder and the configuration recorded in the manifest.
 func (f *embeddingFlags) build() (embed.Embedder, bundle.Embedder, error) {
-	if f.endpoint == "" {
-		lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
-		if err != nil {
-			return nil, bundle.Embedder{}, err
-		}
-		k1, b := lex.Params()
-		return lex, bundle.Embedder{Kind: bundle.EmbedderLexical, K1: k1, B: b, ContextWeight: f.weight()}, nil
+	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB, ContextWeight: f.weight()}
+	if f.endpoint != "" {
+		cfg = bundle.Embedder{Kind: bundle.EmbedderOpenAI, Endpoint: f.endpoint, Model: f.model, Dimensions: f.dimensions, APIKeyEnv: f.apiKeyEnv, ContextWeight: f.weight()}
 	}
-	cfg := bundle.Embedder{Kind: bundle.EmbedderOpenAI, Endpoint: f.endpoint, Model: f.model, Dimensions: f.dimensions, APIKeyEnv: f.apiKeyEnv, ContextWeight: f.weight()}
-	e, err := embed.NewOpenAI(embed.OpenAIOptions{Endpoint: f.endpoint, Model: f.model, Dimensions: f.dimensions, APIKeyEnv: f.apiKeyEnv})
+	e, err := build.NewEmbedder(cfg)
 	return e, cfg, err
 }
 
@@ -181,30 +175,21 @@ func globEscape(s string) string {
 	return b.String()
 }
 
-// indexDocuments builds and saves a bundle for docs.
+// indexDocuments builds and saves a bundle for docs, its revision named
+// by the policy, the documents and the embedder alone.
 func indexDocuments(ctx context.Context, docs []hierarchy.Document, compiled *policy.Compiled, emb *embeddingFlags, out string, replace bool, progress *progressReporter) (bundle.Manifest, error) {
 	e, ecfg, err := emb.build()
 	if err != nil {
 		return bundle.Manifest{}, err
 	}
-	opts := indexer.Options{OnProgress: progress.report, ContextWeight: float32(ecfg.ContextWeight)}
-	ix, err := indexer.Build(ctx, docs, compiled.Builder, e, opts)
+	digest := bundle.SourceDigest(docs)
+	m, err := build.Run(ctx, build.Request{
+		Docs: docs, Policy: compiled.Manifested(), Embedder: e, EmbedderConfig: ecfg,
+		Revision: bundle.Revision(compiled.Revision, digest, ecfg, bundle.VectorStoreRef{}, ""), SourceDigest: digest,
+		OnProgress: progress.report, Dir: out, Replace: replace,
+	})
 	progress.finishStage()
-	if err != nil {
-		return bundle.Manifest{}, err
-	}
-	spec, _ := json.Marshal(compiled.Spec)
-	m := bundle.Manifest{
-		PolicyRevision: compiled.Revision,
-		Policy:         spec,
-		LengthUnit:     string(compiled.Spec.LengthUnit),
-		Tokenizer:      string(compiled.Spec.Tokenizer),
-		SourceDigest:   bundle.SourceDigest(docs),
-		Embedder:       ecfg,
-		CreatedAt:      time.Now().UTC().Truncate(time.Second),
-	}
-	m.Revision = bundle.Revision(m.PolicyRevision, m.SourceDigest, ecfg, bundle.VectorStoreRef{}, "")
-	return bundle.Save(out, ix, m, replace)
+	return m, err
 }
 
 // humanBytes formats a size with a binary unit.

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/rollout"
@@ -34,6 +35,18 @@ func VerificationStatus(v rollout.Verification, err error) *v1alpha1.Verificatio
 // FailedVerification records a check that failed.
 func FailedVerification(err error) *v1alpha1.VerificationStatus {
 	return &v1alpha1.VerificationStatus{Result: v1alpha1.CheckFailed, Message: err.Error(), CheckedAt: metav1.NewTime(time.Now())}
+}
+
+// MeasureGate runs the golden queries on candidate and, when active is not
+// nil, on active in the same run, and records the result with the active
+// revision's name and the golden queries' digest. The operator and the
+// Job measure a gate with it alone.
+func MeasureGate(ctx context.Context, golden []rollout.GoldenQuery, spec rollout.GateSpec, candidate, active *retrieval.Retriever, activeName, digest string) (*v1alpha1.QualityGateStatus, error) {
+	res, err := rollout.EvaluateGate(ctx, golden, candidate, active, spec)
+	if err != nil {
+		return nil, err
+	}
+	return GateStatus(res, activeName, digest), nil
 }
 
 // GateStatus records a quality gate result.

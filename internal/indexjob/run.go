@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,10 +13,10 @@ import (
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore/milvus"
 	"github.com/parentrag/parentrag/internal/rollout"
 	"github.com/parentrag/parentrag/internal/sourceset"
 )
@@ -97,7 +96,7 @@ func (r *Runner) build(ctx context.Context, plan *Plan, rep *reporter) (*Result,
 	if err != nil {
 		return nil, err
 	}
-	e, cache, release, err := r.embedder(plan.Embedder)
+	e, cache, release, err := build.NewCachedEmbedder(plan.Embedder, r.EmbeddingCacheDir)
 	if err != nil {
 		return nil, err
 	}
@@ -134,50 +133,19 @@ func (r *Runner) readSources(ctx context.Context, plan *Plan) (*sourceset.Set, e
 
 // index builds the bundle into the volume and returns its manifest.
 func (r *Runner) index(ctx context.Context, plan *Plan, compiled *policy.Compiled, set *sourceset.Set, e embed.Embedder, rep *reporter) (bundle.Manifest, error) {
-	opts := indexer.Options{OnProgress: func(p indexer.Progress) { rep.progress(ctx, p) }, ContextWeight: float32(plan.Embedder.ContextWeight)}
-	var store *milvus.Store
+	req := build.Request{
+		Docs: set.Docs, Policy: compiled.Manifested(), Embedder: e, EmbedderConfig: plan.Embedder,
+		Revision: plan.Revision, SourceDigest: plan.SourceDigest, VectorStore: plan.VectorStore,
+		OnProgress:   func(p indexer.Progress) { rep.progress(ctx, p) },
+		SaveProgress: indexer.Progress{Stage: "store", Done: 0, Total: 1},
+		Dir:          filepath.Join(r.Volume, BundleDir), Replace: true,
+	}
 	if plan.VectorStore.Kind == bundle.VectorStoreMilvus {
-		var err error
-		if store, err = openCollection(ctx, plan); err != nil {
-			return bundle.Manifest{}, err
-		}
-		defer store.Close(ctx)
-		opts.Store = store
+		cfg := bundle.MilvusConfig(plan.VectorStore)
+		cfg.Shards = plan.MilvusShards
+		req.Collection = &cfg
 	}
-	ix, err := indexer.Build(ctx, set.Docs, compiled.Builder, e, opts)
-	if err != nil {
-		return bundle.Manifest{}, err
-	}
-	if store != nil {
-		if err := store.Finish(ctx, len(ix.Children)); err != nil {
-			return bundle.Manifest{}, fmt.Errorf("finishing collection %s: %w", store.Name(), err)
-		}
-	}
-	spec := compiled.Spec
-	m := bundle.Manifest{
-		Revision: plan.Revision, PolicyRevision: plan.PolicyRevision, Policy: []byte(Encode(spec)),
-		LengthUnit: string(spec.LengthUnit), Tokenizer: string(spec.Tokenizer),
-		SourceDigest: plan.SourceDigest, Embedder: plan.Embedder, VectorStore: plan.VectorStore,
-		CreatedAt: time.Now().UTC().Truncate(time.Second),
-	}
-	rep.progress(ctx, indexer.Progress{Stage: "store", Done: 0, Total: 1})
-	return bundle.Save(filepath.Join(r.Volume, BundleDir), ix, m, true)
-}
-
-// openCollection creates the revision's collection with the credentials
-// of the environment.
-func openCollection(ctx context.Context, plan *Plan) (*milvus.Store, error) {
-	cfg := bundle.MilvusConfig(plan.VectorStore)
-	cfg.Shards = plan.MilvusShards
-	store, err := milvus.Open(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("milvus at %s: %w", cfg.Address, err)
-	}
-	if err := store.Create(ctx); err != nil {
-		store.Close(ctx)
-		return nil, fmt.Errorf("creating collection %s: %w", cfg.Collection, err)
-	}
-	return store, nil
+	return build.Run(ctx, req)
 }
 
 // check verifies the saved bundle as query pods will open it and measures
@@ -218,36 +186,6 @@ func (r *Runner) gate(ctx context.Context, g *GatePlan, candidate *bundle.Bundle
 	if active != nil {
 		activeRetriever = active.Retriever
 	}
-	out, err := rollout.EvaluateGate(ctx, golden, candidate.Retriever, activeRetriever, spec)
-	if err != nil {
-		return err
-	}
-	res.QualityGate = GateStatus(out, activeName, g.Digest)
-	return nil
-}
-
-// embedder builds the embedder a plan records, with the embedding cache
-// around an embedding model when a cache directory is set.
-func (r *Runner) embedder(cfg bundle.Embedder) (embed.Embedder, *embed.Cached, func(), error) {
-	e, err := planEmbedder(cfg)
-	if err != nil || r.EmbeddingCacheDir == "" {
-		return e, nil, func() {}, err
-	}
-	return embed.WithFileCache(e, r.EmbeddingCacheDir)
-}
-
-// planEmbedder is the build-side embedder of a recorded configuration.
-func planEmbedder(cfg bundle.Embedder) (embed.Embedder, error) {
-	if cfg.Kind == bundle.EmbedderLexical {
-		return embed.NewLexical(cfg.K1, cfg.B)
-	}
-	dense, err := embed.NewOpenAI(embed.OpenAIOptions{Endpoint: cfg.Endpoint, Model: cfg.Model, Dimensions: cfg.Dimensions, APIKeyEnv: cfg.APIKeyEnv})
-	if err != nil || cfg.Kind != bundle.EmbedderHybrid {
-		return dense, err
-	}
-	lex, err := embed.NewLexical(cfg.K1, cfg.B)
-	if err != nil {
-		return nil, err
-	}
-	return &embed.Hybrid{Lexical: lex, Dense: dense}, nil
+	res.QualityGate, err = MeasureGate(ctx, golden, spec, candidate.Retriever, activeRetriever, activeName, g.Digest)
+	return err
 }

@@ -1,10 +1,12 @@
 package policy
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
@@ -119,4 +121,10 @@ func newSplitter(c v1alpha1.ChunkSize, seps []string, regex bool, length split.L
 		StripWhitespace:  true,
 		Length:           length,
 	})
+}
+
+// Manifested is the policy as a build records it in a revision's manifest.
+func (c *Compiled) Manifested() build.Policy {
+	spec, _ := json.Marshal(c.Spec)
+	return build.Policy{Splitter: c.Builder, Revision: c.Revision, Spec: spec, LengthUnit: string(c.Spec.LengthUnit), Tokenizer: string(c.Spec.Tokenizer)}
 }

@@ -1,0 +1,110 @@
+package build
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/vectorstore/milvus"
+)
+
+// Policy is the chunking policy a revision is split with, as its manifest
+// records it.
+type Policy struct {
+	// Splitter splits documents into parents and children.
+	Splitter hierarchy.DocumentSplitter
+	// Revision is the policy's revision.
+	Revision string
+	// Spec is the normalised policy spec, JSON.
+	Spec []byte
+	// LengthUnit and Tokenizer name how lengths are measured.
+	LengthUnit, Tokenizer string
+}
+
+// Request is one revision build: the documents in, the bundle out.
+type Request struct {
+	// Docs are the documents of the revision.
+	Docs []hierarchy.Document
+	// Policy splits them.
+	Policy Policy
+	// Embedder embeds the children; EmbedderConfig is how the manifest
+	// records it, and its ContextWeight weighs each child's context.
+	Embedder       embed.Embedder
+	EmbedderConfig bundle.Embedder
+	// Revision and SourceDigest name the revision in its manifest.
+	Revision, SourceDigest string
+	// VectorStore records where the children live; Collection, when set,
+	// is the Milvus collection to create and fill (nil: the bundle holds
+	// the vectors).
+	VectorStore bundle.VectorStoreRef
+	Collection  *milvus.Config
+	// Workers embed in parallel; 0 means the indexer's default.
+	Workers int
+	// OnProgress receives every progress report of the indexer, then
+	// SaveProgress (when its Stage is set) before the bundle is written.
+	OnProgress   func(indexer.Progress)
+	SaveProgress indexer.Progress
+	// Dir is where the bundle is saved; Replace allows replacing a bundle
+	// already there.
+	Dir     string
+	Replace bool
+}
+
+// Run builds the revision req describes and returns its manifest. When a
+// collection is asked for, it is created, filled, flushed, indexed and
+// loaded with its row count checked before the bundle is saved, so a
+// saved bundle always points at a complete collection.
+func Run(ctx context.Context, req Request) (bundle.Manifest, error) {
+	opts := indexer.Options{Workers: req.Workers, OnProgress: req.OnProgress, ContextWeight: float32(req.EmbedderConfig.ContextWeight)}
+	var store *milvus.Store
+	if req.Collection != nil {
+		var err error
+		if store, err = OpenCollection(ctx, *req.Collection); err != nil {
+			return bundle.Manifest{}, err
+		}
+		defer store.Close(ctx)
+		opts.Store = store
+	}
+	ix, err := indexer.Build(ctx, req.Docs, req.Policy.Splitter, req.Embedder, opts)
+	if err != nil {
+		return bundle.Manifest{}, err
+	}
+	if store != nil {
+		if err := store.Finish(ctx, len(ix.Children)); err != nil {
+			return bundle.Manifest{}, fmt.Errorf("finishing collection %s: %w", store.Name(), err)
+		}
+	}
+	if req.SaveProgress.Stage != "" && req.OnProgress != nil {
+		req.OnProgress(req.SaveProgress)
+	}
+	return bundle.Save(req.Dir, ix, req.manifest(), req.Replace)
+}
+
+// manifest is the manifest of the revision req builds, stamped now; Save
+// adds the counts.
+func (req *Request) manifest() bundle.Manifest {
+	return bundle.Manifest{
+		Revision: req.Revision, PolicyRevision: req.Policy.Revision, Policy: req.Policy.Spec,
+		LengthUnit: req.Policy.LengthUnit, Tokenizer: req.Policy.Tokenizer,
+		SourceDigest: req.SourceDigest, Embedder: req.EmbedderConfig, VectorStore: req.VectorStore,
+		CreatedAt: time.Now().UTC().Truncate(time.Second),
+	}
+}
+
+// OpenCollection connects to Milvus and creates the collection cfg names;
+// on failure nothing stays open.
+func OpenCollection(ctx context.Context, cfg milvus.Config) (*milvus.Store, error) {
+	store, err := milvus.Open(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("milvus at %s: %w", cfg.Address, err)
+	}
+	if err := store.Create(ctx); err != nil {
+		store.Close(ctx)
+		return nil, fmt.Errorf("creating collection %s: %w", cfg.Collection, err)
+	}
+	return store, nil
+}
