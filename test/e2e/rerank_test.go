@@ -2,12 +2,11 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/devcluster"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/rerank/reranktest"
 )
@@ -31,7 +30,7 @@ func TestRetrieverRerankEndToEnd(t *testing.T) {
 		r.Spec.Rerank = &v1alpha1.RetrieverRerank{URL: reranker.URL, TopN: 10}
 	}, "--rerank-url="+reranker.URL)
 
-	results := retrieveResults(t, ctx, srv.URL)
+	results := retrieveResults(t, ctx, srv)
 	for i, r := range results {
 		if want := float32(reranktest.Score(word, r.Text)); r.Score != want {
 			t.Errorf("parent %d (%s) scores %v, want the reranker's %v", i, r.ParentID, r.Score, want)
@@ -45,7 +44,7 @@ func TestRetrieverRerankEndToEnd(t *testing.T) {
 	}
 
 	reranker.Close()
-	fallback := retrieveResults(t, ctx, srv.URL)
+	fallback := retrieveResults(t, ctx, srv)
 	if fallback[0].Score == float32(reranktest.Score(word, fallback[0].Text)) && fallback[0].ParentID == results[0].ParentID {
 		t.Errorf("with the reranker down the answer is still the reranked one: %+v", fallback[0])
 	}
@@ -56,13 +55,12 @@ func TestRetrieverRerankEndToEnd(t *testing.T) {
 }
 
 // retrieveResults asks the server the e2e question for 3 parents and
-// returns them, failing unless it answers 200 with some.
-func retrieveResults(t *testing.T, ctx context.Context, url string) []retrieval.Result {
+// returns them, failing unless it answers with some.
+func retrieveResults(t *testing.T, ctx context.Context, srv *devcluster.ServeProcess) []retrieval.Result {
 	t.Helper()
-	code, body := call(t, ctx, url+"/v1/retrieve", "POST", "", fmt.Sprintf(`{"query": %q, "maxParents": 3}`, question))
-	var resp struct{ Results []retrieval.Result }
-	if err := json.Unmarshal([]byte(body), &resp); code != 200 || err != nil || len(resp.Results) == 0 {
-		t.Fatalf("POST /v1/retrieve: %d %s (%v)", code, body, err)
+	resp, err := srv.Retrieve(ctx, question, 3)
+	if err != nil || len(resp.Results) == 0 {
+		t.Fatalf("POST /v1/retrieve: %+v (%v)", resp, err)
 	}
 	return resp.Results
 }
