@@ -72,6 +72,11 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 10s).
 bench: ## Run the benchmarks on one core and print their tables.
 	$(GO) test -run '^$$' -bench . -benchmem -cpu 1 ./internal/...
 
+BLEVE_SIZES ?= 100000,1000000
+.PHONY: bench-bleve
+bench-bleve: ## Compare child search with bleve's BM25 on the same children (BLEVE_SIZES children).
+	cd test/blevebench && PARENTRAG_BLEVE_SIZES=$(BLEVE_SIZES) $(GO) test -run '^$$' -bench SideBySide -cpu 1 -benchtime 1000x -timeout 60m .
+
 .PHONY: verify
 verify: manifests generate ## Fail when generated files or formatting are stale.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
