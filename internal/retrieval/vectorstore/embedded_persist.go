@@ -20,18 +20,29 @@ const EmbeddedFile = "vectors.prgv"
 // crash leaves either the old or the new file, never a torn one. Save takes
 // the read lock: searches continue, writers wait. The HNSW graph is not
 // saved; LoadEmbedded rebuilds it.
-func (e *Embedded) Save(dir string) (err error) {
+func (e *Embedded) Save(dir string) error {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if err := e.checkOpen(); err != nil {
 		return fmt.Errorf("save embedded store: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := replaceFile(dir, e.writeFile); err != nil {
 		return fmt.Errorf("save embedded store: %w", err)
+	}
+	return nil
+}
+
+// replaceFile creates dir if needed and has write fill a temporary file in
+// it, which is fsynced and renamed over dir/EmbeddedFile before dir itself
+// is fsynced, so a crash leaves either the old or the new file, never a
+// torn one. On failure the temporary file is removed.
+func replaceFile(dir string, write func(*os.File) error) (err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
 	tmp, err := os.CreateTemp(dir, ".vectors-*.tmp")
 	if err != nil {
-		return fmt.Errorf("save embedded store: %w", err)
+		return err
 	}
 	defer func() {
 		if err != nil {
@@ -39,20 +50,20 @@ func (e *Embedded) Save(dir string) (err error) {
 			_ = os.Remove(tmp.Name())
 		}
 	}()
-	if err := e.writeFile(tmp); err != nil {
-		return fmt.Errorf("save embedded store: write %s: %w", tmp.Name(), err)
+	if err := write(tmp); err != nil {
+		return fmt.Errorf("write %s: %w", tmp.Name(), err)
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("save embedded store: fsync: %w", err)
+		return fmt.Errorf("fsync: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("save embedded store: close: %w", err)
+		return fmt.Errorf("close: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), filepath.Join(dir, EmbeddedFile)); err != nil {
-		return fmt.Errorf("save embedded store: %w", err)
+		return err
 	}
 	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("save embedded store: fsync dir: %w", err)
+		return fmt.Errorf("fsync dir: %w", err)
 	}
 	return nil
 }
@@ -86,11 +97,7 @@ func (e *Embedded) view() *saveView {
 			h.idBytes += uint64(len(e.recs.ids.bytes(uint32(s))))
 		}
 	}
-	h.syms, h.symBytes = uint64(e.recs.syms.len()), uint64(len(e.recs.syms.arena))
-	if v.symPad = alignPad(h.idBytes + h.symBytes); v.symPad > 0 {
-		h.syms++
-		h.symBytes += uint64(v.symPad)
-	}
+	v.symPad = h.setSymbols(&e.recs.syms)
 	for li, list := range e.sparse.lists {
 		for _, p := range list {
 			if remap[p.slot] != noSlot {
@@ -114,18 +121,30 @@ func (e *Embedded) view() *saveView {
 
 func (e *Embedded) writeFile(f *os.File) error {
 	v := e.view()
-	if _, err := f.Write(v.hdr.encode()); err != nil {
+	return writeFileBody(f, &v.hdr, func(w *binWriter) error {
+		e.writeRecords(w, v)
+		e.writeVectors(w, v)
+		return nil
+	})
+}
+
+// writeFileBody writes header h, the body that body writes and the
+// trailer with the body's checksum, and checks the body has the size h
+// implies.
+func writeFileBody(f io.Writer, h *fileHeader, body func(w *binWriter) error) error {
+	if _, err := f.Write(h.encode()); err != nil {
 		return err
 	}
 	crc := crc32.New(castagnoli)
 	w := newBinWriter(io.MultiWriter(f, crc))
-	e.writeRecords(w, v)
-	e.writeVectors(w, v)
+	if err := body(w); err != nil {
+		return err
+	}
 	w.flush()
 	if w.err != nil {
 		return w.err
 	}
-	if want, _ := v.hdr.bodySize(1 << 62); w.n != want {
+	if want, _ := h.bodySize(1 << 62); w.n != want {
 		return fmt.Errorf("internal error: wrote %d body bytes, header implies %d", w.n, want)
 	}
 	trailer := binary.LittleEndian.AppendUint32(nil, crc.Sum32())
@@ -145,12 +164,7 @@ func (e *Embedded) writeRecords(w *binWriter, v *saveView) {
 	end := uint32(0)
 	live(func(s uint32) { end += uint32(len(r.ids.bytes(s))); w.u32(end) })
 	live(func(s uint32) { w.raw(r.ids.bytes(s)) })
-	writeArray(w, r.syms.ends)
-	if v.symPad > 0 {
-		w.u32(uint32(len(r.syms.arena) + v.symPad))
-	}
-	w.raw(r.syms.arena)
-	w.raw(make([]byte, v.symPad))
+	writeSymbols(w, &r.syms, v.symPad)
 	live(func(s uint32) { w.u32(r.parent[s]) })
 	live(func(s uint32) { w.u32(r.doc[s]) })
 	live(func(s uint32) { w.u32(uint32(r.ordinal[s])) })
@@ -205,4 +219,28 @@ func liveBlockMaxima(list []posting, remap []uint32) []float32 {
 		}
 	}
 	return out
+}
+
+// setSymbols sets h's symbol counts for table syms and returns the length
+// of the padding symbol that aligns the sections after the symbol arena
+// (0 for none), which h counts; see the format description.
+func (h *fileHeader) setSymbols(syms *strTable) int {
+	h.syms, h.symBytes = uint64(syms.len()), uint64(len(syms.arena))
+	pad := alignPad(h.idBytes + h.symBytes)
+	if pad > 0 {
+		h.syms++
+		h.symBytes += uint64(pad)
+	}
+	return pad
+}
+
+// writeSymbols writes the symbol offsets and arena of syms followed by a
+// padding symbol of pad zero bytes when pad is positive.
+func writeSymbols(w *binWriter, syms *strTable, pad int) {
+	writeArray(w, syms.ends)
+	if pad > 0 {
+		w.u32(uint32(len(syms.arena) + pad))
+	}
+	w.raw(syms.arena)
+	w.raw(make([]byte, pad))
 }
