@@ -79,8 +79,8 @@ func newFileWriter(dir string, opts EmbeddedOptions, runLimit int) (*FileWriter,
 		dir: dir, spill: spill, opts: opts.withDefaults(), seed: maphash.MakeSeed(),
 		syms: newStrTable(), terms: make(map[uint32]uint32),
 	}
-	w.runs.postings = newRunSorter(spill, "postings", runLimit)
-	w.runs.ids = newRunSorter(spill, "ids", runLimit)
+	w.runs.postings = newRunSorter(spill, "postings", runLimit, true)
+	w.runs.ids = newRunSorter(spill, "ids", runLimit, false)
 	if err := w.cols.open(spill); err != nil {
 		_ = os.RemoveAll(spill)
 		return nil, fmt.Errorf("new file writer: %w", err)
