@@ -130,7 +130,9 @@ func (o EmbeddedOptions) withDefaults() EmbeddedOptions {
 // index scored by inner product; dense search is an exact flat scan under
 // the configured Metric, or HNSW when enabled and large enough. Any number of
 // Search, Count, Stats and Save calls may run concurrently with each other
-// and with one writer (Upsert, Delete); writers serialize.
+// and with one writer (Upsert, Delete); writers serialize. A store from
+// LoadEmbedded may view a mapped file; Close releases it once no search
+// uses it.
 type Embedded struct {
 	mu     sync.RWMutex
 	opts   EmbeddedOptions

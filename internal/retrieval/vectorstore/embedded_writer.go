@@ -17,8 +17,8 @@ var ErrWriteOnly = errors.New("the file writer is write-only: finish it and load
 // FileWriter writes the file Embedded.Save writes for the same records,
 // without holding them: record columns and dense rows stream to temporary
 // files, postings are spilled as sorted runs, and Finish merges them into
-// dir/EmbeddedFile. Its memory is a constant (the run buffers, about
-// 12 MiB, and 256 KiB per column) plus the batch being upserted, plus the
+// dir/EmbeddedFile. Its memory is a constant (the run and sort buffers,
+// about 18 MiB, and 256 KiB per column) plus the batch being upserted, plus the
 // term table (about 12 bytes per distinct term) and the interned parent and
 // document ids (their bytes and about 12 more each); it does not grow with
 // the number of children. Temporary files, about 12 bytes per posting and
