@@ -40,15 +40,23 @@ import (
 //	  CRC-32C of the body (uint32), "PRGV"
 //
 // Only live records are written, renumbered 0..records-1, so a loaded store
-// has no tombstones. When the id and symbol arenas together are not a
-// multiple of 4 bytes long, Save appends one symbol of 1 to 3 zero bytes
-// that no record refers to, so that every section after the symbol arena
-// starts 4-byte aligned in the file and a mapped file can be viewed as
-// arrays in place (readers of any version 2 build accept the extra symbol;
-// files written without it load by copying the misaligned sections). Version 1 files (a 104-byte header without the posting
-// block count, CRC at 96, and no block maxima) still load: their block
-// maxima are computed from the postings while loading. Any other version is
-// refused with ErrCorruptFile naming the versions this build reads.
+// has no tombstones.
+//
+// Sections are viewed in place, not decoded, when loaded on a
+// little-endian host, so they must be aligned for their element type (4
+// bytes; a posting is two words). The header and every word array are
+// multiples of 4 bytes long; only the id and symbol arenas are not. When
+// the two arenas together are not a multiple of 4, Save appends one symbol
+// of 1 to 3 zero bytes that no record refers to, which aligns every section
+// after the symbol arena (any version 2 reader accepts the extra symbol).
+// Sections that are still misaligned (the symbol offsets after an id arena
+// of odd length, or everything after the arenas in a file written before
+// the padding) are copied while loading.
+//
+// Version 1 files (a 104-byte header without the posting block count, CRC
+// at 96, and no block maxima) still load: their block maxima are computed
+// from the postings while loading. Any other version is refused with
+// ErrCorruptFile naming the versions this build reads.
 const (
 	fileMagic     = "PRGVSEMB"
 	trailerMagic  = "PRGV"
@@ -231,7 +239,7 @@ type word interface {
 var _ = [1]struct{}{}[unsafe.Sizeof(posting{})-8+unsafe.Offsetof(posting{}.weight)-4]
 
 // littleEndian reports whether the host stores words little-endian, in which
-// case arrays are read straight into their memory with no decoding.
+// case arrays are written from and viewed in their memory with no decoding.
 var littleEndian = func() bool {
 	x := uint16(1)
 	return *(*byte)(unsafe.Pointer(&x)) == 1
