@@ -267,7 +267,9 @@ func (e *Embedded) validate() error {
 		return fmt.Errorf("posting counts do not add up to %d postings", x.total)
 	}
 	n := uint32(r.slots())
+	listed := 0
 	for li, list := range x.lists {
+		listed += len(list)
 		if len(list) == 0 {
 			return fmt.Errorf("term %d has no postings", x.keys[li])
 		}
@@ -279,6 +281,9 @@ func (e *Embedded) validate() error {
 		if !checkBlockMaxima(list, x.blockMax[li]) {
 			return fmt.Errorf("term %d has block maxima that disagree with its postings", x.keys[li])
 		}
+	}
+	if listed != x.total {
+		return fmt.Errorf("posting counts do not add up to %d postings", x.total)
 	}
 	for _, slot := range e.dense.owner {
 		if slot >= n {

@@ -27,7 +27,9 @@ import (
 // in memory. Elsewhere, or when mapping fails, the file is read into one
 // heap buffer that the store views the same way. A mapped store serves
 // searches until Close; its first Upsert or Delete copies it onto the heap
-// and releases the mapping.
+// and releases the mapping, and a store dropped without Close releases it
+// when it is garbage collected. The file must not be truncated or rewritten
+// in place while mapped (Save replaces it by rename, which is safe).
 func LoadEmbedded(dir string) (*Embedded, error) {
 	path := filepath.Join(dir, EmbeddedFile)
 	e, err := loadFile(path, true)
@@ -52,7 +54,7 @@ func loadFile(path string, mapped bool) (*Embedded, error) {
 		return nil, err
 	}
 	if unmap {
-		e.mapping = &fileMapping{data: b, viewed: viewed}
+		e.attachMapping(b, viewed)
 	}
 	return e, nil
 }

@@ -3,6 +3,7 @@ package vectorstore
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 )
 
@@ -12,8 +13,26 @@ var ErrClosed = errors.New("vector store is closed")
 // fileMapping is the read-only mapping of a loaded file that a store's
 // columns view; viewed counts the bytes they view.
 type fileMapping struct {
-	data   []byte
-	viewed int64
+	data    []byte
+	viewed  int64
+	cleanup runtime.Cleanup
+}
+
+// attachMapping makes e the owner of mapping data: Close or the first
+// write releases it, and so does the garbage collector if e becomes
+// unreachable without either (no search can be running then, since a
+// search keeps its store reachable).
+func (e *Embedded) attachMapping(data []byte, viewed int64) {
+	m := &fileMapping{data: data, viewed: viewed}
+	m.cleanup = runtime.AddCleanup(e, func(b []byte) { _ = unmapFile(b) }, data)
+	e.mapping = m
+}
+
+// release unmaps the file; the collector's cleanup is cancelled first so
+// that it can never unmap the same range twice.
+func (m *fileMapping) release() error {
+	m.cleanup.Stop()
+	return unmapFile(m.data)
 }
 
 // Close releases the store: a store loaded from a mapped file unmaps it.
@@ -34,7 +53,7 @@ func (e *Embedded) Close() error {
 	if m == nil {
 		return nil
 	}
-	if err := unmapFile(m.data); err != nil {
+	if err := m.release(); err != nil {
 		return fmt.Errorf("close embedded store: %w", err)
 	}
 	return nil
@@ -75,7 +94,7 @@ func (e *Embedded) ownMemory() error {
 	x.blockMax = packed(x.blockMax)
 	e.dense.owner, e.dense.data = slices.Clone(e.dense.owner), slices.Clone(e.dense.data)
 	e.mapping = nil
-	if err := unmapFile(m.data); err != nil {
+	if err := m.release(); err != nil {
 		return fmt.Errorf("releasing the mapped file: %w", err)
 	}
 	return nil

@@ -10,8 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
@@ -215,5 +217,76 @@ func TestWriteCopiesMappedStore(t *testing.T) {
 	}
 	for i, req := range mixedQueries(8, 40) {
 		sameHits(t, fmt.Sprintf("query %d", i), mustSearch(t, loaded, req), mustSearch(t, e, req))
+	}
+}
+
+// mapsFile reports whether the process maps path (from /proc/self/maps).
+func mapsFile(t *testing.T, path string) bool {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Contains(b, []byte(path))
+}
+
+// The mapping lives exactly as long as the store: Close releases it, and
+// so does the garbage collector for a store dropped without Close.
+func TestMappingLifetime(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("LoadEmbedded maps files on Linux only")
+	}
+	e, _ := randomStore(t, IP)
+	dir, _ := savedDir(t, e)
+	path := filepath.Join(dir, EmbeddedFile)
+	loaded, err := LoadEmbedded(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mapsFile(t, path) {
+		t.Fatal("the loaded file is not mapped")
+	}
+	if err := loaded.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if mapsFile(t, path) {
+		t.Fatal("the file is still mapped after Close")
+	}
+	func() {
+		dropped, err := LoadEmbedded(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustSearch(t, dropped, mixedQueries(9, 1)[0])
+	}()
+	for range 50 {
+		runtime.GC()
+		if !mapsFile(t, path) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("a store dropped without Close still maps its file after 50 collections")
+}
+
+// A file whose postings belong to no term is refused, even with valid
+// checksums: its header promises postings no list holds.
+func TestLoadRefusesPostingsWithoutTerms(t *testing.T) {
+	e := mustStore(t, EmbeddedOptions{})
+	mustUpsert(t, e, rec("a", vector.Vector{Sparse: sp(7, 1)}), rec("b", vector.Vector{Sparse: sp(7, 2)}))
+	b, h, path := savedFile(t, e)
+	keys := headerSize + 16*h.records + h.idBytes + 4*h.syms + h.symBytes
+	postingsEnd := keys + 8*h.terms + 8*h.postings
+	h.terms, h.blocks = 0, 0
+	out := append([]byte{}, h.encode()...)
+	out = append(out, b[headerSize:keys]...)
+	out = append(out, b[keys+8:postingsEnd]...) // postings, without their term and count
+	out = append(out, b[postingsEnd+4:]...)     // what follows the one block maximum
+	resealBody(out, headerSize)
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadEmbedded(filepath.Dir(path)); !errors.Is(err, ErrCorruptFile) || !strings.Contains(err.Error(), "do not add up") {
+		t.Fatalf("load of postings without terms: %v", err)
 	}
 }
