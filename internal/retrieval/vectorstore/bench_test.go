@@ -136,7 +136,7 @@ func sparseCorpus(b *testing.B, n int) *benchCorpus {
 	start := time.Now()
 	e := mustStore(b, EmbeddedOptions{})
 	g := newZipfGen(uint64(n))
-	_ = synthBatches(g, n, func(recs []Record) error {
+	_ = synthBatches(g, n, 0, func(recs []Record) error {
 		mustUpsert(b, e, recs...)
 		return nil
 	})

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,37 +25,57 @@ import (
 // The memory benchmarks measure in a fresh process each (the test binary
 // re-run as TestMemoryProcess), so that one mode's heap and peak RSS never
 // count against another's. PARENTRAG_BENCH_CHILDREN sets the corpus size
-// (default 1M): the sparse BM25-style children of BenchmarkSparseSearch.
+// (default 1M): the sparse BM25-style children of BenchmarkSparseSearch;
+// PARENTRAG_BENCH_DENSE=D gives each child a D-dimensional dense vector
+// too (searches stay sparse).
 
 const memProcessEnv = "PARENTRAG_MEM_PROCESS"
 
+// memCorpus is the corpus the memory benchmarks measure.
+type memCorpus struct{ Children, Dims int }
+
 // memRequest tells the helper process what to measure.
 type memRequest struct {
-	Mode     string // mapped or heap (serving), save or writer (writing)
-	Path     string // the file to load, or the directory to write into
-	Children int
+	Mode string // mapped or heap (serving), save or writer (writing)
+	Path string // the file to load, or the directory to write into
+	memCorpus
 }
 
-func memChildren(b *testing.B) int {
-	s := os.Getenv("PARENTRAG_BENCH_CHILDREN")
-	if s == "" {
-		return 1_000_000
+func memCorpusOf(b *testing.B) memCorpus {
+	c := memCorpus{Children: 1_000_000}
+	for env, v := range map[string]*int{"PARENTRAG_BENCH_CHILDREN": &c.Children, "PARENTRAG_BENCH_DENSE": &c.Dims} {
+		s := os.Getenv(env)
+		if s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			b.Fatalf("%s=%q is not a positive number", env, s)
+		}
+		*v = n
 	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n <= 0 {
-		b.Fatalf("PARENTRAG_BENCH_CHILDREN=%q is not a positive number", s)
-	}
-	return n
+	return c
+}
+
+// batches calls fn with the corpus in batches of 10k children.
+func (c memCorpus) batches(fn func([]Record) error) error {
+	return synthBatches(newZipfGen(uint64(c.Children)), c.Children, c.Dims, fn)
 }
 
 // synthBatches calls fn with n synthetic sparse children drawn from g in
-// batches of 10k; sparseCorpus indexes them from newZipfGen(n).
-func synthBatches(g *zipfGen, n int, fn func([]Record) error) error {
+// batches of 10k, each with a dense vector of dims dimensions when dims is
+// positive; sparseCorpus indexes them from newZipfGen(n) without.
+func synthBatches(g *zipfGen, n, dims int, fn func([]Record) error) error {
 	const batch = 10000
+	r := rand.New(rand.NewPCG(uint64(n), uint64(dims)))
 	for i := 0; i < n; i += batch {
 		recs := make([]Record, min(batch, n-i))
 		for j := range recs {
-			recs[j] = childRecord(i+j, vector.Vector{Sparse: g.child()})
+			v := vector.Vector{Sparse: g.child()}
+			if dims > 0 {
+				v.Dense = randDense(r, dims, false)
+			}
+			recs[j] = childRecord(i+j, v)
 		}
 		if err := fn(recs); err != nil {
 			return err
@@ -67,14 +88,14 @@ func synthBatches(g *zipfGen, n int, fn func([]Record) error) error {
 // streaming writer so the benchmark process stays small.
 var memFile struct {
 	sync.Mutex
-	n    int
-	path string
+	corpus memCorpus
+	path   string
 }
 
-func memCorpusFile(b *testing.B, n int) string {
+func memCorpusFile(b *testing.B, c memCorpus) string {
 	memFile.Lock()
 	defer memFile.Unlock()
-	if memFile.n == n {
+	if memFile.path != "" && memFile.corpus == c {
 		return memFile.path
 	}
 	dir, err := os.MkdirTemp("", "parentrag-mem-bench-")
@@ -86,16 +107,16 @@ func memCorpusFile(b *testing.B, n int) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := synthBatches(newZipfGen(uint64(n)), n, func(recs []Record) error { return w.Upsert(ctx, recs) }); err != nil {
+	if err := c.batches(func(recs []Record) error { return w.Upsert(ctx, recs) }); err != nil {
 		b.Fatal(err)
 	}
-	if err := w.Finish(ctx, n); err != nil {
+	if err := w.Finish(ctx, c.Children); err != nil {
 		b.Fatal(err)
 	}
 	if memFile.path != "" {
 		os.RemoveAll(filepath.Dir(memFile.path))
 	}
-	memFile.n, memFile.path = n, filepath.Join(dir, EmbeddedFile)
+	memFile.corpus, memFile.path = c, filepath.Join(dir, EmbeddedFile)
 	return memFile.path
 }
 
@@ -105,18 +126,18 @@ func memCorpusFile(b *testing.B, n int) string {
 // after 2000 searches: VmRSS and its anonymous and file-backed (page
 // cache) shares from /proc/self/status, and the Go heap in use.
 func BenchmarkServeMemory(b *testing.B) {
-	n := memChildren(b)
-	path := memCorpusFile(b, n)
+	c := memCorpusOf(b)
+	path := memCorpusFile(b, c)
 	st, err := os.Stat(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("%d children, file %.0f MiB", n, float64(st.Size())/(1<<20))
+	b.Logf("%d children, %d dense dims, file %.0f MiB", c.Children, c.Dims, float64(st.Size())/(1<<20))
 	for _, mode := range []string{"mapped", "heap"} {
 		b.Run("load="+mode, func(b *testing.B) {
 			var res map[string]float64
 			for b.Loop() {
-				res = runMemProcess(b, memRequest{Mode: mode, Path: path, Children: n})
+				res = runMemProcess(b, memRequest{Mode: mode, Path: path, memCorpus: c})
 			}
 			reportAll(b, res)
 		})
@@ -127,13 +148,13 @@ func BenchmarkServeMemory(b *testing.B) {
 // and by the streaming FileWriter, and reports per way the time spent in
 // Upsert and in Save or Finish, the peak Go heap and the peak RSS.
 func BenchmarkWriteFile(b *testing.B) {
-	n := memChildren(b)
+	c := memCorpusOf(b)
 	for _, mode := range []string{"save", "writer"} {
 		b.Run("by="+mode, func(b *testing.B) {
 			var res map[string]float64
 			for b.Loop() {
 				dir := b.TempDir()
-				res = runMemProcess(b, memRequest{Mode: mode, Path: dir, Children: n})
+				res = runMemProcess(b, memRequest{Mode: mode, Path: dir, memCorpus: c})
 			}
 			reportAll(b, res)
 		})
@@ -264,7 +285,7 @@ func measureWriting(req memRequest) (map[string]float64, error) {
 		finish = func() error { return w.Finish(ctx, req.Children) }
 	}
 	var inUpsert time.Duration
-	err := synthBatches(newZipfGen(uint64(req.Children)), req.Children, func(recs []Record) error {
+	err := req.batches(func(recs []Record) error {
 		start := time.Now()
 		defer func() { inUpsert += time.Since(start) }()
 		return upsert(recs)
