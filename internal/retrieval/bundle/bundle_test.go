@@ -3,11 +3,13 @@ package bundle
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -22,6 +24,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
+	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // corpus is a few documents on distinct topics.
@@ -569,5 +572,33 @@ func TestOpenErrors(t *testing.T) {
 				t.Errorf("error %q does not name the bundle", err)
 			}
 		})
+	}
+}
+
+// Close releases the mapped child index: a query after Close fails with
+// vectorstore.ErrClosed instead of reading unmapped memory.
+func TestCloseReleasesChildIndex(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "index")
+	saved(t, dir, corpus(), "rev-a")
+	b, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	children, ok := b.Retriever.Children.(*vectorstore.Embedded)
+	if !ok {
+		t.Fatalf("children are a %T, want the embedded store", b.Retriever.Children)
+	}
+	if runtime.GOOS == "linux" && !children.Mapped() {
+		t.Fatal("the child index is not mapped from its file")
+	}
+	ctx := context.Background()
+	if _, err := b.Retriever.Retrieve(ctx, queries[0], retrieval.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Retriever.Retrieve(ctx, queries[0], retrieval.Options{}); !errors.Is(err, vectorstore.ErrClosed) {
+		t.Fatalf("retrieve after Close: %v, want ErrClosed", err)
 	}
 }

@@ -21,6 +21,7 @@ type Bundle struct {
 	Retriever *retrieval.Retriever
 	parents   *parentstore.Files
 	external  *milvus.Store
+	embedded  *vectorstore.Embedded
 }
 
 // Open opens the bundle in dir; see OpenContext.
@@ -66,6 +67,7 @@ func OpenWith(ctx context.Context, dir string, opts OpenOptions) (*Bundle, error
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	b := &Bundle{Manifest: m, external: external}
+	b.embedded, _ = children.(*vectorstore.Embedded)
 	if b.parents, err = parentstore.OpenFiles(dir); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("%s: %w", dir, err)
@@ -188,9 +190,14 @@ func (b *Bundle) ParentIDs() []string {
 	return ids
 }
 
-// Close releases the parent store and any connection to Milvus.
+// Close releases the parent store, the embedded child index (unmapping its
+// file once searches in flight are done; later searches fail with
+// vectorstore.ErrClosed) and any connection to Milvus.
 func (b *Bundle) Close() error {
 	var errs []error
+	if b.embedded != nil {
+		errs = append(errs, b.embedded.Close())
+	}
 	if b.parents != nil {
 		errs = append(errs, b.parents.Close())
 	}

@@ -136,14 +136,10 @@ func sparseCorpus(b *testing.B, n int) *benchCorpus {
 	start := time.Now()
 	e := mustStore(b, EmbeddedOptions{})
 	g := newZipfGen(uint64(n))
-	const batch = 10000
-	for i := 0; i < n; i += batch {
-		recs := make([]Record, min(batch, n-i))
-		for j := range recs {
-			recs[j] = childRecord(i+j, vector.Vector{Sparse: g.child()})
-		}
+	_ = synthBatches(g, n, 0, func(recs []Record) error {
 		mustUpsert(b, e, recs...)
-	}
+		return nil
+	})
 	c := &benchCorpus{n: n, store: e, buildSeconds: time.Since(start).Seconds()}
 	c.bytesPerRec = float64(heapInUse()-before) / float64(n)
 	idf := zipfIDF(n)

@@ -130,7 +130,9 @@ func (o EmbeddedOptions) withDefaults() EmbeddedOptions {
 // index scored by inner product; dense search is an exact flat scan under
 // the configured Metric, or HNSW when enabled and large enough. Any number of
 // Search, Count, Stats and Save calls may run concurrently with each other
-// and with one writer (Upsert, Delete); writers serialize.
+// and with one writer (Upsert, Delete); writers serialize. A store from
+// LoadEmbedded may view a mapped file; Close releases it once no search
+// uses it.
 type Embedded struct {
 	mu     sync.RWMutex
 	opts   EmbeddedOptions
@@ -139,6 +141,9 @@ type Embedded struct {
 	dense  flatIndex
 	graph  *hnswGraph
 	accs   sync.Pool // *accumulator
+
+	mapping *fileMapping // the file the columns view, nil when they are on the heap
+	closed  bool
 
 	exhaustiveSparse atomic.Bool  // see SetExhaustiveSparse
 	sparseSearches   atomic.Int64 // sparse searches answered
@@ -177,6 +182,9 @@ func (e *Embedded) Upsert(ctx context.Context, records []Record) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.writable(); err != nil {
+		return fmt.Errorf("upsert: %w", err)
+	}
 	if dims != 0 && e.dense.dims != 0 && dims != e.dense.dims {
 		return fmt.Errorf("upsert: dense vectors have %d dims, store has %d: %w",
 			dims, e.dense.dims, ErrDimensionMismatch)
@@ -219,6 +227,9 @@ func (e *Embedded) Delete(ctx context.Context, ids []string) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.writable(); err != nil {
+		return fmt.Errorf("delete: %w", err)
+	}
 	for _, id := range ids {
 		e.recs.remove(id)
 	}
@@ -245,6 +256,9 @@ func (e *Embedded) Count(ctx context.Context) (int, error) {
 	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
+	if err := e.checkOpen(); err != nil {
+		return 0, fmt.Errorf("count: %w", err)
+	}
 	return e.recs.live(), nil
 }
 
@@ -273,6 +287,9 @@ func (e *Embedded) search(ctx context.Context, req SearchRequest, keep func(uint
 	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
+	if err := e.checkOpen(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
 	h := newTopK(req.TopK, &e.recs)
 	h.keep = keep
 	switch {
@@ -377,6 +394,9 @@ type EmbeddedStats struct {
 	HNSW bool
 	// MemoryBytes estimates the heap held by the store.
 	MemoryBytes int64
+	// MappedBytes is how much of the store is read from its mapped file
+	// (page cache) rather than held on the heap; 0 unless Mapped.
+	MappedBytes int64
 }
 
 // BytesPerRecord is MemoryBytes divided by Records (0 when empty).
@@ -392,7 +412,8 @@ func (s EmbeddedStats) BytesPerRecord() float64 {
 func (e *Embedded) Stats() EmbeddedStats {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	mem := e.recs.memory() + e.sparse.memory() + e.dense.memory()
+	mapped := e.mappedBytes()
+	mem := e.recs.memory() + e.sparse.memory() + e.dense.memory() - mapped
 	if e.graph != nil {
 		mem += e.graph.memory()
 	}
@@ -405,6 +426,7 @@ func (e *Embedded) Stats() EmbeddedStats {
 		DenseVectors: e.dense.rows(),
 		HNSW:         e.graph != nil,
 		MemoryBytes:  mem,
+		MappedBytes:  mapped,
 	}
 }
 

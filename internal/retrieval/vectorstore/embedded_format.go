@@ -40,10 +40,23 @@ import (
 //	  CRC-32C of the body (uint32), "PRGV"
 //
 // Only live records are written, renumbered 0..records-1, so a loaded store
-// has no tombstones. Version 1 files (a 104-byte header without the posting
-// block count, CRC at 96, and no block maxima) still load: their block
-// maxima are computed from the postings while loading. Any other version is
-// refused with ErrCorruptFile naming the versions this build reads.
+// has no tombstones.
+//
+// Sections are viewed in place, not decoded, when loaded on a
+// little-endian host, so they must be aligned for their element type (4
+// bytes; a posting is two words). The header and every word array are
+// multiples of 4 bytes long; only the id and symbol arenas are not. When
+// the two arenas together are not a multiple of 4, Save appends one symbol
+// of 1 to 3 zero bytes that no record refers to, which aligns every section
+// after the symbol arena (any version 2 reader accepts the extra symbol).
+// Sections that are still misaligned (the symbol offsets after an id arena
+// of odd length, or everything after the arenas in a file written before
+// the padding) are copied while loading.
+//
+// Version 1 files (a 104-byte header without the posting block count, CRC
+// at 96, and no block maxima) still load: their block maxima are computed
+// from the postings while loading. Any other version is refused with
+// ErrCorruptFile naming the versions this build reads.
 const (
 	fileMagic     = "PRGVSEMB"
 	trailerMagic  = "PRGV"
@@ -55,6 +68,9 @@ const (
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// alignPad returns how many bytes bring n up to a multiple of 4.
+func alignPad(n uint64) int { return int(-n & 3) }
 
 // fileHeader is the decoded header.
 type fileHeader struct {
@@ -213,34 +229,6 @@ func (w *binWriter) raw(b []byte) {
 	}
 }
 
-// binReader decodes little-endian arrays in chunks, keeping the first error.
-type binReader struct {
-	r   io.Reader
-	buf []byte
-	err error
-}
-
-func newBinReader(r io.Reader) *binReader {
-	return &binReader{r: r, buf: make([]byte, ioChunk)}
-}
-
-func (b *binReader) fill(n int) []byte {
-	if b.err != nil {
-		return nil
-	}
-	if _, err := io.ReadFull(b.r, b.buf[:n]); err != nil {
-		b.err = err
-		return nil
-	}
-	return b.buf[:n]
-}
-
-func (b *binReader) raw(dst []byte) {
-	if b.err == nil {
-		_, b.err = io.ReadFull(b.r, dst)
-	}
-}
-
 // word is a 4-byte array element; posting is two words.
 type word interface {
 	~uint32 | ~int32 | ~float32 | posting
@@ -251,36 +239,11 @@ type word interface {
 var _ = [1]struct{}{}[unsafe.Sizeof(posting{})-8+unsafe.Offsetof(posting{}.weight)-4]
 
 // littleEndian reports whether the host stores words little-endian, in which
-// case arrays are read straight into their memory with no decoding.
+// case arrays are written from and viewed in their memory with no decoding.
 var littleEndian = func() bool {
 	x := uint16(1)
 	return *(*byte)(unsafe.Pointer(&x)) == 1
 }()
-
-// readArray fills dst from the stream: one bulk read on little-endian hosts,
-// chunked decoding elsewhere.
-func readArray[T word](b *binReader, dst []T) {
-	if len(dst) == 0 || b.err != nil {
-		return
-	}
-	if littleEndian {
-		size := int(unsafe.Sizeof(dst[0])) * len(dst)
-		b.raw(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), size))
-		return
-	}
-	words := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), int(unsafe.Sizeof(dst[0]))/4*len(dst))
-	for len(words) > 0 {
-		n := min(len(words), len(b.buf)/4)
-		p := b.fill(4 * n)
-		if p == nil {
-			return
-		}
-		for i := range words[:n] {
-			words[i] = binary.LittleEndian.Uint32(p[4*i:])
-		}
-		words = words[n:]
-	}
-}
 
 // validate checks every offset and cross-reference of a decoded body, so a
 // file that passed its checksums but was written wrongly still cannot make
@@ -304,7 +267,9 @@ func (e *Embedded) validate() error {
 		return fmt.Errorf("posting counts do not add up to %d postings", x.total)
 	}
 	n := uint32(r.slots())
+	listed := 0
 	for li, list := range x.lists {
+		listed += len(list)
 		if len(list) == 0 {
 			return fmt.Errorf("term %d has no postings", x.keys[li])
 		}
@@ -316,6 +281,9 @@ func (e *Embedded) validate() error {
 		if !checkBlockMaxima(list, x.blockMax[li]) {
 			return fmt.Errorf("term %d has block maxima that disagree with its postings", x.keys[li])
 		}
+	}
+	if listed != x.total {
+		return fmt.Errorf("posting counts do not add up to %d postings", x.total)
 	}
 	for _, slot := range e.dense.owner {
 		if slot >= n {

@@ -1,0 +1,206 @@
+package vectorstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parentrag/parentrag/internal/retrieval/vector"
+)
+
+// writerCase is a stream of batches and the options to write them with.
+type writerCase struct {
+	name    string
+	opts    EmbeddedOptions
+	batches [][]Record
+}
+
+// writerCases draws sparse-only, dense-only and hybrid streams, with zero
+// weights, records without vectors and ids of every length modulo 4.
+func writerCases() []writerCase {
+	r := rand.New(rand.NewPCG(21, 12))
+	stream := func(dims int, vectors func(Record) vector.Vector) [][]Record {
+		var batches [][]Record
+		slot := 0
+		for range 9 {
+			batch := make([]Record, r.IntN(40))
+			for i := range batch {
+				rec := randRecord(r, fmt.Sprintf("c-%d%s", slot, strings.Repeat("x", slot%4)), dims, slot%3 == 0)
+				rec.Vector = vectors(rec)
+				batch[i] = rec
+				slot++
+			}
+			batches = append(batches, batch)
+		}
+		return batches
+	}
+	sparseOnly := func(rec Record) vector.Vector { return vector.Vector{Sparse: rec.Vector.Sparse} }
+	denseOnly := func(rec Record) vector.Vector { return vector.Vector{Dense: rec.Vector.Dense} }
+	hybrid := func(rec Record) vector.Vector { return rec.Vector }
+	return []writerCase{
+		{"empty", EmbeddedOptions{}, nil},
+		{"sparse", EmbeddedOptions{}, stream(0, sparseOnly)},
+		{"dense-cosine", EmbeddedOptions{Metric: Cosine}, stream(6, denseOnly)},
+		{"dense-l2-hnsw", EmbeddedOptions{Metric: L2, HNSW: true, HNSWM: 8}, stream(3, denseOnly)},
+		{"hybrid-ip", EmbeddedOptions{HNSWThreshold: 77}, stream(5, hybrid)},
+	}
+}
+
+// The writer's file is byte for byte the file Save writes for a store that
+// took the same batches, whether its postings stay in one buffer or spill
+// into many runs; LoadEmbedded reads it.
+func TestFileWriterMatchesSave(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range writerCases() {
+		for _, runLimit := range []int{writerRunLimit, 7} {
+			t.Run(fmt.Sprintf("%s/runs-of-%d", c.name, runLimit), func(t *testing.T) {
+				e := mustStore(t, c.opts)
+				dir := t.TempDir()
+				w, err := newFileWriter(dir, c.opts, runLimit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for _, batch := range c.batches {
+					mustUpsert(t, e, batch...)
+					if err := w.Upsert(ctx, batch); err != nil {
+						t.Fatal(err)
+					}
+					n += len(batch)
+				}
+				if got, _ := w.Count(ctx); got != n {
+					t.Fatalf("count %d, want %d", got, n)
+				}
+				if err := w.Finish(ctx, n); err != nil {
+					t.Fatal(err)
+				}
+				want, _ := savedDir(t, e)
+				sameFiles(t, filepath.Join(dir, EmbeddedFile), filepath.Join(want, EmbeddedFile))
+				if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+					t.Fatalf("writer left %v in its directory", entries)
+				}
+				loaded, err := LoadEmbedded(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer loaded.Close()
+				if got, _ := loaded.Count(ctx); got != n {
+					t.Fatalf("loaded %d records, want %d", got, n)
+				}
+			})
+		}
+	}
+}
+
+func sameFiles(t *testing.T, got, want string) {
+	t.Helper()
+	a, errA := os.ReadFile(got)
+	b, errB := os.ReadFile(want)
+	if err := errors.Join(errA, errB); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		i := 0
+		for i < min(len(a), len(b)) && a[i] == b[i] {
+			i++
+		}
+		t.Fatalf("writer wrote %d bytes, Save %d; first difference at byte %d", len(a), len(b), i)
+	}
+}
+
+// A repeated id, even across batches and runs, fails Finish with a message
+// naming it, and nothing replaces the directory's file.
+func TestFileWriterRefusesRepeatedID(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	w, err := newFileWriter(dir, EmbeddedOptions{}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range []int{0, 1, 2, 3, 4, 5, 6, 7, 3, 9} {
+		if err := w.Upsert(ctx, []Record{rec(fmt.Sprintf("id-%d", n), vector.Vector{Sparse: sp(float32(i), 1)})}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = w.Finish(ctx, 10)
+	if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), `records 3 and 8 have the same id "id-3"`) {
+		t.Fatalf("finish with a repeated id: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("failed finish left %v", entries)
+	}
+	if err := w.Upsert(ctx, []Record{rec("z", vector.Vector{})}); err == nil {
+		t.Fatal("upsert after a failed finish succeeded")
+	}
+}
+
+// Finish refuses a count other than what was written and can then be
+// called right; Search and Delete are refused; a bad batch writes nothing.
+func TestFileWriterErrors(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	w, err := NewFileWriter(dir, EmbeddedOptions{Metric: Cosine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Upsert(ctx, []Record{rec("a", vector.Vector{Dense: []float32{1, 2}})}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Upsert(ctx, []Record{rec("b", vector.Vector{Dense: []float32{1, 2, 3}})}); !errors.Is(err, ErrDimensionMismatch) {
+		t.Fatalf("dimension mismatch: %v", err)
+	}
+	if err := w.Upsert(ctx, []Record{rec("c", vector.Vector{}), {ID: ""}}); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("empty id: %v", err)
+	}
+	if _, err := w.Search(ctx, SearchRequest{TopK: 1}); !errors.Is(err, ErrWriteOnly) {
+		t.Fatalf("search: %v", err)
+	}
+	if err := w.Delete(ctx, []string{"a"}); !errors.Is(err, ErrWriteOnly) {
+		t.Fatalf("delete: %v", err)
+	}
+	if err := w.Finish(ctx, 2); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "holds 1 records, want 2") {
+		t.Fatalf("finish with the wrong count: %v", err)
+	}
+	if err := w.Finish(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := LoadEmbedded(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loaded.Close()
+	hits := mustSearch(t, loaded, SearchRequest{Vector: vector.Vector{Dense: []float32{2, 4}}, TopK: 5})
+	if len(hits) != 1 || hits[0].ID != "a" {
+		t.Fatalf("hits %+v", hits)
+	}
+}
+
+// Close abandons the file and removes every temporary file.
+func TestFileWriterCloseCleansUp(t *testing.T) {
+	dir := t.TempDir()
+	w, err := newFileWriter(dir, EmbeddedOptions{}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 9 {
+		if err := w.Upsert(context.Background(), []Record{rec(fmt.Sprint(i), vector.Vector{Sparse: sp(1, 1, 2, 2)})}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("close left %v", entries)
+	}
+	if err := w.Finish(context.Background(), 9); err == nil {
+		t.Fatal("finish after close succeeded")
+	}
+}
