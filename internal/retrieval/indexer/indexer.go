@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sync"
 
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
@@ -68,20 +67,28 @@ type Index struct {
 
 // Build splits, embeds and indexes docs. Parents and children come out in
 // document order whatever the concurrency, so the same input always yields
-// the same index. An Embedder that is a Fitter is fitted on every child text
-// before any is embedded.
+// the same index. Each document is split, and each child text and parent
+// context analysed, exactly once: the BM25 part of the embedder is fitted
+// on the analyses of every child text and weighs them without analysing
+// again, bit for bit as Fit and EmbedDocuments on the texts would. Another
+// embedder that is a Fitter is fitted on every child text before any is
+// embedded.
 func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentSplitter, e embed.Embedder, opts Options) (*Index, error) {
 	opts = opts.withDefaults()
-	results, err := splitAll(ctx, docs, b, opts)
+	shape := unitShape{analysed: embed.LexicalPart(e) != nil, contexts: opts.ContextWeight > 0}
+	units, err := unitsOf(ctx, docs, b, shape, opts)
 	if err != nil {
 		return nil, err
 	}
 	ix := &Index{Documents: len(docs), Embedder: e, Windows: isWindows(b)}
-	for _, r := range results {
-		ix.Parents = append(ix.Parents, r.Parents...)
-		ix.Children = append(ix.Children, r.Children...)
+	for _, u := range units {
+		ix.Parents = append(ix.Parents, u.Parents...)
+		ix.Children = append(ix.Children, u.Children...)
 	}
-	if err := ix.embedAll(ctx, docs, opts); err != nil {
+	if err := ix.fit(ctx, units, opts); err != nil {
+		return nil, err
+	}
+	if err := ix.embedAll(ctx, units, opts); err != nil {
 		return nil, err
 	}
 	return ix, nil
@@ -101,61 +108,42 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// splitAll splits every document with a bounded pool of workers and
-// returns the results in document order.
-func splitAll(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentSplitter, opts Options) ([]hierarchy.Result, error) {
-	results := make([]hierarchy.Result, len(docs))
-	next := make(chan int)
-	done := make(chan struct{}, len(docs))
-	var wg sync.WaitGroup
-	for range min(opts.Workers, max(len(docs), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results[i] = b.Build(docs[i])
-				done <- struct{}{}
-			}
-		}()
-	}
-	go func() {
-		defer close(next)
-		for i := range docs {
-			select {
-			case next <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	for n := range docs {
-		select {
-		case <-done:
-			opts.OnProgress(Progress{Stage: StageSplit, Done: n + 1, Total: len(docs)})
-		case <-ctx.Done():
-			wg.Wait()
-			return nil, ctx.Err()
-		}
-	}
-	wg.Wait()
-	return results, nil
-}
-
-// embedAll fits the embedder when it learns corpus statistics, then embeds
-// children in batches into a new embedded store. It checks ctx before
-// fitting and before each batch, so a cancelled build never reports
-// success, even when there is nothing to embed or the embedder ignores ctx.
-func (ix *Index) embedAll(ctx context.Context, docs []hierarchy.Document, opts Options) error {
+// fit gives the embedder its corpus statistics: the BM25 part counts the
+// analyses of every child text; another Fitter reads every child text. It
+// checks ctx first, so a cancelled build never reports success, even when
+// there is nothing to embed.
+func (ix *Index) fit(ctx context.Context, units []*Unit, opts Options) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	texts := ix.childTexts()
-	if f, ok := ix.Embedder.(embed.Fitter); ok {
-		if err := f.Fit(texts); err != nil {
-			return fmt.Errorf("fitting embedder: %w", err)
+	var err error
+	if lex := embed.LexicalPart(ix.Embedder); lex != nil {
+		stats := embed.NewCorpusStats()
+		for _, u := range units {
+			for i := range u.ChildTerms {
+				stats.Add(u.ChildTerms[i])
+			}
 		}
-		opts.OnProgress(Progress{Stage: StageFit, Done: len(texts), Total: len(texts)})
+		err = lex.FitCorpus(stats)
+	} else if f, ok := ix.Embedder.(embed.Fitter); ok {
+		var texts []string
+		for _, u := range units {
+			texts = append(texts, u.childTexts()...)
+		}
+		err = f.Fit(texts)
+	} else {
+		return nil
 	}
+	if err != nil {
+		return fmt.Errorf("fitting embedder: %w", err)
+	}
+	opts.OnProgress(Progress{Stage: StageFit, Done: len(ix.Children), Total: len(ix.Children)})
+	return nil
+}
+
+// embedAll embeds the children in batches, in slot order, into opts.Store
+// or a new embedded store. It checks ctx before each batch.
+func (ix *Index) embedAll(ctx context.Context, units []*Unit, opts Options) error {
 	store := opts.Store
 	if store == nil {
 		embedded, err := vectorstore.NewEmbedded(vectorstore.EmbeddedOptions{})
@@ -164,71 +152,46 @@ func (ix *Index) embedAll(ctx context.Context, docs []hierarchy.Document, opts O
 		}
 		store = embedded
 	}
-	ctxs := newContexts(docs, ix.Parents, ix.Embedder, opts.ContextWeight)
-	meta := parentMetadata(ix.Parents)
-	for from := 0; from < len(texts); from += opts.BatchSize {
+	v := newVectorizer(ix.Embedder, opts.ContextWeight)
+	batch := make([]slot, 0, opts.BatchSize)
+	done := 0
+	flush := func() error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		to := min(from+opts.BatchSize, len(texts))
-		if err := embedBatch(ctx, ix.Embedder, ctxs, meta, store, ix.Children[from:to], texts[from:to]); err != nil {
+		records, err := v.records(ctx, batch)
+		if err != nil {
 			return err
 		}
-		opts.OnProgress(Progress{Stage: StageEmbed, Done: to, Total: len(texts)})
+		if err := store.Upsert(ctx, records); err != nil {
+			return fmt.Errorf("indexing children: %w", err)
+		}
+		done += len(batch)
+		batch = batch[:0]
+		opts.OnProgress(Progress{Stage: StageEmbed, Done: done, Total: len(ix.Children)})
+		return nil
+	}
+	for _, u := range units {
+		parents := u.parentIndex()
+		for i, c := range u.Children {
+			p, ok := parents[c.ParentID]
+			if !ok {
+				return fmt.Errorf("child %s points to missing parent %s", c.ID, c.ParentID)
+			}
+			if batch = append(batch, slot{u: u, child: i, parent: p}); len(batch) == opts.BatchSize {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if len(batch) > 0 {
+		if err := flush(); err != nil {
+			return err
+		}
 	}
 	ix.Store = store
 	return nil
-}
-
-// embedBatch embeds one batch of children and upserts them.
-func embedBatch(ctx context.Context, e embed.Embedder, ctxs *contexts, meta map[string]map[string]string, store vectorstore.VectorStore, children []hierarchy.Child, texts []string) error {
-	vecs, err := e.EmbedDocuments(ctx, texts)
-	if err != nil {
-		return fmt.Errorf("embedding children: %w", err)
-	}
-	if err := ctxs.add(ctx, children, vecs); err != nil {
-		return err
-	}
-	records := make([]vectorstore.Record, len(children))
-	for i, c := range children {
-		records[i] = vectorstore.Record{ID: c.ID, ParentID: c.ParentID, DocID: c.DocID, Ordinal: c.Ordinal, Vector: vecs[i], Text: c.Text, Metadata: meta[c.ParentID]}
-	}
-	if err := store.Upsert(ctx, records); err != nil {
-		return fmt.Errorf("indexing children: %w", err)
-	}
-	return nil
-}
-
-// parentMetadata maps each parent with metadata to it; children carry
-// their document's metadata through their parent.
-func parentMetadata(parents []hierarchy.Parent) map[string]map[string]string {
-	out := map[string]map[string]string{}
-	for _, p := range parents {
-		if len(p.Metadata) > 0 {
-			out[p.ID] = p.Metadata
-		}
-	}
-	return out
-}
-
-// childTexts returns what is embedded for each child: its text, after the
-// heading of its section when its parent has a heading path, so that a
-// child is found by the words of the heading it sits under.
-func (ix *Index) childTexts() []string {
-	headings := map[string]string{}
-	for _, p := range ix.Parents {
-		if n := len(p.HeadingPath); n > 0 {
-			headings[p.ID] = p.HeadingPath[n-1]
-		}
-	}
-	texts := make([]string, len(ix.Children))
-	for i, c := range ix.Children {
-		texts[i] = c.Text
-		if h := headings[c.ParentID]; h != "" {
-			texts[i] = h + "\n\n" + c.Text
-		}
-	}
-	return texts
 }
 
 // Retriever returns a retriever over the in-memory index; it merges
