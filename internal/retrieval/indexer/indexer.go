@@ -5,6 +5,7 @@ package indexer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 
@@ -27,11 +28,13 @@ const (
 const DefaultContextWeight = 0.8
 
 // Progress reports how far a build is: Done of Total units of Stage
-// (documents while splitting, children while embedding).
+// (documents while splitting, children while embedding). While splitting,
+// Reused counts the documents done whose unit came from the unit cache.
 type Progress struct {
-	Stage string
-	Done  int
-	Total int
+	Stage  string
+	Done   int
+	Total  int
+	Reused int
 }
 
 // Options tune Build.
@@ -50,14 +53,25 @@ type Options struct {
 	// this weight, so a child is scored as itself plus ContextWeight times
 	// its context. Only children are indexed either way.
 	ContextWeight float32
+	// Units, when set, keeps each document's unit (its split and
+	// analyses) between builds, keyed by everything it depends on: a
+	// document whose unit is there is neither split nor analysed. The
+	// index is the same, byte for byte, with or without it.
+	Units *UnitCache
+	// UnitScope identifies the splitter for Units: the chunking policy's
+	// revision and spec as the caller knows them. It enters every unit
+	// key, so a change of policy never reuses a unit; required with Units.
+	UnitScope []byte
 }
 
 // Index is a built index held in memory.
 type Index struct {
 	Documents int
-	Parents   []hierarchy.Parent
-	Children  []hierarchy.Child
-	Embedder  embed.Embedder
+	// Reused counts the documents whose unit came from Options.Units.
+	Reused   int
+	Parents  []hierarchy.Parent
+	Children []hierarchy.Child
+	Embedder embed.Embedder
 	// Store holds the children: the embedded store, or Options.Store.
 	Store vectorstore.VectorStore
 	// Windows is true when the parents are sentence windows, which
@@ -76,11 +90,14 @@ type Index struct {
 func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentSplitter, e embed.Embedder, opts Options) (*Index, error) {
 	opts = opts.withDefaults()
 	shape := unitShape{analysed: embed.LexicalPart(e) != nil, contexts: opts.ContextWeight > 0}
-	units, err := unitsOf(ctx, docs, b, shape, opts)
+	if opts.Units != nil && len(opts.UnitScope) == 0 {
+		return nil, errors.New("a unit cache needs a unit scope naming the splitter")
+	}
+	units, reused, err := unitsOf(ctx, docs, b, shape, opts)
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{Documents: len(docs), Embedder: e, Windows: isWindows(b)}
+	ix := &Index{Documents: len(docs), Reused: reused, Embedder: e, Windows: isWindows(b)}
 	for _, u := range units {
 		ix.Parents = append(ix.Parents, u.Parents...)
 		ix.Children = append(ix.Children, u.Children...)
