@@ -212,13 +212,8 @@ func indexDocuments(ctx context.Context, req indexRequest, progress *progressRep
 	m, err := build.Run(ctx, build.Request{
 		Docs: req.docs, Policy: req.compiled.Manifested(), Embedder: e, EmbedderConfig: ecfg,
 		Revision: bundle.Revision(req.compiled.Revision, digest, ecfg, bundle.VectorStoreRef{}, ""), SourceDigest: digest,
-		OnProgress: func(p indexer.Progress) {
-			if p.Stage == indexer.StageSplit {
-				reused = p.Reused
-			}
-			progress.report(p)
-		},
-		Dir: req.out, Replace: req.replace, UnitCacheDir: req.unitCache, UnitCacheMaxAge: req.unitMaxAge,
+		OnProgress: build.TrackReused(progress.report, &reused),
+		Dir:        req.out, Replace: req.replace, UnitCacheDir: req.unitCache, UnitCacheMaxAge: req.unitMaxAge,
 	})
 	progress.finishStage()
 	return m, reused, err

@@ -27,6 +27,10 @@ type Policy struct {
 	LengthUnit, Tokenizer string
 }
 
+// DefaultUnitCacheMaxAge is how long the builders of parentrag keep a unit
+// that no build has used in their unit caches.
+const DefaultUnitCacheMaxAge = 30 * 24 * time.Hour
+
 // Request is one revision build: the documents in, the bundle out.
 type Request struct {
 	// Docs are the documents of the revision.
@@ -107,6 +111,19 @@ func Run(ctx context.Context, req Request) (bundle.Manifest, error) {
 		_, _ = opts.Units.Prune(started.Add(-req.UnitCacheMaxAge))
 	}
 	return m, err
+}
+
+// TrackReused returns a progress callback that passes every report to next
+// (when set) and keeps in *reused how many documents the unit cache gave.
+func TrackReused(next func(indexer.Progress), reused *int) func(indexer.Progress) {
+	return func(p indexer.Progress) {
+		if p.Stage == indexer.StageSplit {
+			*reused = p.Reused
+		}
+		if next != nil {
+			next(p)
+		}
+	}
 }
 
 // unitScope identifies the policy in unit keys: its revision, spec, length
