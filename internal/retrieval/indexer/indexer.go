@@ -184,6 +184,7 @@ func (ix *Index) embedAll(ctx context.Context, units []*Unit, opts Options) erro
 			return fmt.Errorf("indexing children: %w", err)
 		}
 		done += len(batch)
+		releaseFinished(batch)
 		batch = batch[:0]
 		opts.OnProgress(Progress{Stage: StageEmbed, Done: done, Total: len(ix.Children)})
 		return nil
@@ -209,6 +210,17 @@ func (ix *Index) embedAll(ctx context.Context, units []*Unit, opts Options) erro
 	}
 	ix.Store = store
 	return nil
+}
+
+// releaseFinished drops the analyses of the units whose last child is in
+// the batch just embedded: no later batch reads them, so a build holds the
+// analyses of the units not embedded yet only.
+func releaseFinished(batch []slot) {
+	for _, s := range batch {
+		if s.child == len(s.u.Children)-1 {
+			s.u.ChildTerms, s.u.ContextTerms = nil, nil
+		}
+	}
 }
 
 // Retriever returns a retriever over the in-memory index; it merges

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/gob"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -22,15 +21,15 @@ import (
 // file whose frame, key or checksum is wrong is never trusted: it counts
 // as a miss and the unit is made and written again.
 //
-// File layout: magic "PRUNIT1\n" | key (32 bytes) | payload length (8
-// bytes, little endian) | SHA-256 of the payload | payload (the Unit,
-// gob-encoded).
+// File layout: magic "PRUNIT2\n" | key (32 bytes) | payload length (8
+// bytes, little endian) | SHA-256 of the payload | payload (the Unit, see
+// encodeUnitPayload).
 type UnitCache struct {
 	dir string
 }
 
 // unitMagic starts every unit file; its digit is the layout's version.
-const unitMagic = "PRUNIT1\n"
+const unitMagic = "PRUNIT2\n"
 
 // unitHeaderSize is the size of a unit file before its payload.
 const unitHeaderSize = len(unitMagic) + 2*sha256.Size + 8
@@ -104,17 +103,14 @@ func (c *UnitCache) store(key unitKey, u *Unit) error {
 
 // encodeUnit frames the gob encoding of u under key.
 func encodeUnit(u *Unit, key unitKey) ([]byte, error) {
-	var payload bytes.Buffer
-	if err := gob.NewEncoder(&payload).Encode(u); err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(payload.Bytes())
-	out := make([]byte, 0, unitHeaderSize+payload.Len())
+	payload := encodeUnitPayload(u)
+	sum := sha256.Sum256(payload)
+	out := make([]byte, 0, unitHeaderSize+len(payload))
 	out = append(out, unitMagic...)
 	out = append(out, key[:]...)
-	out = binary.LittleEndian.AppendUint64(out, uint64(payload.Len()))
+	out = binary.LittleEndian.AppendUint64(out, uint64(len(payload)))
 	out = append(out, sum[:]...)
-	return append(out, payload.Bytes()...), nil
+	return append(out, payload...), nil
 }
 
 // errDamagedUnit is returned for a unit file that is not whole and sound.
@@ -137,11 +133,11 @@ func decodeUnit(data []byte, key unitKey) (*Unit, error) {
 	if got := sha256.Sum256(payload); !bytes.Equal(got[:], sum) {
 		return nil, errDamagedUnit
 	}
-	var u Unit
-	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&u); err != nil {
+	u, err := decodeUnitPayload(payload)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errDamagedUnit, err)
 	}
-	return &u, nil
+	return u, nil
 }
 
 // Prune removes the units not used (made or reused by a build) since

@@ -1,0 +1,237 @@
+package indexer
+
+import (
+	"encoding/binary"
+	"errors"
+	"slices"
+
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+)
+
+// Unit payload layout (integers are varints, unsigned for counts and
+// lengths, signed for offsets; strings are a length then bytes; lists a
+// count then their items):
+//
+//	lead text | lead end | parents | children | child analyses | context
+//	analyses
+//	parent:   id | document id | title | heading path (strings) | ordinal |
+//	          text | start | spans (id, start, end) | metadata (count, then
+//	          key and value, keys sorted)
+//	child:    id | parent id | document id | ordinal | text | start |
+//	          parent start
+//	analyses: 0 for none, else 1 + count, then per analysis its tokens and
+//	          its terms (term, count)
+
+// unitWriter appends a unit payload.
+type unitWriter struct{ b []byte }
+
+func (w *unitWriter) uint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
+func (w *unitWriter) int(v int)     { w.b = binary.AppendVarint(w.b, int64(v)) }
+func (w *unitWriter) str(s string)  { w.uint(uint64(len(s))); w.b = append(w.b, s...) }
+func (w *unitWriter) strs(s []string) {
+	w.uint(uint64(len(s)))
+	for _, x := range s {
+		w.str(x)
+	}
+}
+
+// encodeUnitPayload serialises u.
+func encodeUnitPayload(u *Unit) []byte {
+	w := &unitWriter{}
+	w.str(u.LeadText)
+	w.int(u.LeadEnd)
+	w.uint(uint64(len(u.Parents)))
+	for i := range u.Parents {
+		w.parent(&u.Parents[i])
+	}
+	w.uint(uint64(len(u.Children)))
+	for _, c := range u.Children {
+		w.str(c.ID)
+		w.str(c.ParentID)
+		w.str(c.DocID)
+		w.int(c.Ordinal)
+		w.str(c.Text)
+		w.int(c.Start)
+		w.int(c.ParentStart)
+	}
+	w.analyses(u.ChildTerms)
+	w.analyses(u.ContextTerms)
+	return w.b
+}
+
+// parent appends one parent.
+func (w *unitWriter) parent(p *hierarchy.Parent) {
+	w.str(p.ID)
+	w.str(p.DocID)
+	w.str(p.Title)
+	w.strs(p.HeadingPath)
+	w.int(p.Ordinal)
+	w.str(p.Text)
+	w.int(p.Start)
+	w.uint(uint64(len(p.Children)))
+	for _, s := range p.Children {
+		w.str(s.ID)
+		w.int(s.Start)
+		w.int(s.End)
+	}
+	keys := make([]string, 0, len(p.Metadata))
+	for k := range p.Metadata {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	w.uint(uint64(len(keys)))
+	for _, k := range keys {
+		w.str(k)
+		w.str(p.Metadata[k])
+	}
+}
+
+// analyses appends a list of analyses, telling none from an empty list.
+func (w *unitWriter) analyses(as []embed.Analysis) {
+	if as == nil {
+		w.uint(0)
+		return
+	}
+	w.uint(uint64(len(as)) + 1)
+	for _, a := range as {
+		w.uint(uint64(a.Tokens))
+		w.uint(uint64(len(a.Terms)))
+		for i, t := range a.Terms {
+			w.str(t)
+			w.uint(uint64(a.Counts[i]))
+		}
+	}
+}
+
+// errUnitPayload reports a payload that does not decode.
+var errUnitPayload = errors.New("malformed unit payload")
+
+// unitReader decodes a unit payload held in one string, so that every
+// decoded string is a slice of it rather than a copy.
+type unitReader struct {
+	s   string
+	err error
+}
+
+// uint reads an unsigned varint.
+func (r *unitReader) uint() uint64 {
+	var v uint64
+	for shift := 0; shift < 64 && r.err == nil; shift += 7 {
+		if len(r.s) == 0 {
+			break
+		}
+		c := r.s[0]
+		r.s = r.s[1:]
+		v |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			return v
+		}
+	}
+	r.err = errUnitPayload
+	return 0
+}
+
+// int reads a signed varint.
+func (r *unitReader) int() int {
+	u := r.uint()
+	return int(int64(u>>1) ^ -int64(u&1))
+}
+
+// count reads a list length, refusing one longer than the bytes left.
+func (r *unitReader) count() int {
+	n := r.uint()
+	if n > uint64(len(r.s)) {
+		r.err = errUnitPayload
+		return 0
+	}
+	return int(n)
+}
+
+// str reads a string.
+func (r *unitReader) str() string {
+	n := r.count()
+	if r.err != nil {
+		return ""
+	}
+	s := r.s[:n]
+	r.s = r.s[n:]
+	return s
+}
+
+// strs reads a list of strings; none reads as nil.
+func (r *unitReader) strs() []string {
+	n := r.count()
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = r.str()
+	}
+	return out
+}
+
+// decodeUnitPayload decodes what encodeUnitPayload wrote.
+func decodeUnitPayload(payload []byte) (*Unit, error) {
+	r := &unitReader{s: string(payload)}
+	u := &Unit{LeadText: r.str(), LeadEnd: r.int()}
+	u.Parents = make([]hierarchy.Parent, r.count())
+	for i := range u.Parents {
+		r.parent(&u.Parents[i])
+	}
+	u.Children = make([]hierarchy.Child, r.count())
+	for i := range u.Children {
+		u.Children[i] = hierarchy.Child{ID: r.str(), ParentID: r.str(), DocID: r.str(), Ordinal: r.int(), Text: r.str(), Start: r.int(), ParentStart: r.int()}
+	}
+	u.ChildTerms = r.analyses()
+	u.ContextTerms = r.analyses()
+	if r.err == nil && r.s != "" {
+		r.err = errUnitPayload
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return u, nil
+}
+
+// parent reads one parent into p.
+func (r *unitReader) parent(p *hierarchy.Parent) {
+	p.ID, p.DocID, p.Title, p.HeadingPath = r.str(), r.str(), r.str(), r.strs()
+	p.Ordinal, p.Text, p.Start = r.int(), r.str(), r.int()
+	if n := r.count(); n > 0 {
+		p.Children = make([]hierarchy.Span, n)
+		for i := range p.Children {
+			p.Children[i] = hierarchy.Span{ID: r.str(), Start: r.int(), End: r.int()}
+		}
+	}
+	if n := r.count(); n > 0 {
+		p.Metadata = make(map[string]string, n)
+		for range n {
+			k := r.str()
+			p.Metadata[k] = r.str()
+		}
+	}
+}
+
+// analyses reads a list of analyses.
+func (r *unitReader) analyses() []embed.Analysis {
+	n := r.uint()
+	if n == 0 || n-1 > uint64(len(r.s)) {
+		if n != 0 {
+			r.err = errUnitPayload
+		}
+		return nil
+	}
+	out := make([]embed.Analysis, n-1)
+	for i := range out {
+		out[i].Tokens = int(r.uint())
+		m := r.count()
+		out[i].Terms, out[i].Counts = make([]string, m), make([]uint32, m)
+		for j := range m {
+			out[i].Terms[j] = r.str()
+			out[i].Counts[j] = uint32(r.uint())
+		}
+	}
+	return out
+}
