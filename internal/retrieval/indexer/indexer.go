@@ -93,7 +93,8 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 	if opts.Units != nil && len(opts.UnitScope) == 0 {
 		return nil, errors.New("a unit cache needs a unit scope naming the splitter")
 	}
-	units, reused, err := unitsOf(ctx, docs, b, shape, opts)
+	source := newUnitSource(docs, b, shape, opts)
+	units, reused, stats, err := source.unitsOf(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -102,10 +103,10 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 		ix.Parents = append(ix.Parents, u.Parents...)
 		ix.Children = append(ix.Children, u.Children...)
 	}
-	if err := ix.fit(ctx, units, opts); err != nil {
+	if err := ix.fit(ctx, units, stats, opts); err != nil {
 		return nil, err
 	}
-	if err := ix.embedAll(ctx, units, opts); err != nil {
+	if err := ix.embedAll(ctx, source, units, opts); err != nil {
 		return nil, err
 	}
 	return ix, nil
@@ -125,22 +126,16 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// fit gives the embedder its corpus statistics: the BM25 part counts the
-// analyses of every child text; another Fitter reads every child text. It
+// fit gives the embedder its corpus statistics: the BM25 part those the
+// first pass counted; another Fitter reads every child text. It
 // checks ctx first, so a cancelled build never reports success, even when
 // there is nothing to embed.
-func (ix *Index) fit(ctx context.Context, units []*Unit, opts Options) error {
+func (ix *Index) fit(ctx context.Context, units []*Unit, stats *embed.CorpusStats, opts Options) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	var err error
 	if lex := embed.LexicalPart(ix.Embedder); lex != nil {
-		stats := embed.NewCorpusStats()
-		for _, u := range units {
-			for i := range u.ChildTerms {
-				stats.Add(u.ChildTerms[i])
-			}
-		}
 		err = lex.FitCorpus(stats)
 	} else if f, ok := ix.Embedder.(embed.Fitter); ok {
 		var texts []string
@@ -158,9 +153,11 @@ func (ix *Index) fit(ctx context.Context, units []*Unit, opts Options) error {
 	return nil
 }
 
-// embedAll embeds the children in batches, in slot order, into opts.Store
-// or a new embedded store. It checks ctx before each batch.
-func (ix *Index) embedAll(ctx context.Context, units []*Unit, opts Options) error {
+// embedAll is the second pass of a build: it embeds the children in
+// batches, in slot order, into opts.Store or a new embedded store, giving
+// each unit its analyses back just before its children join a batch. It
+// checks ctx before each batch.
+func (ix *Index) embedAll(ctx context.Context, source *unitSource, units []*Unit, opts Options) error {
 	store := opts.Store
 	if store == nil {
 		embedded, err := vectorstore.NewEmbedded(vectorstore.EmbeddedOptions{})
@@ -189,7 +186,9 @@ func (ix *Index) embedAll(ctx context.Context, units []*Unit, opts Options) erro
 		opts.OnProgress(Progress{Stage: StageEmbed, Done: done, Total: len(ix.Children)})
 		return nil
 	}
-	for _, u := range units {
+	var scratch embed.AnalysisScratch
+	for ui, u := range units {
+		source.restore(ui, u, &scratch)
 		parents := u.parentIndex()
 		for i, c := range u.Children {
 			p, ok := parents[c.ParentID]

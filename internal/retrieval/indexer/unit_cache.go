@@ -56,9 +56,9 @@ func (c *UnitCache) path(key unitKey) string {
 }
 
 // load returns the unit of key, or false when there is none or its file
-// is damaged. A hit refreshes the file's modification time, which Prune
-// reads as its last use.
-func (c *UnitCache) load(key unitKey) (*Unit, bool) {
+// is damaged. With touch, a hit refreshes the file's modification time,
+// which Prune reads as its last use.
+func (c *UnitCache) load(key unitKey, touch bool) (*Unit, bool) {
 	path := c.path(key)
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -68,8 +68,10 @@ func (c *UnitCache) load(key unitKey) (*Unit, bool) {
 	if err != nil {
 		return nil, false
 	}
-	now := time.Now()
-	_ = os.Chtimes(path, now, now) // best effort: only pruning reads it
+	if touch {
+		now := time.Now()
+		_ = os.Chtimes(path, now, now) // best effort: only pruning reads it
+	}
 	return u, true
 }
 

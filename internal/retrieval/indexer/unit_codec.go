@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
@@ -159,6 +160,10 @@ func (r *unitReader) str() string {
 	return s
 }
 
+// text reads a string into memory of its own, so that what a build keeps
+// (parents, children) never holds the payload, whose analyses it drops.
+func (r *unitReader) text() string { return strings.Clone(r.str()) }
+
 // strs reads a list of strings; none reads as nil.
 func (r *unitReader) strs() []string {
 	n := r.count()
@@ -167,7 +172,7 @@ func (r *unitReader) strs() []string {
 	}
 	out := make([]string, n)
 	for i := range out {
-		out[i] = r.str()
+		out[i] = r.text()
 	}
 	return out
 }
@@ -175,14 +180,14 @@ func (r *unitReader) strs() []string {
 // decodeUnitPayload decodes what encodeUnitPayload wrote.
 func decodeUnitPayload(payload []byte) (*Unit, error) {
 	r := &unitReader{s: string(payload)}
-	u := &Unit{LeadText: r.str(), LeadEnd: r.int()}
+	u := &Unit{LeadText: r.text(), LeadEnd: r.int()}
 	u.Parents = make([]hierarchy.Parent, r.count())
 	for i := range u.Parents {
 		r.parent(&u.Parents[i])
 	}
 	u.Children = make([]hierarchy.Child, r.count())
 	for i := range u.Children {
-		u.Children[i] = hierarchy.Child{ID: r.str(), ParentID: r.str(), DocID: r.str(), Ordinal: r.int(), Text: r.str(), Start: r.int(), ParentStart: r.int()}
+		u.Children[i] = hierarchy.Child{ID: r.text(), ParentID: r.text(), DocID: r.text(), Ordinal: r.int(), Text: r.text(), Start: r.int(), ParentStart: r.int()}
 	}
 	u.ChildTerms = r.analyses()
 	u.ContextTerms = r.analyses()
@@ -197,19 +202,19 @@ func decodeUnitPayload(payload []byte) (*Unit, error) {
 
 // parent reads one parent into p.
 func (r *unitReader) parent(p *hierarchy.Parent) {
-	p.ID, p.DocID, p.Title, p.HeadingPath = r.str(), r.str(), r.str(), r.strs()
-	p.Ordinal, p.Text, p.Start = r.int(), r.str(), r.int()
+	p.ID, p.DocID, p.Title, p.HeadingPath = r.text(), r.text(), r.text(), r.strs()
+	p.Ordinal, p.Text, p.Start = r.int(), r.text(), r.int()
 	if n := r.count(); n > 0 {
 		p.Children = make([]hierarchy.Span, n)
 		for i := range p.Children {
-			p.Children[i] = hierarchy.Span{ID: r.str(), Start: r.int(), End: r.int()}
+			p.Children[i] = hierarchy.Span{ID: r.text(), Start: r.int(), End: r.int()}
 		}
 	}
 	if n := r.count(); n > 0 {
 		p.Metadata = make(map[string]string, n)
 		for range n {
-			k := r.str()
-			p.Metadata[k] = r.str()
+			k := r.text()
+			p.Metadata[k] = r.text()
 		}
 	}
 }

@@ -9,35 +9,53 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 
-// unitsOf returns the unit of every document, in document order, made or
-// loaded from opts.Units by a bounded pool of workers, and how many came
-// from the cache. Each split reports the documents done and reused so far.
-func unitsOf(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentSplitter, shape unitShape, opts Options) ([]*Unit, int, error) {
-	units := make([]*Unit, len(docs))
-	var scope []byte
-	if opts.Units != nil {
-		scope = unitScope(shape, opts.UnitScope)
+// unitSource makes or loads the unit of each document of a build.
+type unitSource struct {
+	docs  []hierarchy.Document
+	split hierarchy.DocumentSplitter
+	shape unitShape
+	cache *UnitCache
+	scope []byte
+}
+
+// newUnitSource readies the units of docs, kept in opts.Units when set.
+func newUnitSource(docs []hierarchy.Document, b hierarchy.DocumentSplitter, shape unitShape, opts Options) *unitSource {
+	s := &unitSource{docs: docs, split: b, shape: shape, cache: opts.Units}
+	if s.cache != nil {
+		s.scope = unitScope(shape, opts.UnitScope)
 	}
+	return s
+}
+
+// unitsOf is the first pass of a build: it returns the unit of every
+// document, in document order, made or loaded by a bounded pool of
+// workers, how many came from the cache, and the corpus statistics of
+// their child texts. With a cache, each unit's analyses are dropped once
+// counted (restore reads them back), so the pass holds no analyses. Each
+// unit done reports the documents done and reused so far.
+func (s *unitSource) unitsOf(ctx context.Context, opts Options) ([]*Unit, int, *embed.CorpusStats, error) {
+	units := make([]*Unit, len(s.docs))
 	next := make(chan int)
 	type outcome struct {
+		i      int
 		reused bool
 		err    error
 	}
-	done := make(chan outcome, len(docs))
+	done := make(chan outcome, len(s.docs))
 	var wg sync.WaitGroup
-	for range min(opts.Workers, max(len(docs), 1)) {
+	for range min(opts.Workers, max(len(s.docs), 1)) {
 		wg.Go(func() {
 			var scratch embed.AnalysisScratch
 			for i := range next {
-				var o outcome
-				units[i], o.reused, o.err = unitOf(docs[i], b, shape, opts.Units, scope, &scratch)
+				o := outcome{i: i}
+				units[i], o.reused, o.err = s.unit(i, &scratch)
 				done <- o
 			}
 		})
 	}
 	go func() {
 		defer close(next)
-		for i := range docs {
+		for i := range s.docs {
 			select {
 			case next <- i:
 			case <-ctx.Done():
@@ -45,35 +63,68 @@ func unitsOf(ctx context.Context, docs []hierarchy.Document, b hierarchy.Documen
 			}
 		}
 	}()
+	stats := embed.NewCorpusStats()
 	reused := 0
 	var err error
-	for n := range docs {
+	for n := range s.docs {
 		select {
 		case o := <-done:
 			if o.reused {
 				reused++
 			}
-			err = cmp.Or(err, o.err)
-			opts.OnProgress(Progress{Stage: StageSplit, Done: n + 1, Total: len(docs), Reused: reused})
+			if err = cmp.Or(err, o.err); o.err == nil {
+				s.count(units[o.i], stats)
+			}
+			opts.OnProgress(Progress{Stage: StageSplit, Done: n + 1, Total: len(s.docs), Reused: reused})
 		case <-ctx.Done():
 			wg.Wait()
-			return nil, 0, ctx.Err()
+			return nil, 0, nil, ctx.Err()
 		}
 	}
 	wg.Wait()
-	return units, reused, err
+	return units, reused, stats, err
 }
 
-// unitOf returns doc's unit from the cache when it holds it, and otherwise
-// makes it and, with a cache, stores it.
-func unitOf(doc hierarchy.Document, b hierarchy.DocumentSplitter, shape unitShape, cache *UnitCache, scope []byte, scratch *embed.AnalysisScratch) (*Unit, bool, error) {
-	if cache == nil {
-		return newUnit(doc, b, shape, scratch), false, nil
+// count adds the child texts of u to stats and, when the cache can give
+// them back, drops u's analyses.
+func (s *unitSource) count(u *Unit, stats *embed.CorpusStats) {
+	for i := range u.ChildTerms {
+		stats.Add(u.ChildTerms[i])
 	}
-	key := keyOf(scope, doc)
-	if u, ok := cache.load(key); ok {
+	if s.cache != nil {
+		u.ChildTerms, u.ContextTerms = nil, nil
+	}
+}
+
+// unit returns the i-th document's unit from the cache when it holds it,
+// and otherwise makes it and, with a cache, stores it.
+func (s *unitSource) unit(i int, scratch *embed.AnalysisScratch) (*Unit, bool, error) {
+	doc := s.docs[i]
+	if s.cache == nil {
+		return newUnit(doc, s.split, s.shape, scratch), false, nil
+	}
+	key := keyOf(s.scope, doc)
+	if u, ok := s.cache.load(key, true); ok {
 		return u, true, nil
 	}
-	u := newUnit(doc, b, shape, scratch)
-	return u, false, cache.store(key, u)
+	u := newUnit(doc, s.split, s.shape, scratch)
+	return u, false, s.cache.store(key, u)
+}
+
+// restore gives the i-th document's unit u back the analyses the first
+// pass dropped: from the cache, or, should its file be gone or damaged
+// since, by making the unit again, which yields the same analyses.
+func (s *unitSource) restore(i int, u *Unit, scratch *embed.AnalysisScratch) {
+	if !s.shape.analysed || u.ChildTerms != nil {
+		return
+	}
+	var full *Unit
+	ok := false
+	if s.cache != nil {
+		full, ok = s.cache.load(keyOf(s.scope, s.docs[i]), false)
+	}
+	if !ok {
+		full = newUnit(s.docs[i], s.split, s.shape, scratch)
+	}
+	u.ChildTerms, u.ContextTerms = full.ChildTerms, full.ContextTerms
 }
