@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,18 +22,18 @@ import (
 // file whose frame, key or checksum is wrong is never trusted: it counts
 // as a miss and the unit is made and written again.
 //
-// File layout: magic "PRUNIT2\n" | key (32 bytes) | payload length (8
-// bytes, little endian) | SHA-256 of the payload | payload (the Unit, see
-// encodeUnitPayload).
+// File layout: magic "PRUNIT3\n" | key (32 bytes) | payload length (8
+// bytes, little endian) | CRC-32C of the payload (4 bytes, little endian)
+// | payload (the Unit, see encodeUnitPayload).
 type UnitCache struct {
 	dir string
 }
 
 // unitMagic starts every unit file; its digit is the layout's version.
-const unitMagic = "PRUNIT2\n"
+const unitMagic = "PRUNIT3\n"
 
 // unitHeaderSize is the size of a unit file before its payload.
-const unitHeaderSize = len(unitMagic) + 2*sha256.Size + 8
+const unitHeaderSize = len(unitMagic) + sha256.Size + 8 + 4
 
 // unitFileExt ends the name of every unit file.
 const unitFileExt = ".unit"
@@ -56,19 +57,31 @@ func (c *UnitCache) path(key unitKey) string {
 }
 
 // load returns the unit of key, or false when there is none or its file
-// is damaged. With touch, a hit refreshes the file's modification time,
-// which Prune reads as its last use.
-func (c *UnitCache) load(key unitKey, touch bool) (*Unit, bool) {
+// is damaged. A hit refreshes the file's modification time, which Prune
+// reads as its last use.
+func (c *UnitCache) load(key unitKey) (*Unit, bool) {
+	return c.read(key, false)
+}
+
+// loadAnalyses returns a unit holding only the analyses of the unit of
+// key, or false when there is none or its file is damaged.
+func (c *UnitCache) loadAnalyses(key unitKey) (*Unit, bool) {
+	return c.read(key, true)
+}
+
+// read reads and checks the file of key; unless analysesOnly, a hit
+// refreshes the file's modification time.
+func (c *UnitCache) read(key unitKey, analysesOnly bool) (*Unit, bool) {
 	path := c.path(key)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, false
 	}
-	u, err := decodeUnit(data, key)
+	u, err := decodeUnit(data, key, analysesOnly)
 	if err != nil {
 		return nil, false
 	}
-	if touch {
+	if !analysesOnly {
 		now := time.Now()
 		_ = os.Chtimes(path, now, now) // best effort: only pruning reads it
 	}
@@ -106,20 +119,25 @@ func (c *UnitCache) store(key unitKey, u *Unit) error {
 // encodeUnit frames the gob encoding of u under key.
 func encodeUnit(u *Unit, key unitKey) ([]byte, error) {
 	payload := encodeUnitPayload(u)
-	sum := sha256.Sum256(payload)
 	out := make([]byte, 0, unitHeaderSize+len(payload))
 	out = append(out, unitMagic...)
 	out = append(out, key[:]...)
 	out = binary.LittleEndian.AppendUint64(out, uint64(len(payload)))
-	out = append(out, sum[:]...)
+	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(payload, castagnoli))
 	return append(out, payload...), nil
 }
+
+// castagnoli is the CRC-32C table: the checksum catches truncation and
+// corruption at memory speed; the file's name and stored key, not the
+// checksum, say which unit it is.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // errDamagedUnit is returned for a unit file that is not whole and sound.
 var errDamagedUnit = errors.New("damaged unit file")
 
-// decodeUnit checks the frame of data against key and decodes its unit.
-func decodeUnit(data []byte, key unitKey) (*Unit, error) {
+// decodeUnit checks the frame of data against key and decodes its unit,
+// or its analyses alone.
+func decodeUnit(data []byte, key unitKey, analysesOnly bool) (*Unit, error) {
 	if len(data) < unitHeaderSize || string(data[:len(unitMagic)]) != unitMagic {
 		return nil, errDamagedUnit
 	}
@@ -128,14 +146,11 @@ func decodeUnit(data []byte, key unitKey) (*Unit, error) {
 		return nil, errDamagedUnit
 	}
 	n := binary.LittleEndian.Uint64(rest[sha256.Size:])
-	sum, payload := rest[sha256.Size+8:2*sha256.Size+8], rest[2*sha256.Size+8:]
-	if n != uint64(len(payload)) {
+	sum, payload := binary.LittleEndian.Uint32(rest[sha256.Size+8:]), rest[sha256.Size+12:]
+	if n != uint64(len(payload)) || crc32.Checksum(payload, castagnoli) != sum {
 		return nil, errDamagedUnit
 	}
-	if got := sha256.Sum256(payload); !bytes.Equal(got[:], sum) {
-		return nil, errDamagedUnit
-	}
-	u, err := decodeUnitPayload(payload)
+	u, err := decodeUnitPayload(payload, analysesOnly)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errDamagedUnit, err)
 	}

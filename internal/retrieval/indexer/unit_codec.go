@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"slices"
@@ -14,8 +15,9 @@ import (
 // lengths, signed for offsets; strings are a length then bytes; lists a
 // count then their items):
 //
-//	lead text | lead end | parents | children | child analyses | context
-//	analyses
+//	length of the split | split | analyses
+//	split:    lead text | lead end | parents | children
+//	analyses: child analyses | context analyses
 //	parent:   id | document id | title | heading path (strings) | ordinal |
 //	          text | start | spans (id, start, end) | metadata (count, then
 //	          key and value, keys sorted)
@@ -37,8 +39,19 @@ func (w *unitWriter) strs(s []string) {
 	}
 }
 
-// encodeUnitPayload serialises u.
+// encodeUnitPayload serialises u: its split, then its analyses, which a
+// reader can decode alone.
 func encodeUnitPayload(u *Unit) []byte {
+	split := encodeSplit(u)
+	w := &unitWriter{b: make([]byte, 0, 2*len(split))}
+	w.str(string(split))
+	w.analyses(u.ChildTerms)
+	w.analyses(u.ContextTerms)
+	return w.b
+}
+
+// encodeSplit serialises what splitting made of u's document.
+func encodeSplit(u *Unit) []byte {
 	w := &unitWriter{}
 	w.str(u.LeadText)
 	w.int(u.LeadEnd)
@@ -56,8 +69,6 @@ func encodeUnitPayload(u *Unit) []byte {
 		w.int(c.Start)
 		w.int(c.ParentStart)
 	}
-	w.analyses(u.ChildTerms)
-	w.analyses(u.ContextTerms)
 	return w.b
 }
 
@@ -177,17 +188,18 @@ func (r *unitReader) strs() []string {
 	return out
 }
 
-// decodeUnitPayload decodes what encodeUnitPayload wrote.
-func decodeUnitPayload(payload []byte) (*Unit, error) {
+// decodeUnitPayload decodes what encodeUnitPayload wrote; with
+// analysesOnly, the unit holds its analyses alone.
+func decodeUnitPayload(payload []byte, analysesOnly bool) (*Unit, error) {
 	r := &unitReader{s: string(payload)}
-	u := &Unit{LeadText: r.text(), LeadEnd: r.int()}
-	u.Parents = make([]hierarchy.Parent, r.count())
-	for i := range u.Parents {
-		r.parent(&u.Parents[i])
-	}
-	u.Children = make([]hierarchy.Child, r.count())
-	for i := range u.Children {
-		u.Children[i] = hierarchy.Child{ID: r.text(), ParentID: r.text(), DocID: r.text(), Ordinal: r.int(), Text: r.text(), Start: r.int(), ParentStart: r.int()}
+	split := &unitReader{s: r.str()}
+	u := &Unit{}
+	if !analysesOnly {
+		split.split(u)
+		r.err = cmp.Or(r.err, split.err)
+		if r.err == nil && split.s != "" {
+			r.err = errUnitPayload
+		}
 	}
 	u.ChildTerms = r.analyses()
 	u.ContextTerms = r.analyses()
@@ -198,6 +210,19 @@ func decodeUnitPayload(payload []byte) (*Unit, error) {
 		return nil, r.err
 	}
 	return u, nil
+}
+
+// split decodes the split of a unit into u.
+func (r *unitReader) split(u *Unit) {
+	u.LeadText, u.LeadEnd = r.text(), r.int()
+	u.Parents = make([]hierarchy.Parent, r.count())
+	for i := range u.Parents {
+		r.parent(&u.Parents[i])
+	}
+	u.Children = make([]hierarchy.Child, r.count())
+	for i := range u.Children {
+		u.Children[i] = hierarchy.Child{ID: r.text(), ParentID: r.text(), DocID: r.text(), Ordinal: r.int(), Text: r.text(), Start: r.int(), ParentStart: r.int()}
+	}
 }
 
 // parent reads one parent into p.

@@ -16,6 +16,7 @@ type unitSource struct {
 	shape unitShape
 	cache *UnitCache
 	scope []byte
+	keys  []unitKey // with a cache, the key of each document's unit
 }
 
 // newUnitSource readies the units of docs, kept in opts.Units when set.
@@ -23,6 +24,7 @@ func newUnitSource(docs []hierarchy.Document, b hierarchy.DocumentSplitter, shap
 	s := &unitSource{docs: docs, split: b, shape: shape, cache: opts.Units}
 	if s.cache != nil {
 		s.scope = unitScope(shape, opts.UnitScope)
+		s.keys = make([]unitKey, len(docs))
 	}
 	return s
 }
@@ -104,7 +106,8 @@ func (s *unitSource) unit(i int, scratch *embed.AnalysisScratch) (*Unit, bool, e
 		return newUnit(doc, s.split, s.shape, scratch), false, nil
 	}
 	key := keyOf(s.scope, doc)
-	if u, ok := s.cache.load(key, true); ok {
+	s.keys[i] = key
+	if u, ok := s.cache.load(key); ok {
 		return u, true, nil
 	}
 	u := newUnit(doc, s.split, s.shape, scratch)
@@ -121,7 +124,7 @@ func (s *unitSource) restore(i int, u *Unit, scratch *embed.AnalysisScratch) {
 	var full *Unit
 	ok := false
 	if s.cache != nil {
-		full, ok = s.cache.load(keyOf(s.scope, s.docs[i]), false)
+		full, ok = s.cache.loadAnalyses(s.keys[i])
 	}
 	if !ok {
 		full = newUnit(s.docs[i], s.split, s.shape, scratch)
