@@ -23,6 +23,10 @@ type Unit struct {
 	// ContextTerms analyses contextText of each parent, in order; nil
 	// without a BM25 part or without context.
 	ContextTerms []embed.Analysis
+	// packed holds ChildTerms and ContextTerms encoded (see
+	// encodeAnalyses) while a build waits to embed the unit: a third of
+	// their size in memory.
+	packed []byte
 }
 
 // unitShape says what a unit holds beyond the split: analyses or not, and

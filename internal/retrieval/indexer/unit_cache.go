@@ -60,31 +60,17 @@ func (c *UnitCache) path(key unitKey) string {
 // is damaged. A hit refreshes the file's modification time, which Prune
 // reads as its last use.
 func (c *UnitCache) load(key unitKey) (*Unit, bool) {
-	return c.read(key, false)
-}
-
-// loadAnalyses returns a unit holding only the analyses of the unit of
-// key, or false when there is none or its file is damaged.
-func (c *UnitCache) loadAnalyses(key unitKey) (*Unit, bool) {
-	return c.read(key, true)
-}
-
-// read reads and checks the file of key; unless analysesOnly, a hit
-// refreshes the file's modification time.
-func (c *UnitCache) read(key unitKey, analysesOnly bool) (*Unit, bool) {
 	path := c.path(key)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, false
 	}
-	u, err := decodeUnit(data, key, analysesOnly)
+	u, err := decodeUnit(data, key)
 	if err != nil {
 		return nil, false
 	}
-	if !analysesOnly {
-		now := time.Now()
-		_ = os.Chtimes(path, now, now) // best effort: only pruning reads it
-	}
+	now := time.Now()
+	_ = os.Chtimes(path, now, now) // best effort: only pruning reads it
 	return u, true
 }
 
@@ -135,9 +121,8 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // errDamagedUnit is returned for a unit file that is not whole and sound.
 var errDamagedUnit = errors.New("damaged unit file")
 
-// decodeUnit checks the frame of data against key and decodes its unit,
-// or its analyses alone.
-func decodeUnit(data []byte, key unitKey, analysesOnly bool) (*Unit, error) {
+// decodeUnit checks the frame of data against key and decodes its unit.
+func decodeUnit(data []byte, key unitKey) (*Unit, error) {
 	if len(data) < unitHeaderSize || string(data[:len(unitMagic)]) != unitMagic {
 		return nil, errDamagedUnit
 	}
@@ -150,7 +135,7 @@ func decodeUnit(data []byte, key unitKey, analysesOnly bool) (*Unit, error) {
 	if n != uint64(len(payload)) || crc32.Checksum(payload, castagnoli) != sum {
 		return nil, errDamagedUnit
 	}
-	u, err := decodeUnitPayload(payload, analysesOnly)
+	u, err := decodeUnitPayload(payload)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errDamagedUnit, err)
 	}

@@ -45,9 +45,22 @@ func encodeUnitPayload(u *Unit) []byte {
 	split := encodeSplit(u)
 	w := &unitWriter{b: make([]byte, 0, 2*len(split))}
 	w.str(string(split))
+	return append(w.b, encodeAnalyses(u)...)
+}
+
+// encodeAnalyses serialises the analyses of u.
+func encodeAnalyses(u *Unit) []byte {
+	w := &unitWriter{}
 	w.analyses(u.ChildTerms)
 	w.analyses(u.ContextTerms)
 	return w.b
+}
+
+// decodeAnalyses decodes what encodeAnalyses wrote into u.
+func decodeAnalyses(packed []byte, u *Unit) error {
+	r := &unitReader{s: string(packed)}
+	r.unitAnalyses(u)
+	return r.err
 }
 
 // encodeSplit serialises what splitting made of u's document.
@@ -188,28 +201,35 @@ func (r *unitReader) strs() []string {
 	return out
 }
 
-// decodeUnitPayload decodes what encodeUnitPayload wrote; with
-// analysesOnly, the unit holds its analyses alone.
-func decodeUnitPayload(payload []byte, analysesOnly bool) (*Unit, error) {
+// decodeUnitPayload decodes what encodeUnitPayload wrote; the unit keeps
+// a copy of its encoded analyses as packed.
+func decodeUnitPayload(payload []byte) (*Unit, error) {
 	r := &unitReader{s: string(payload)}
 	split := &unitReader{s: r.str()}
 	u := &Unit{}
-	if !analysesOnly {
-		split.split(u)
-		r.err = cmp.Or(r.err, split.err)
-		if r.err == nil && split.s != "" {
-			r.err = errUnitPayload
-		}
+	split.split(u)
+	r.err = cmp.Or(r.err, split.err)
+	if r.err == nil && split.s != "" {
+		r.err = errUnitPayload
 	}
+	if r.err == nil {
+		u.packed = []byte(r.s)
+	}
+	r.unitAnalyses(u)
+	if r.err != nil {
+		return nil, r.err
+	}
+	return u, nil
+}
+
+// unitAnalyses decodes the analyses of a unit into u; they must end the
+// input.
+func (r *unitReader) unitAnalyses(u *Unit) {
 	u.ChildTerms = r.analyses()
 	u.ContextTerms = r.analyses()
 	if r.err == nil && r.s != "" {
 		r.err = errUnitPayload
 	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	return u, nil
 }
 
 // split decodes the split of a unit into u.

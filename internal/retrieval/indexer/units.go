@@ -16,7 +16,6 @@ type unitSource struct {
 	shape unitShape
 	cache *UnitCache
 	scope []byte
-	keys  []unitKey // with a cache, the key of each document's unit
 }
 
 // newUnitSource readies the units of docs, kept in opts.Units when set.
@@ -24,7 +23,6 @@ func newUnitSource(docs []hierarchy.Document, b hierarchy.DocumentSplitter, shap
 	s := &unitSource{docs: docs, split: b, shape: shape, cache: opts.Units}
 	if s.cache != nil {
 		s.scope = unitScope(shape, opts.UnitScope)
-		s.keys = make([]unitKey, len(docs))
 	}
 	return s
 }
@@ -32,9 +30,9 @@ func newUnitSource(docs []hierarchy.Document, b hierarchy.DocumentSplitter, shap
 // unitsOf is the first pass of a build: it returns the unit of every
 // document, in document order, made or loaded by a bounded pool of
 // workers, how many came from the cache, and the corpus statistics of
-// their child texts. With a cache, each unit's analyses are dropped once
-// counted (restore reads them back), so the pass holds no analyses. Each
-// unit done reports the documents done and reused so far.
+// their child texts. Each unit's analyses are packed once counted
+// (restore unpacks them), so the pass holds them at a third of their
+// size. Each unit done reports the documents done and reused so far.
 func (s *unitSource) unitsOf(ctx context.Context, opts Options) ([]*Unit, int, *embed.CorpusStats, error) {
 	units := make([]*Unit, len(s.docs))
 	next := make(chan int)
@@ -87,15 +85,16 @@ func (s *unitSource) unitsOf(ctx context.Context, opts Options) ([]*Unit, int, *
 	return units, reused, stats, err
 }
 
-// count adds the child texts of u to stats and, when the cache can give
-// them back, drops u's analyses.
+// count adds the child texts of u to stats and packs u's analyses until
+// the second pass needs them.
 func (s *unitSource) count(u *Unit, stats *embed.CorpusStats) {
 	for i := range u.ChildTerms {
 		stats.Add(u.ChildTerms[i])
 	}
-	if s.cache != nil {
-		u.ChildTerms, u.ContextTerms = nil, nil
+	if u.packed == nil {
+		u.packed = encodeAnalyses(u)
 	}
+	u.ChildTerms, u.ContextTerms = nil, nil
 }
 
 // unit returns the i-th document's unit from the cache when it holds it,
@@ -106,7 +105,6 @@ func (s *unitSource) unit(i int, scratch *embed.AnalysisScratch) (*Unit, bool, e
 		return newUnit(doc, s.split, s.shape, scratch), false, nil
 	}
 	key := keyOf(s.scope, doc)
-	s.keys[i] = key
 	if u, ok := s.cache.load(key); ok {
 		return u, true, nil
 	}
@@ -115,19 +113,14 @@ func (s *unitSource) unit(i int, scratch *embed.AnalysisScratch) (*Unit, bool, e
 }
 
 // restore gives the i-th document's unit u back the analyses the first
-// pass dropped: from the cache, or, should its file be gone or damaged
-// since, by making the unit again, which yields the same analyses.
+// pass packed. Packed analyses that do not decode (which a build never
+// writes) are made again from the document, which yields the same.
 func (s *unitSource) restore(i int, u *Unit, scratch *embed.AnalysisScratch) {
-	if !s.shape.analysed || u.ChildTerms != nil {
+	packed := u.packed
+	u.packed = nil
+	if !s.shape.analysed || decodeAnalyses(packed, u) == nil {
 		return
 	}
-	var full *Unit
-	ok := false
-	if s.cache != nil {
-		full, ok = s.cache.loadAnalyses(s.keys[i])
-	}
-	if !ok {
-		full = newUnit(s.docs[i], s.split, s.shape, scratch)
-	}
+	full := newUnit(s.docs[i], s.split, s.shape, scratch)
 	u.ChildTerms, u.ContextTerms = full.ChildTerms, full.ContextTerms
 }

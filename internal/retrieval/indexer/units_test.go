@@ -1,7 +1,6 @@
 package indexer
 
 import (
-	"os"
 	"reflect"
 	"testing"
 
@@ -10,10 +9,11 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
-// TestRestoreRemakesAnalysesWhoseUnitIsGone checks that the second pass
-// gets a unit's analyses back from the cache, and, when its file was
-// removed after the first pass, by making the unit again.
-func TestRestoreRemakesAnalysesWhoseUnitIsGone(t *testing.T) {
+// TestRestoreUnpacksOrRemakesAnalyses checks that the first pass packs the
+// analyses of made and loaded units and that the second gets them back,
+// from the packed bytes or, when those are damaged, by making the unit
+// again.
+func TestRestoreUnpacksOrRemakesAnalyses(t *testing.T) {
 	parent, _ := split.NewRecursive(split.DefaultOptions(200, 0))
 	child, _ := split.NewRecursive(split.DefaultOptions(50, 5))
 	b := &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "r", Parent: parent, Child: child}
@@ -25,23 +25,21 @@ func TestRestoreRemakesAnalysesWhoseUnitIsGone(t *testing.T) {
 	s := newUnitSource(docs, b, unitShape{analysed: true, contexts: true}, Options{Units: cache, UnitScope: []byte("scope")})
 	var scratch embed.AnalysisScratch
 	want := newUnit(docs[0], b, s.shape, &scratch)
-	for _, gone := range []bool{false, true} {
+	for _, damaged := range []bool{false, true} {
 		u, _, err := s.unit(0, &scratch)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.count(u, embed.NewCorpusStats())
-		if u.ChildTerms != nil || u.ContextTerms != nil {
-			t.Fatal("the first pass kept the analyses of a cached unit")
+		if u.ChildTerms != nil || u.ContextTerms != nil || len(u.packed) == 0 {
+			t.Fatal("the first pass did not pack the analyses")
 		}
-		if gone {
-			if err := os.RemoveAll(cache.Dir()); err != nil {
-				t.Fatal(err)
-			}
+		if damaged {
+			u.packed = u.packed[:len(u.packed)/2]
 		}
 		s.restore(0, u, &scratch)
 		if !reflect.DeepEqual(u.ChildTerms, want.ChildTerms) || !reflect.DeepEqual(u.ContextTerms, want.ContextTerms) {
-			t.Errorf("file gone %v: restored analyses differ from the unit's", gone)
+			t.Errorf("damaged %v: restored analyses differ from the unit's", damaged)
 		}
 	}
 }
