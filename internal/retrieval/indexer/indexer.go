@@ -99,10 +99,7 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 		return nil, err
 	}
 	ix := &Index{Documents: len(docs), Reused: reused, Embedder: e, Windows: isWindows(b)}
-	for _, u := range units {
-		ix.Parents = append(ix.Parents, u.Parents...)
-		ix.Children = append(ix.Children, u.Children...)
-	}
+	ix.gather(units)
 	if err := ix.fit(ctx, units, stats, opts); err != nil {
 		return nil, err
 	}
@@ -110,6 +107,24 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 		return nil, err
 	}
 	return ix, nil
+}
+
+// gather puts the parents and children of every unit, in order, into the
+// index, and makes each unit's parents and children views of the index's,
+// so the build holds them once.
+func (ix *Index) gather(units []*Unit) {
+	parents, children := 0, 0
+	for _, u := range units {
+		parents, children = parents+len(u.Parents), children+len(u.Children)
+	}
+	ix.Parents = make([]hierarchy.Parent, 0, parents)
+	ix.Children = make([]hierarchy.Child, 0, children)
+	for _, u := range units {
+		p, c := len(ix.Parents), len(ix.Children)
+		ix.Parents = append(ix.Parents, u.Parents...)
+		ix.Children = append(ix.Children, u.Children...)
+		u.Parents, u.Children = ix.Parents[p:len(ix.Parents):len(ix.Parents)], ix.Children[c:len(ix.Children):len(ix.Children)]
+	}
 }
 
 // withDefaults fills zero options.
