@@ -79,9 +79,12 @@ func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name strin
 	if err != nil {
 		return err
 	}
+	reused := 0
+	req.OnProgress = build.TrackReused(req.OnProgress, &reused)
 	if _, err := build.Run(ctx, req); err != nil {
 		return err
 	}
+	log.FromContext(ctx).Info("built revision", "revision", s.revision, "documents", len(s.sources.Docs), "reusedFromUnitCache", reused)
 	return r.store(ctx, s, req.Dir, name)
 }
 
@@ -92,6 +95,7 @@ func (r *CorpusReconciler) buildRequest(ctx context.Context, s *corpusState, e e
 		Docs: s.sources.Docs, Policy: s.compiled.Manifested(), Embedder: e, EmbedderConfig: s.embedCfg,
 		Revision: s.revision, SourceDigest: s.sources.Digest(), VectorStore: s.vectorStore,
 		Workers: 2, OnProgress: s.progress.report, SaveProgress: indexer.Progress{Stage: StageSave}, Dir: dir,
+		UnitCacheDir: r.unitCacheDir(s.corpus), UnitCacheMaxAge: build.DefaultUnitCacheMaxAge,
 	}
 	if s.corpus.UsesMilvus() {
 		cfg, err := r.collectionConfig(ctx, s, s.vectorStore)
@@ -101,6 +105,13 @@ func (r *CorpusReconciler) buildRequest(ctx context.Context, s *corpusState, e e
 		req.Collection = &cfg
 	}
 	return req, nil
+}
+
+// unitCacheDir is where the Corpus's in-process builds keep their units
+// (see build.Request.UnitCacheDir): inside its embedding cache directory,
+// where its indexing Jobs keep them on the cache volume too.
+func (r *CorpusReconciler) unitCacheDir(c *v1alpha1.Corpus) string {
+	return filepath.Join(r.cacheDir(c), indexjob.UnitCacheSubdir)
 }
 
 // store creates the revision's ConfigMaps, owned by the Corpus, and reads

@@ -16,7 +16,7 @@ import (
 
 // indexFlags configure `parentrag index`.
 type indexFlags struct {
-	plan, namespace, volume, active, cacheDir string
+	plan, namespace, volume, active, cacheDir, unitCacheDir string
 }
 
 // newIndexCommand builds one revision as an indexing Job does: the plan
@@ -41,7 +41,7 @@ func newIndexCommand() *cobra.Command {
 				return err
 			}
 			r := &indexjob.Runner{Client: c, Namespace: f.namespace, Volume: f.volume, ActiveVolume: f.active,
-				EmbeddingCacheDir: f.cacheDir, OnProgress: logProgress(cmd.ErrOrStderr())}
+				EmbeddingCacheDir: f.cacheDir, UnitCacheDir: f.unitCacheDir, OnProgress: logProgress(cmd.ErrOrStderr())}
 			start := time.Now()
 			if err := r.Run(cmd.Context(), f.plan); err != nil {
 				return err
@@ -56,6 +56,7 @@ func newIndexCommand() *cobra.Command {
 	fl.StringVar(&f.volume, "volume", "", "the revision's volume; the bundle is written to its bundle/ directory")
 	fl.StringVar(&f.active, "active-volume", "", "the active revision's volume, for the quality gate")
 	fl.StringVar(&f.cacheDir, "embedding-cache-dir", "", "the Corpus's embedding cache (none when empty)")
+	fl.StringVar(&f.unitCacheDir, "unit-cache-dir", "", "the Corpus's unit cache, which keeps each document's split and analyses between builds (default: units/ in --embedding-cache-dir when set, else none)")
 	return cmd
 }
 
@@ -68,6 +69,10 @@ func logProgress(w io.Writer) func(indexer.Progress) {
 			return
 		}
 		last = time.Now()
-		fmt.Fprintf(w, "%s %s %d/%d\n", last.UTC().Format(time.RFC3339), p.Stage, p.Done, p.Total)
+		reused := ""
+		if p.Reused > 0 {
+			reused = fmt.Sprintf(" (%d reused from the unit cache)", p.Reused)
+		}
+		fmt.Fprintf(w, "%s %s %d/%d%s\n", last.UTC().Format(time.RFC3339), p.Stage, p.Done, p.Total, reused)
 	}
 }

@@ -48,7 +48,7 @@ func newLocalDemoCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m, err := indexDocuments(cmd.Context(), docs, compiled, &embeddingFlags{contextWeight: -1}, dir, true, newProgressReporter(cmd.ErrOrStderr(), quiet))
+			m, _, err := indexDocuments(cmd.Context(), indexRequest{docs: docs, compiled: compiled, emb: &embeddingFlags{contextWeight: -1}, out: dir, replace: true}, newProgressReporter(cmd.ErrOrStderr(), quiet))
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -67,6 +68,7 @@ func newLocalIndexCommand() *cobra.Command {
 		policyPath, out string
 		replace, quiet  bool
 		emb             embeddingFlags
+		units           unitCacheFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "index --policy POLICY.yaml --out DIR PATH...",
@@ -88,6 +90,10 @@ func newLocalIndexCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			unitCache, err := units.resolve()
+			if err != nil {
+				return err
+			}
 			docs, empty, err := source.LoadPathsReport(args)
 			for _, e := range empty {
 				fmt.Fprintf(cmd.ErrOrStderr(), "skipped: %v\n", e)
@@ -95,12 +101,16 @@ func newLocalIndexCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m, err := indexDocuments(cmd.Context(), docs, compiled, &emb, out, replace, newProgressReporter(cmd.ErrOrStderr(), quiet))
+			req := indexRequest{docs: docs, compiled: compiled, emb: &emb, out: out, replace: replace, unitCache: unitCache, unitMaxAge: units.maxAge}
+			m, reused, err := indexDocuments(cmd.Context(), req, newProgressReporter(cmd.ErrOrStderr(), quiet))
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "indexed %d documents into %d parents and %d children (revision %s, %s) in %s\n",
 				m.Documents, m.Parents, m.Children, m.Revision, humanBytes(m.Bytes), out)
+			if unitCache != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "reused %d of %d documents from the unit cache %s\n", reused, m.Documents, unitCache)
+			}
 			return nil
 		},
 	}
@@ -109,6 +119,7 @@ func newLocalIndexCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&replace, "replace", false, "replace an existing index in --out")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "do not report progress")
 	emb.register(cmd)
+	units.register(cmd)
 	return cmd
 }
 
@@ -175,21 +186,37 @@ func globEscape(s string) string {
 	return b.String()
 }
 
-// indexDocuments builds and saves a bundle for docs, its revision named
-// by the policy, the documents and the embedder alone.
-func indexDocuments(ctx context.Context, docs []hierarchy.Document, compiled *policy.Compiled, emb *embeddingFlags, out string, replace bool, progress *progressReporter) (bundle.Manifest, error) {
-	e, ecfg, err := emb.build()
+// indexRequest is what indexDocuments builds: docs split by the policy,
+// embedded as emb says, saved into out, with the unit cache in unitCache
+// ("" for none) pruned of units unused for unitMaxAge.
+type indexRequest struct {
+	docs       []hierarchy.Document
+	compiled   *policy.Compiled
+	emb        *embeddingFlags
+	out        string
+	replace    bool
+	unitCache  string
+	unitMaxAge time.Duration
+}
+
+// indexDocuments builds and saves a bundle for req.docs, its revision
+// named by the policy, the documents and the embedder alone, and returns
+// its manifest and how many documents the unit cache gave.
+func indexDocuments(ctx context.Context, req indexRequest, progress *progressReporter) (bundle.Manifest, int, error) {
+	e, ecfg, err := req.emb.build()
 	if err != nil {
-		return bundle.Manifest{}, err
+		return bundle.Manifest{}, 0, err
 	}
-	digest := bundle.SourceDigest(docs)
+	digest := bundle.SourceDigest(req.docs)
+	reused := 0
 	m, err := build.Run(ctx, build.Request{
-		Docs: docs, Policy: compiled.Manifested(), Embedder: e, EmbedderConfig: ecfg,
-		Revision: bundle.Revision(compiled.Revision, digest, ecfg, bundle.VectorStoreRef{}, ""), SourceDigest: digest,
-		OnProgress: progress.report, Dir: out, Replace: replace,
+		Docs: req.docs, Policy: req.compiled.Manifested(), Embedder: e, EmbedderConfig: ecfg,
+		Revision: bundle.Revision(req.compiled.Revision, digest, ecfg, bundle.VectorStoreRef{}, ""), SourceDigest: digest,
+		OnProgress: build.TrackReused(progress.report, &reused),
+		Dir:        req.out, Replace: req.replace, UnitCacheDir: req.unitCache, UnitCacheMaxAge: req.unitMaxAge,
 	})
 	progress.finishStage()
-	return m, err
+	return m, reused, err
 }
 
 // humanBytes formats a size with a binary unit.

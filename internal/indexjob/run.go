@@ -38,6 +38,9 @@ type Runner struct {
 	ActiveVolume string
 	// EmbeddingCacheDir keeps the Corpus's embedding cache; "" for none.
 	EmbeddingCacheDir string
+	// UnitCacheDir keeps the Corpus's unit cache (see build.Request);
+	// when "", the units directory inside EmbeddingCacheDir, if any.
+	UnitCacheDir string
 	// OnProgress, when set, also receives every progress report.
 	OnProgress func(indexer.Progress)
 }
@@ -139,6 +142,7 @@ func (r *Runner) index(ctx context.Context, plan *Plan, compiled *policy.Compile
 		OnProgress:   func(p indexer.Progress) { rep.progress(ctx, p) },
 		SaveProgress: indexer.Progress{Stage: "store", Done: 0, Total: 1},
 		Dir:          filepath.Join(r.Volume, BundleDir), Replace: true,
+		UnitCacheDir: r.unitCacheDir(), UnitCacheMaxAge: build.DefaultUnitCacheMaxAge,
 	}
 	if plan.VectorStore.Kind == bundle.VectorStoreMilvus {
 		cfg := bundle.MilvusConfig(plan.VectorStore)
@@ -147,6 +151,19 @@ func (r *Runner) index(ctx context.Context, plan *Plan, compiled *policy.Compile
 	}
 	return build.Run(ctx, req)
 }
+
+// unitCacheDir is where the Job keeps units: UnitCacheDir, or beside the
+// embedding cache on its volume, or nowhere.
+func (r *Runner) unitCacheDir() string {
+	if r.UnitCacheDir != "" || r.EmbeddingCacheDir == "" {
+		return r.UnitCacheDir
+	}
+	return filepath.Join(r.EmbeddingCacheDir, UnitCacheSubdir)
+}
+
+// UnitCacheSubdir is the directory of the unit cache inside an embedding
+// cache directory.
+const UnitCacheSubdir = "units"
 
 // check verifies the saved bundle as query pods will open it and measures
 // the quality gate against the active revision when the plan has one.

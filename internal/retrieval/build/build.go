@@ -1,7 +1,9 @@
 package build
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -24,6 +26,10 @@ type Policy struct {
 	// LengthUnit and Tokenizer name how lengths are measured.
 	LengthUnit, Tokenizer string
 }
+
+// DefaultUnitCacheMaxAge is how long the builders of parentrag keep a unit
+// that no build has used in their unit caches.
+const DefaultUnitCacheMaxAge = 30 * 24 * time.Hour
 
 // Request is one revision build: the documents in, the bundle out.
 type Request struct {
@@ -52,6 +58,16 @@ type Request struct {
 	// already there.
 	Dir     string
 	Replace bool
+	// UnitCacheDir, when set, keeps each document's split and analyses
+	// between builds (see indexer.UnitCache): unchanged documents are
+	// neither split nor analysed again, and the bundle is byte for byte
+	// the one a build without the cache makes. "" means no cache.
+	UnitCacheDir string
+	// UnitCacheMaxAge, when above zero, prunes after a successful build
+	// the units no build has used for that long.
+	UnitCacheMaxAge time.Duration
+	// CreatedAt stamps the manifest; zero means now.
+	CreatedAt time.Time
 }
 
 // Run builds the revision req describes and returns its manifest. When a
@@ -69,6 +85,14 @@ func Run(ctx context.Context, req Request) (bundle.Manifest, error) {
 		defer store.Close(ctx)
 		opts.Store = store
 	}
+	started := time.Now()
+	if req.UnitCacheDir != "" {
+		var err error
+		if opts.Units, err = indexer.OpenUnitCache(req.UnitCacheDir); err != nil {
+			return bundle.Manifest{}, err
+		}
+		opts.UnitScope = req.Policy.unitScope()
+	}
 	ix, err := indexer.Build(ctx, req.Docs, req.Policy.Splitter, req.Embedder, opts)
 	if err != nil {
 		return bundle.Manifest{}, err
@@ -81,7 +105,36 @@ func Run(ctx context.Context, req Request) (bundle.Manifest, error) {
 	if req.SaveProgress.Stage != "" && req.OnProgress != nil {
 		req.OnProgress(req.SaveProgress)
 	}
-	return bundle.Save(req.Dir, ix, req.manifest(), req.Replace)
+	m, err := bundle.Save(req.Dir, ix, req.manifest(), req.Replace)
+	if err == nil && opts.Units != nil && req.UnitCacheMaxAge > 0 {
+		// Best effort: a unit left behind costs disk, never correctness.
+		_, _ = opts.Units.Prune(started.Add(-req.UnitCacheMaxAge))
+	}
+	return m, err
+}
+
+// TrackReused returns a progress callback that passes every report to next
+// (when set) and keeps in *reused how many documents the unit cache gave.
+func TrackReused(next func(indexer.Progress), reused *int) func(indexer.Progress) {
+	return func(p indexer.Progress) {
+		if p.Stage == indexer.StageSplit {
+			*reused = p.Reused
+		}
+		if next != nil {
+			next(p)
+		}
+	}
+}
+
+// unitScope identifies the policy in unit keys: its revision, spec, length
+// unit and tokenizer, each length-prefixed.
+func (p Policy) unitScope() []byte {
+	var b []byte
+	for _, s := range []string{p.Revision, string(p.Spec), p.LengthUnit, p.Tokenizer} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	return b
 }
 
 // manifest is the manifest of the revision req builds, stamped now; Save
@@ -91,7 +144,7 @@ func (req *Request) manifest() bundle.Manifest {
 		Revision: req.Revision, PolicyRevision: req.Policy.Revision, Policy: req.Policy.Spec,
 		LengthUnit: req.Policy.LengthUnit, Tokenizer: req.Policy.Tokenizer,
 		SourceDigest: req.SourceDigest, Embedder: req.EmbedderConfig, VectorStore: req.VectorStore,
-		CreatedAt: time.Now().UTC().Truncate(time.Second),
+		CreatedAt: cmp.Or(req.CreatedAt, time.Now()).UTC().Truncate(time.Second),
 	}
 }
 

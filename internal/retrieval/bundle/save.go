@@ -55,7 +55,7 @@ func writeContents(dir string, ix *indexer.Index, m Manifest) (Manifest, error) 
 	} else if m.VectorStore.Kind != VectorStoreMilvus {
 		return m, fmt.Errorf("the children are in %T, but the manifest names no external store", ix.Store)
 	}
-	if lex := lexicalPart(ix.Embedder); lex != nil {
+	if lex := embed.LexicalPart(ix.Embedder); lex != nil {
 		stats, err := lex.MarshalStats()
 		if err != nil {
 			return m, fmt.Errorf("encoding lexical statistics: %w", err)
@@ -184,16 +184,4 @@ func dirSize(dir string) (int64, error) {
 		return err
 	})
 	return total, err
-}
-
-// lexicalPart returns the BM25 embedder whose statistics a bundle keeps:
-// the embedder itself, or the sparse half of a hybrid one.
-func lexicalPart(e embed.Embedder) *embed.Lexical {
-	switch e := e.(type) {
-	case *embed.Lexical:
-		return e
-	case *embed.Hybrid:
-		return e.Lexical
-	}
-	return nil
 }

@@ -25,14 +25,14 @@ func TestContextTextNamesTitleHeadingsAndParent(t *testing.T) {
 }
 
 func TestChildTextsLeadWithTheirSectionHeading(t *testing.T) {
-	ix := &Index{
+	u := &Unit{
 		Parents: []hierarchy.Parent{
 			{ID: "p1", HeadingPath: []string{"Guide", "Install"}},
 			{ID: "p2"},
 		},
 		Children: []hierarchy.Child{{ID: "c1", ParentID: "p1", Text: "Run it."}, {ID: "c2", ParentID: "p2", Text: "Plain."}},
 	}
-	got := ix.childTexts()
+	got := u.childTexts()
 	if want := []string{"Install\n\nRun it.", "Plain."}; got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("childTexts() = %q, want %q", got, want)
 	}
@@ -45,8 +45,7 @@ func TestOpeningSectionJoinsTheContextOfLaterSections(t *testing.T) {
 		{ID: "p0", DocID: "d", Start: 0, Text: "## Abstract\n\nWe study zebras.", HeadingPath: []string{"Abstract"}},
 		{ID: "p1", DocID: "d", Start: 31, Text: "## Method\n\nWe count stripes.", HeadingPath: []string{"Method"}},
 	}
-	leads := leadsOf([]hierarchy.Document{doc}, parents)
-	l := leads["d"]
+	l := leadOf(doc, parents)
 	if l.text != "## Abstract\n\nWe study zebras." || l.end != 31 {
 		t.Fatalf("lead = %+v, want the abstract ending at 31", l)
 	}
@@ -56,7 +55,7 @@ func TestOpeningSectionJoinsTheContextOfLaterSections(t *testing.T) {
 	if got, want := contextText(&parents[1], l), l.text+"\n\nMethod\n\n"+parents[1].Text; got != want {
 		t.Errorf("later section's context = %q, want %q", got, want)
 	}
-	if got := leadsOf([]hierarchy.Document{doc}, []hierarchy.Parent{{ID: "p", DocID: "d", Text: text}}); len(got) != 0 {
+	if got := leadOf(doc, []hierarchy.Parent{{ID: "p", DocID: "d", Text: text}}); got != (lead{}) {
 		t.Errorf("a document without section parents has a lead: %+v", got)
 	}
 	long := strings.Repeat("word ", LeadWords+10)

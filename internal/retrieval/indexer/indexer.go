@@ -5,9 +5,9 @@ package indexer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
-	"sync"
 
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
@@ -28,11 +28,13 @@ const (
 const DefaultContextWeight = 0.8
 
 // Progress reports how far a build is: Done of Total units of Stage
-// (documents while splitting, children while embedding).
+// (documents while splitting, children while embedding). While splitting,
+// Reused counts the documents done whose unit came from the unit cache.
 type Progress struct {
-	Stage string
-	Done  int
-	Total int
+	Stage  string
+	Done   int
+	Total  int
+	Reused int
 }
 
 // Options tune Build.
@@ -51,14 +53,25 @@ type Options struct {
 	// this weight, so a child is scored as itself plus ContextWeight times
 	// its context. Only children are indexed either way.
 	ContextWeight float32
+	// Units, when set, keeps each document's unit (its split and
+	// analyses) between builds, keyed by everything it depends on: a
+	// document whose unit is there is neither split nor analysed. The
+	// index is the same, byte for byte, with or without it.
+	Units *UnitCache
+	// UnitScope identifies the splitter for Units: the chunking policy's
+	// revision and spec as the caller knows them. It enters every unit
+	// key, so a change of policy never reuses a unit; required with Units.
+	UnitScope []byte
 }
 
 // Index is a built index held in memory.
 type Index struct {
 	Documents int
-	Parents   []hierarchy.Parent
-	Children  []hierarchy.Child
-	Embedder  embed.Embedder
+	// Reused counts the documents whose unit came from Options.Units.
+	Reused   int
+	Parents  []hierarchy.Parent
+	Children []hierarchy.Child
+	Embedder embed.Embedder
 	// Store holds the children: the embedded store, or Options.Store.
 	Store vectorstore.VectorStore
 	// Windows is true when the parents are sentence windows, which
@@ -68,23 +81,50 @@ type Index struct {
 
 // Build splits, embeds and indexes docs. Parents and children come out in
 // document order whatever the concurrency, so the same input always yields
-// the same index. An Embedder that is a Fitter is fitted on every child text
-// before any is embedded.
+// the same index. Each document is split, and each child text and parent
+// context analysed, exactly once: the BM25 part of the embedder is fitted
+// on the analyses of every child text and weighs them without analysing
+// again, bit for bit as Fit and EmbedDocuments on the texts would. Another
+// embedder that is a Fitter is fitted on every child text before any is
+// embedded.
 func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentSplitter, e embed.Embedder, opts Options) (*Index, error) {
 	opts = opts.withDefaults()
-	results, err := splitAll(ctx, docs, b, opts)
+	shape := unitShape{analysed: embed.LexicalPart(e) != nil, contexts: opts.ContextWeight > 0}
+	if opts.Units != nil && len(opts.UnitScope) == 0 {
+		return nil, errors.New("a unit cache needs a unit scope naming the splitter")
+	}
+	source := newUnitSource(docs, b, shape, opts)
+	units, reused, stats, err := source.unitsOf(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{Documents: len(docs), Embedder: e, Windows: isWindows(b)}
-	for _, r := range results {
-		ix.Parents = append(ix.Parents, r.Parents...)
-		ix.Children = append(ix.Children, r.Children...)
+	ix := &Index{Documents: len(docs), Reused: reused, Embedder: e, Windows: isWindows(b)}
+	ix.gather(units)
+	if err := ix.fit(ctx, units, stats, opts); err != nil {
+		return nil, err
 	}
-	if err := ix.embedAll(ctx, docs, opts); err != nil {
+	if err := ix.embedAll(ctx, source, units, opts); err != nil {
 		return nil, err
 	}
 	return ix, nil
+}
+
+// gather puts the parents and children of every unit, in order, into the
+// index, and makes each unit's parents and children views of the index's,
+// so the build holds them once.
+func (ix *Index) gather(units []*Unit) {
+	parents, children := 0, 0
+	for _, u := range units {
+		parents, children = parents+len(u.Parents), children+len(u.Children)
+	}
+	ix.Parents = make([]hierarchy.Parent, 0, parents)
+	ix.Children = make([]hierarchy.Child, 0, children)
+	for _, u := range units {
+		p, c := len(ix.Parents), len(ix.Children)
+		ix.Parents = append(ix.Parents, u.Parents...)
+		ix.Children = append(ix.Children, u.Children...)
+		u.Parents, u.Children = ix.Parents[p:len(ix.Parents):len(ix.Parents)], ix.Children[c:len(ix.Children):len(ix.Children)]
+	}
 }
 
 // withDefaults fills zero options.
@@ -101,61 +141,38 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// splitAll splits every document with a bounded pool of workers and
-// returns the results in document order.
-func splitAll(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentSplitter, opts Options) ([]hierarchy.Result, error) {
-	results := make([]hierarchy.Result, len(docs))
-	next := make(chan int)
-	done := make(chan struct{}, len(docs))
-	var wg sync.WaitGroup
-	for range min(opts.Workers, max(len(docs), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results[i] = b.Build(docs[i])
-				done <- struct{}{}
-			}
-		}()
-	}
-	go func() {
-		defer close(next)
-		for i := range docs {
-			select {
-			case next <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	for n := range docs {
-		select {
-		case <-done:
-			opts.OnProgress(Progress{Stage: StageSplit, Done: n + 1, Total: len(docs)})
-		case <-ctx.Done():
-			wg.Wait()
-			return nil, ctx.Err()
-		}
-	}
-	wg.Wait()
-	return results, nil
-}
-
-// embedAll fits the embedder when it learns corpus statistics, then embeds
-// children in batches into a new embedded store. It checks ctx before
-// fitting and before each batch, so a cancelled build never reports
-// success, even when there is nothing to embed or the embedder ignores ctx.
-func (ix *Index) embedAll(ctx context.Context, docs []hierarchy.Document, opts Options) error {
+// fit gives the embedder its corpus statistics: the BM25 part those the
+// first pass counted; another Fitter reads every child text. It
+// checks ctx first, so a cancelled build never reports success, even when
+// there is nothing to embed.
+func (ix *Index) fit(ctx context.Context, units []*Unit, stats *embed.CorpusStats, opts Options) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	texts := ix.childTexts()
-	if f, ok := ix.Embedder.(embed.Fitter); ok {
-		if err := f.Fit(texts); err != nil {
-			return fmt.Errorf("fitting embedder: %w", err)
+	var err error
+	if lex := embed.LexicalPart(ix.Embedder); lex != nil {
+		err = lex.FitCorpus(stats)
+	} else if f, ok := ix.Embedder.(embed.Fitter); ok {
+		var texts []string
+		for _, u := range units {
+			texts = append(texts, u.childTexts()...)
 		}
-		opts.OnProgress(Progress{Stage: StageFit, Done: len(texts), Total: len(texts)})
+		err = f.Fit(texts)
+	} else {
+		return nil
 	}
+	if err != nil {
+		return fmt.Errorf("fitting embedder: %w", err)
+	}
+	opts.OnProgress(Progress{Stage: StageFit, Done: len(ix.Children), Total: len(ix.Children)})
+	return nil
+}
+
+// embedAll is the second pass of a build: it embeds the children in
+// batches, in slot order, into opts.Store or a new embedded store, giving
+// each unit its analyses back just before its children join a batch. It
+// checks ctx before each batch.
+func (ix *Index) embedAll(ctx context.Context, source *unitSource, units []*Unit, opts Options) error {
 	store := opts.Store
 	if store == nil {
 		embedded, err := vectorstore.NewEmbedded(vectorstore.EmbeddedOptions{})
@@ -164,71 +181,60 @@ func (ix *Index) embedAll(ctx context.Context, docs []hierarchy.Document, opts O
 		}
 		store = embedded
 	}
-	ctxs := newContexts(docs, ix.Parents, ix.Embedder, opts.ContextWeight)
-	meta := parentMetadata(ix.Parents)
-	for from := 0; from < len(texts); from += opts.BatchSize {
+	v := newVectorizer(ix.Embedder, opts.ContextWeight)
+	batch := make([]slot, 0, opts.BatchSize)
+	done := 0
+	flush := func() error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		to := min(from+opts.BatchSize, len(texts))
-		if err := embedBatch(ctx, ix.Embedder, ctxs, meta, store, ix.Children[from:to], texts[from:to]); err != nil {
+		records, err := v.records(ctx, batch)
+		if err != nil {
 			return err
 		}
-		opts.OnProgress(Progress{Stage: StageEmbed, Done: to, Total: len(texts)})
+		if err := store.Upsert(ctx, records); err != nil {
+			return fmt.Errorf("indexing children: %w", err)
+		}
+		done += len(batch)
+		releaseFinished(batch)
+		batch = batch[:0]
+		opts.OnProgress(Progress{Stage: StageEmbed, Done: done, Total: len(ix.Children)})
+		return nil
+	}
+	var scratch embed.AnalysisScratch
+	for ui, u := range units {
+		source.restore(ui, u, &scratch)
+		parents := u.parentIndex()
+		for i, c := range u.Children {
+			p, ok := parents[c.ParentID]
+			if !ok {
+				return fmt.Errorf("child %s points to missing parent %s", c.ID, c.ParentID)
+			}
+			if batch = append(batch, slot{u: u, child: i, parent: p}); len(batch) == opts.BatchSize {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if len(batch) > 0 {
+		if err := flush(); err != nil {
+			return err
+		}
 	}
 	ix.Store = store
 	return nil
 }
 
-// embedBatch embeds one batch of children and upserts them.
-func embedBatch(ctx context.Context, e embed.Embedder, ctxs *contexts, meta map[string]map[string]string, store vectorstore.VectorStore, children []hierarchy.Child, texts []string) error {
-	vecs, err := e.EmbedDocuments(ctx, texts)
-	if err != nil {
-		return fmt.Errorf("embedding children: %w", err)
-	}
-	if err := ctxs.add(ctx, children, vecs); err != nil {
-		return err
-	}
-	records := make([]vectorstore.Record, len(children))
-	for i, c := range children {
-		records[i] = vectorstore.Record{ID: c.ID, ParentID: c.ParentID, DocID: c.DocID, Ordinal: c.Ordinal, Vector: vecs[i], Text: c.Text, Metadata: meta[c.ParentID]}
-	}
-	if err := store.Upsert(ctx, records); err != nil {
-		return fmt.Errorf("indexing children: %w", err)
-	}
-	return nil
-}
-
-// parentMetadata maps each parent with metadata to it; children carry
-// their document's metadata through their parent.
-func parentMetadata(parents []hierarchy.Parent) map[string]map[string]string {
-	out := map[string]map[string]string{}
-	for _, p := range parents {
-		if len(p.Metadata) > 0 {
-			out[p.ID] = p.Metadata
+// releaseFinished drops the analyses of the units whose last child is in
+// the batch just embedded: no later batch reads them, so a build holds the
+// analyses of the units not embedded yet only.
+func releaseFinished(batch []slot) {
+	for _, s := range batch {
+		if s.child == len(s.u.Children)-1 {
+			s.u.ChildTerms, s.u.ContextTerms = nil, nil
 		}
 	}
-	return out
-}
-
-// childTexts returns what is embedded for each child: its text, after the
-// heading of its section when its parent has a heading path, so that a
-// child is found by the words of the heading it sits under.
-func (ix *Index) childTexts() []string {
-	headings := map[string]string{}
-	for _, p := range ix.Parents {
-		if n := len(p.HeadingPath); n > 0 {
-			headings[p.ID] = p.HeadingPath[n-1]
-		}
-	}
-	texts := make([]string, len(ix.Children))
-	for i, c := range ix.Children {
-		texts[i] = c.Text
-		if h := headings[c.ParentID]; h != "" {
-			texts[i] = h + "\n\n" + c.Text
-		}
-	}
-	return texts
 }
 
 // Retriever returns a retriever over the in-memory index; it merges

@@ -20,27 +20,23 @@ type lead struct {
 	end  int
 }
 
-// leadsOf returns the opening section of every document whose parents are
-// sections (they carry heading paths): the text before its second heading,
-// or before its first when text precedes it, at most LeadWords words. It
-// says what the whole document is about, as an abstract does, so it joins
-// the context of the children of every later section.
-func leadsOf(docs []hierarchy.Document, parents []hierarchy.Parent) map[string]lead {
-	sectioned := map[string]bool{}
+// leadOf returns the opening section of doc when its parents are sections
+// (they carry heading paths): the text before its second heading, or
+// before its first when text precedes it, at most LeadWords words. It says
+// what the whole document is about, as an abstract does, so it joins the
+// context of the children of every later section. A document split
+// otherwise has no lead.
+func leadOf(doc hierarchy.Document, parents []hierarchy.Parent) lead {
 	for _, p := range parents {
 		if len(p.HeadingPath) > 0 {
-			sectioned[p.DocID] = true
+			return openingSection(doc.Text, leadHeaders.Headings(doc.Text))
 		}
 	}
-	headers := split.NewMarkdownHeaderSplitter(split.MarkdownHeaderOptions{Headers: split.MarkdownHeadings()})
-	out := map[string]lead{}
-	for _, d := range docs {
-		if sectioned[d.ID] {
-			out[d.ID] = openingSection(d.Text, headers.Headings(d.Text))
-		}
-	}
-	return out
+	return lead{}
 }
+
+// leadHeaders finds the Markdown headings that end an opening section.
+var leadHeaders = split.NewMarkdownHeaderSplitter(split.MarkdownHeaderOptions{Headers: split.MarkdownHeadings()})
 
 // openingSection returns the first non-blank section of text given its
 // headings, cut after LeadWords words.

@@ -1,0 +1,141 @@
+package build_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/parentrag/parentrag/internal/policy"
+	"github.com/parentrag/parentrag/internal/retrieval/build"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
+)
+
+// benchCorpus returns synthetic documents of about mb megabytes of text
+// (PARENTRAG_BENCH_MB, default 4) and their size in bytes.
+func benchCorpus(b *testing.B) ([]hierarchy.Document, int) {
+	mb := 4.0
+	if v := os.Getenv("PARENTRAG_BENCH_MB"); v != "" {
+		var err error
+		if mb, err = strconv.ParseFloat(v, 64); err != nil {
+			b.Fatalf("PARENTRAG_BENCH_MB=%q: %v", v, err)
+		}
+	}
+	s := synthtest.New(21, 20000)
+	var docs []hierarchy.Document
+	size := 0
+	for size < int(mb*1e6) {
+		d := s.Document(fmt.Sprintf("doc-%07d", len(docs)), 3+len(docs)%6)
+		docs = append(docs, d)
+		size += len(d.Text)
+	}
+	return docs, size
+}
+
+// stageClock times the stages of a build from its progress reports: each
+// stage runs from the previous stage's last report to its own.
+type stageClock struct {
+	last, lastReport time.Time
+	stage            string
+	spent            map[string]time.Duration
+}
+
+// report is a progress callback.
+func (c *stageClock) report(p indexer.Progress) {
+	now := time.Now()
+	if p.Stage != c.stage && c.stage != "" {
+		c.last = c.lastReport
+	}
+	c.spent[p.Stage] = now.Sub(c.last)
+	c.stage = p.Stage
+	c.lastReport = now
+}
+
+// timedBuild builds docs into a new directory with the unit cache in
+// cacheDir ("" for none) and returns the time of each stage (units, fit,
+// embed, save) and how many documents were reused.
+func timedBuild(b *testing.B, docs []hierarchy.Document, cacheDir string) (map[string]time.Duration, int) {
+	compiled, err := policy.Compile(&policy.Default().Spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB, ContextWeight: indexer.DefaultContextWeight}
+	e, err := build.NewEmbedder(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	clock := &stageClock{last: time.Now(), spent: map[string]time.Duration{}}
+	reused := 0
+	dir := filepath.Join(b.TempDir(), "bundle")
+	_, err = build.Run(context.Background(), build.Request{
+		Docs: docs, Policy: compiled.Manifested(), Embedder: e, EmbedderConfig: cfg, Revision: "bench",
+		OnProgress: build.TrackReused(clock.report, &reused), SaveProgress: indexer.Progress{Stage: "save"},
+		Dir: dir, UnitCacheDir: cacheDir,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	clock.report(indexer.Progress{Stage: "end"})
+	clock.spent["save"] = clock.spent["end"]
+	os.RemoveAll(dir)
+	return clock.spent, reused
+}
+
+// BenchmarkRevision measures whole builds (split, analyse, fit, embed,
+// store, save) of a synthetic corpus: from scratch without unit cache,
+// from scratch filling an empty one, and after editing one document with
+// a warm one. It reports MB/s of corpus text and the milliseconds of each
+// stage: units (split and analyse, or look up and load), fit (corpus
+// statistics), embed (weights and store) and save.
+func BenchmarkRevision(b *testing.B) {
+	docs, size := benchCorpus(b)
+	cases := []struct {
+		name string
+		prep func(b *testing.B) (cache string, edit func(i int))
+	}{
+		{"full", func(*testing.B) (string, func(int)) { return "", func(int) {} }},
+		{"full-filling-cache", func(*testing.B) (string, func(int)) { return "", nil }}, // a new cache per iteration, below
+		{"one-edit-warm-cache", func(b *testing.B) (string, func(int)) {
+			cache := b.TempDir()
+			timedBuild(b, docs, cache)
+			return cache, func(i int) { docs[i%len(docs)].Text += " An edit." }
+		}},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			cache, edit := tc.prep(b)
+			total := map[string]time.Duration{}
+			reused := 0
+			i := 0
+			for b.Loop() {
+				dir := cache
+				if edit == nil {
+					b.StopTimer()
+					dir = filepath.Join(b.TempDir(), "units")
+					b.StartTimer()
+				} else {
+					edit(i)
+				}
+				spent, r := timedBuild(b, docs, dir)
+				for k, v := range spent {
+					total[k] += v
+				}
+				reused += r
+				i++
+			}
+			secs := b.Elapsed().Seconds()
+			b.ReportMetric(float64(size)*float64(b.N)/secs/1e6, "MB/s")
+			b.ReportMetric(float64(reused)/float64(b.N), "reused/op")
+			for _, stage := range []string{indexer.StageSplit, indexer.StageFit, indexer.StageEmbed, "save"} {
+				b.ReportMetric(float64(total[stage].Milliseconds())/float64(b.N), stage+"-ms/op")
+			}
+		})
+	}
+}

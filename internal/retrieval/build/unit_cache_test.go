@@ -1,0 +1,231 @@
+package build_test
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+
+	"github.com/parentrag/parentrag/internal/eval"
+	"github.com/parentrag/parentrag/internal/policy"
+	"github.com/parentrag/parentrag/internal/retrieval/build"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
+	"github.com/parentrag/parentrag/internal/sharedtest"
+)
+
+// createdAt stamps every manifest of these tests, so bundles compare byte
+// for byte.
+var createdAt = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// cachedBuild builds docs with policy spec into a new directory, with the
+// unit cache in cacheDir ("" for none), and returns the bundle's directory
+// and how many documents were reused.
+func cachedBuild(t *testing.T, docs []hierarchy.Document, spec policy.Compiled, cacheDir string) (string, int) {
+	t.Helper()
+	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB, ContextWeight: indexer.DefaultContextWeight}
+	e, err := build.NewEmbedder(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := bundle.SourceDigest(docs)
+	reused := -1
+	dir := filepath.Join(t.TempDir(), "bundle")
+	_, err = build.Run(context.Background(), build.Request{
+		Docs: docs, Policy: spec.Manifested(), Embedder: e, EmbedderConfig: cfg,
+		Revision: bundle.Revision(spec.Revision, digest, cfg, bundle.VectorStoreRef{}, ""), SourceDigest: digest,
+		OnProgress: func(p indexer.Progress) {
+			if p.Stage == indexer.StageSplit && p.Done == p.Total {
+				reused = p.Reused
+			}
+		},
+		Dir: dir, UnitCacheDir: cacheDir, CreatedAt: createdAt,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, reused
+}
+
+// sameBundles fails unless directories a and b hold the same files with
+// the same bytes.
+func sameBundles(t *testing.T, a, b string) {
+	t.Helper()
+	fa, fb := readTree(t, a), readTree(t, b)
+	if len(fa) != len(fb) {
+		t.Fatalf("%d files against %d", len(fa), len(fb))
+	}
+	for name, data := range fa {
+		if other, ok := fb[name]; !ok || !bytes.Equal(data, other) {
+			t.Errorf("%s differs (present in both: %v)", name, ok)
+		}
+	}
+}
+
+// readTree reads every regular file under dir by its relative path.
+func readTree(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		rel, _ := filepath.Rel(dir, path)
+		out[rel] = data
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// defaultPolicy compiles the default chunking policy.
+func defaultPolicy(t *testing.T) policy.Compiled {
+	t.Helper()
+	compiled, err := policy.Compile(&policy.Default().Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *compiled
+}
+
+// TestUnitCacheKeepsSquadBundlesIdentical checks on the SQuAD v1.1 dev
+// articles that a build filling the unit cache and one reusing every unit
+// both write exactly the bundle of a build without cache.
+func TestUnitCacheKeepsSquadBundlesIdentical(t *testing.T) {
+	corpus, _, err := eval.LoadSet(sharedtest.Dir(t, "eval", "squad-v1.1-dev"), "articles.jsonl.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := defaultPolicy(t)
+	cold, _ := cachedBuild(t, corpus.Docs, spec, "")
+	cache := t.TempDir()
+	filled, reused := cachedBuild(t, corpus.Docs, spec, cache)
+	if reused != 0 {
+		t.Errorf("an empty cache reused %d documents", reused)
+	}
+	sameBundles(t, cold, filled)
+	warm, reused := cachedBuild(t, corpus.Docs, spec, cache)
+	if reused != len(corpus.Docs) {
+		t.Errorf("a warm cache reused %d of %d documents", reused, len(corpus.Docs))
+	}
+	sameBundles(t, cold, warm)
+}
+
+// TestUnitCacheAfterEdits checks that after each kind of edit a build with
+// a warm cache writes exactly the bundle of a build from scratch, reusing
+// the unit of every document the edit left alone, and none after a
+// change of policy.
+func TestUnitCacheAfterEdits(t *testing.T) {
+	base := synthtest.New(3, 5000).Documents(40)
+	spec := defaultPolicy(t)
+	other := policy.Default().Spec
+	other.Child = &v1alpha1.ChunkSize{ChunkSize: 150}
+	otherSpec, err := policy.Compile(&other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edits := []struct {
+		name   string
+		edit   func([]hierarchy.Document) []hierarchy.Document
+		spec   policy.Compiled
+		reused int
+	}{
+		{"unchanged", func(d []hierarchy.Document) []hierarchy.Document { return d }, spec, 40},
+		{"add", func(d []hierarchy.Document) []hierarchy.Document {
+			return append(d, synthtest.New(4, 5000).Document("doc-new", 4))
+		}, spec, 40},
+		{"edit", func(d []hierarchy.Document) []hierarchy.Document {
+			d[7].Text += "\n\nOne more sentence about zebras."
+			return d
+		}, spec, 39},
+		{"retitle", func(d []hierarchy.Document) []hierarchy.Document { d[8].Title = "Another title"; return d }, spec, 39},
+		{"metadata", func(d []hierarchy.Document) []hierarchy.Document {
+			d[9].Metadata = map[string]string{"lang": "en"}
+			return d
+		}, spec, 39},
+		{"delete", func(d []hierarchy.Document) []hierarchy.Document { return append(d[:3], d[4:]...) }, spec, 39},
+		{"rename", func(d []hierarchy.Document) []hierarchy.Document { d[5].ID = "doc-renamed"; return d }, spec, 39},
+		{"policy", func(d []hierarchy.Document) []hierarchy.Document { return d }, *otherSpec, 0},
+	}
+	for _, tt := range edits {
+		t.Run(tt.name, func(t *testing.T) {
+			cache := t.TempDir()
+			cachedBuild(t, base, spec, cache)
+			docs := tt.edit(clone(base))
+			warm, reused := cachedBuild(t, docs, tt.spec, cache)
+			if reused != tt.reused {
+				t.Errorf("reused %d documents, want %d", reused, tt.reused)
+			}
+			cold, _ := cachedBuild(t, docs, tt.spec, "")
+			sameBundles(t, cold, warm)
+		})
+	}
+}
+
+// TestUnitCacheRebuildsDamagedUnits checks that truncated, altered and
+// misplaced unit files are never trusted: the build makes those units
+// again, writes the bundle of a build without cache, and repairs the files.
+func TestUnitCacheRebuildsDamagedUnits(t *testing.T) {
+	docs := synthtest.New(6, 5000).Documents(12)
+	spec := defaultPolicy(t)
+	cache := t.TempDir()
+	cold, _ := cachedBuild(t, docs, spec, cache)
+	files := unitFiles(t, cache)
+	if len(files) != len(docs) {
+		t.Fatalf("%d unit files for %d documents", len(files), len(docs))
+	}
+	damage := []func([]byte) []byte{
+		func(b []byte) []byte { return b[:len(b)/2] },
+		func(b []byte) []byte { b[len(b)-1] ^= 1; return b },
+		func(b []byte) []byte { b[10] ^= 1; return b }, // the key
+		func([]byte) []byte { return nil },
+	}
+	for i, d := range damage {
+		data, err := os.ReadFile(files[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(files[i], d(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Rename(files[4], files[5]); err != nil { // unit 5's name, unit 4's content
+		t.Fatal(err)
+	}
+	warm, reused := cachedBuild(t, docs, spec, cache)
+	if want := len(docs) - len(damage) - 2; reused != want {
+		t.Errorf("reused %d documents, want %d", reused, want)
+	}
+	sameBundles(t, cold, warm)
+	if _, reused := cachedBuild(t, docs, spec, cache); reused != len(docs) {
+		t.Errorf("after the repair, reused %d of %d documents", reused, len(docs))
+	}
+}
+
+// unitFiles lists the unit files under dir, in lexical order.
+func unitFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*", "*.unit"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// clone copies docs deeply enough for an edit to leave the original alone.
+func clone(docs []hierarchy.Document) []hierarchy.Document {
+	out := make([]hierarchy.Document, len(docs))
+	copy(out, docs)
+	return out
+}

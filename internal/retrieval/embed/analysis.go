@@ -1,0 +1,148 @@
+package embed
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/parentrag/parentrag/internal/retrieval/vector"
+)
+
+// Analysis is all the lexical embedder needs to know of one text: its
+// distinct analyzed terms in order of first occurrence, how often each
+// occurs, and its number of tokens (repeats included, see Analyze).
+// Fitting on analyses and embedding them gives exactly what Fit and
+// EmbedDocuments give for the texts they were made from, without analysing
+// any text again.
+type Analysis struct {
+	Terms  []string
+	Counts []uint32
+	Tokens int
+}
+
+// AnalysisScratch holds the buffers AnalyzeCounts reuses across the texts
+// one goroutine analyses; the zero value is ready.
+type AnalysisScratch struct {
+	toks  []string
+	index map[string]int
+	ids   []uint64
+}
+
+// AnalyzeCounts analyses text once and returns its terms, counts and length.
+func (s *AnalysisScratch) AnalyzeCounts(text string) Analysis {
+	s.toks = AppendAnalyzed(s.toks[:0], text)
+	if s.index == nil {
+		s.index = map[string]int{}
+	}
+	clear(s.index)
+	distinct := s.toks[:0] // overwrites tokens already counted
+	var counts []uint32
+	for _, t := range s.toks {
+		if i, ok := s.index[t]; ok {
+			counts[i]++
+			continue
+		}
+		s.index[t] = len(distinct)
+		distinct = append(distinct, t)
+		counts = append(counts, 1)
+	}
+	a := Analysis{Terms: make([]string, len(distinct)), Counts: make([]uint32, len(distinct)), Tokens: len(s.toks)}
+	copy(a.Terms, distinct)
+	copy(a.Counts, counts)
+	return a
+}
+
+// CorpusStats accumulates the corpus statistics of a lexical embedder (N,
+// the document frequency of every term, the total token count) from the
+// analyses of every child text, in any order.
+type CorpusStats struct {
+	df     map[string]uint32
+	docs   int
+	tokens uint64
+}
+
+// NewCorpusStats returns statistics of no text.
+func NewCorpusStats() *CorpusStats {
+	return &CorpusStats{df: map[string]uint32{}}
+}
+
+// Add counts one text.
+func (c *CorpusStats) Add(a Analysis) {
+	c.docs++
+	c.tokens += uint64(a.Tokens)
+	for _, t := range a.Terms {
+		c.df[t]++
+	}
+}
+
+// Docs returns how many texts were added.
+func (c *CorpusStats) Docs() int { return c.docs }
+
+// FitCorpus gives l the statistics c counted, exactly those Fit computes
+// from the same texts, and replaces any previous ones. c must not be used
+// after.
+func (l *Lexical) FitCorpus(c *CorpusStats) error {
+	if uint64(c.docs) > math.MaxUint32 {
+		return fmt.Errorf("fit: %d texts exceed the 2^32-1 document limit", c.docs)
+	}
+	l.stats.Store(newLexicalStats(c.df, c.docs, c.tokens))
+	c.df = nil
+	return nil
+}
+
+// EmbedAnalysis returns the BM25 document vector of the analysed text, bit
+// for bit what EmbedDocuments returns for the text itself. It fails with
+// ErrNotFitted before Fit or FitCorpus. The scratch buffer s is reused
+// across calls of one goroutine.
+func (l *Lexical) EmbedAnalysis(a *Analysis, s *AnalysisScratch) (*vector.Sparse, error) {
+	st, err := l.fitted()
+	if err != nil {
+		return nil, err
+	}
+	return l.embedAnalysis(st, a, &s.ids), nil
+}
+
+// embedAnalysis weighs the vocabulary terms of a in increasing id order.
+// scratch is reused between calls.
+func (l *Lexical) embedAnalysis(st *lexicalStats, a *Analysis, scratch *[]uint64) *vector.Sparse {
+	ids := (*scratch)[:0]
+	for i, t := range a.Terms {
+		if id, ok := st.vocab[t]; ok {
+			ids = append(ids, uint64(id)<<32|uint64(a.Counts[i]))
+		}
+	}
+	slices.Sort(ids)
+	*scratch = ids
+	norm := l.lengthNorm(st, a.Tokens)
+	sp := &vector.Sparse{Indices: make([]uint32, len(ids)), Values: make([]float32, len(ids))}
+	for i, packed := range ids {
+		sp.Indices[i] = uint32(packed >> 32)
+		sp.Values[i] = l.termWeight(uint32(packed), norm)
+	}
+	return sp
+}
+
+// LexicalPart returns the BM25 embedder inside e: e itself, or the sparse
+// half of a hybrid; nil when e has none.
+func LexicalPart(e Embedder) *Lexical {
+	switch e := e.(type) {
+	case *Lexical:
+		return e
+	case *Hybrid:
+		return e.Lexical
+	}
+	return nil
+}
+
+// DensePart returns what embeds e's texts besides its BM25 part: e itself
+// when it has no BM25 part, the dense half of a hybrid, nil for the
+// lexical embedder alone.
+func DensePart(e Embedder) Embedder {
+	switch e := e.(type) {
+	case *Lexical:
+		return nil
+	case *Hybrid:
+		return e.Dense
+	}
+	return e
+}

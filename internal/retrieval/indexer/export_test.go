@@ -1,0 +1,69 @@
+package indexer
+
+import (
+	"context"
+	"testing"
+
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
+)
+
+// RecordingStore keeps the records upserted into it, in order.
+type RecordingStore struct {
+	vectorstore.VectorStore
+	Records []vectorstore.Record
+}
+
+// Upsert records the batch.
+func (s *RecordingStore) Upsert(_ context.Context, records []vectorstore.Record) error {
+	s.Records = append(s.Records, records...)
+	return nil
+}
+
+// ReferenceRecords indexes docs the way the indexer did before it analysed
+// each text once: Fit and EmbedDocuments analyse every child text, and
+// each parent's context is embedded with EmbedDocuments.
+func ReferenceRecords(t *testing.T, docs []hierarchy.Document, b hierarchy.DocumentSplitter, e embed.Embedder, weight float32) []vectorstore.Record {
+	t.Helper()
+	ctx := context.Background()
+	var units []*Unit
+	var slots []slot
+	var texts []string
+	for _, d := range docs {
+		res := b.Build(d)
+		l := leadOf(d, res.Parents)
+		u := &Unit{Parents: res.Parents, Children: res.Children, LeadText: l.text, LeadEnd: l.end}
+		units = append(units, u)
+		texts = append(texts, u.childTexts()...)
+		parents := u.parentIndex()
+		for i, c := range u.Children {
+			slots = append(slots, slot{u: u, child: i, parent: parents[c.ParentID]})
+		}
+	}
+	if f, ok := e.(embed.Fitter); ok {
+		if err := f.Fit(texts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vecs, err := e.EmbedDocuments(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := make([]vectorstore.Record, len(slots))
+	for i, s := range slots {
+		if weight > 0 {
+			cv, err := e.EmbedDocuments(ctx, []string{s.u.contextText(s.parent)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			vecs[i] = vecs[i].AddScaled(cv[0], weight)
+		}
+		c, p := s.u.Children[s.child], s.u.Parents[s.parent]
+		records[i] = vectorstore.Record{ID: c.ID, ParentID: c.ParentID, DocID: c.DocID, Ordinal: c.Ordinal, Vector: vecs[i], Text: c.Text}
+		if len(p.Metadata) > 0 {
+			records[i].Metadata = p.Metadata
+		}
+	}
+	return records
+}

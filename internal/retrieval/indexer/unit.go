@@ -1,0 +1,98 @@
+package indexer
+
+import (
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+)
+
+// Unit is everything a build derives from one document alone: its parents
+// and children, its opening section, and, when the embedder has a BM25
+// part, the analysis of each child's embedded text and of each parent's
+// context. Corpus statistics and vectors are computed from units, so a
+// unit never needs its document again and can be kept between builds (see
+// UnitCache).
+type Unit struct {
+	Parents  []hierarchy.Parent
+	Children []hierarchy.Child
+	// LeadText and LeadEnd are the document's opening section (see leadOf).
+	LeadText string
+	LeadEnd  int
+	// ChildTerms analyses childText of each child, in order; nil when the
+	// build has no BM25 part.
+	ChildTerms []embed.Analysis
+	// ContextTerms analyses contextText of each parent, in order; nil
+	// without a BM25 part or without context.
+	ContextTerms []embed.Analysis
+	// packed holds ChildTerms and ContextTerms encoded (see
+	// encodeAnalyses) while a build waits to embed the unit: a third of
+	// their size in memory.
+	packed []byte
+}
+
+// unitShape says what a unit holds beyond the split: analyses or not, and
+// contexts or not. It is part of every unit's cache key.
+type unitShape struct {
+	analysed, contexts bool
+}
+
+// newUnit splits doc and analyses what shape asks for: each text once.
+func newUnit(doc hierarchy.Document, b hierarchy.DocumentSplitter, shape unitShape, scratch *embed.AnalysisScratch) *Unit {
+	res := b.Build(doc)
+	l := leadOf(doc, res.Parents)
+	u := &Unit{Parents: res.Parents, Children: res.Children, LeadText: l.text, LeadEnd: l.end}
+	if !shape.analysed {
+		return u
+	}
+	u.ChildTerms = make([]embed.Analysis, len(u.Children))
+	for i, text := range u.childTexts() {
+		u.ChildTerms[i] = scratch.AnalyzeCounts(text)
+	}
+	if shape.contexts {
+		u.ContextTerms = make([]embed.Analysis, len(u.Parents))
+		for i := range u.Parents {
+			u.ContextTerms[i] = scratch.AnalyzeCounts(u.contextText(i))
+		}
+	}
+	return u
+}
+
+// lead returns the unit's opening section.
+func (u *Unit) lead() lead { return lead{text: u.LeadText, end: u.LeadEnd} }
+
+// contextText is the context of the unit's i-th parent.
+func (u *Unit) contextText(i int) string { return contextText(&u.Parents[i], u.lead()) }
+
+// childTexts returns what is embedded for each child of the unit: its
+// text, after the heading of its section when its parent has a heading
+// path, so that a child is found by the words of the heading it sits under.
+func (u *Unit) childTexts() []string {
+	headings := map[string]string{}
+	for _, p := range u.Parents {
+		if n := len(p.HeadingPath); n > 0 {
+			headings[p.ID] = p.HeadingPath[n-1]
+		}
+	}
+	texts := make([]string, len(u.Children))
+	for i, c := range u.Children {
+		texts[i] = childText(c, headings[c.ParentID])
+	}
+	return texts
+}
+
+// childText is the embedded text of child c under a section heading ("" for
+// none).
+func childText(c hierarchy.Child, heading string) string {
+	if heading != "" {
+		return heading + "\n\n" + c.Text
+	}
+	return c.Text
+}
+
+// parentIndex maps each parent id of the unit to its position.
+func (u *Unit) parentIndex() map[string]int {
+	out := make(map[string]int, len(u.Parents))
+	for i, p := range u.Parents {
+		out[p.ID] = i
+	}
+	return out
+}

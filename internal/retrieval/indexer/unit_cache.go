@@ -1,0 +1,174 @@
+package indexer
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// UnitCache keeps units between builds as files in a directory, one per
+// unit, named by its key (see keyOf). Files are written to a temporary
+// name and renamed into place, so readers never see half a file and
+// concurrent builders writing the same unit both leave a whole one. A
+// file whose frame, key or checksum is wrong is never trusted: it counts
+// as a miss and the unit is made and written again.
+//
+// File layout: magic "PRUNIT3\n" | key (32 bytes) | payload length (8
+// bytes, little endian) | CRC-32C of the payload (4 bytes, little endian)
+// | payload (the Unit, see encodeUnitPayload).
+type UnitCache struct {
+	dir string
+}
+
+// unitMagic starts every unit file; its digit is the layout's version.
+const unitMagic = "PRUNIT3\n"
+
+// unitHeaderSize is the size of a unit file before its payload.
+const unitHeaderSize = len(unitMagic) + sha256.Size + 8 + 4
+
+// unitFileExt ends the name of every unit file.
+const unitFileExt = ".unit"
+
+// OpenUnitCache opens, creating it when missing, the unit cache in dir.
+func OpenUnitCache(dir string) (*UnitCache, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("unit cache: %w", err)
+	}
+	return &UnitCache{dir: dir}, nil
+}
+
+// Dir returns the cache's directory.
+func (c *UnitCache) Dir() string { return c.dir }
+
+// path is where the unit of key lives: in a directory named by its first
+// byte, so no directory grows too large.
+func (c *UnitCache) path(key unitKey) string {
+	name := hex.EncodeToString(key[:])
+	return filepath.Join(c.dir, name[:2], name+unitFileExt)
+}
+
+// load returns the unit of key, or false when there is none or its file
+// is damaged. A hit refreshes the file's modification time, which Prune
+// reads as its last use.
+func (c *UnitCache) load(key unitKey) (*Unit, bool) {
+	path := c.path(key)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false
+	}
+	u, err := decodeUnit(data, key)
+	if err != nil {
+		return nil, false
+	}
+	now := time.Now()
+	_ = os.Chtimes(path, now, now) // best effort: only pruning reads it
+	return u, true
+}
+
+// store writes the unit of key, replacing any damaged file.
+func (c *UnitCache) store(key unitKey, u *Unit) error {
+	data, err := encodeUnit(u, key)
+	if err != nil {
+		return fmt.Errorf("unit cache: encoding: %w", err)
+	}
+	path := c.path(key)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("unit cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("unit cache: %w", err)
+	}
+	_, werr := tmp.Write(data)
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("unit cache: writing %s: %w", path, werr)
+	}
+	return nil
+}
+
+// encodeUnit frames the gob encoding of u under key.
+func encodeUnit(u *Unit, key unitKey) ([]byte, error) {
+	payload := encodeUnitPayload(u)
+	out := make([]byte, 0, unitHeaderSize+len(payload))
+	out = append(out, unitMagic...)
+	out = append(out, key[:]...)
+	out = binary.LittleEndian.AppendUint64(out, uint64(len(payload)))
+	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(payload, castagnoli))
+	return append(out, payload...), nil
+}
+
+// castagnoli is the CRC-32C table: the checksum catches truncation and
+// corruption at memory speed; the file's name and stored key, not the
+// checksum, say which unit it is.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// errDamagedUnit is returned for a unit file that is not whole and sound.
+var errDamagedUnit = errors.New("damaged unit file")
+
+// decodeUnit checks the frame of data against key and decodes its unit.
+func decodeUnit(data []byte, key unitKey) (*Unit, error) {
+	if len(data) < unitHeaderSize || string(data[:len(unitMagic)]) != unitMagic {
+		return nil, errDamagedUnit
+	}
+	rest := data[len(unitMagic):]
+	if !bytes.Equal(rest[:sha256.Size], key[:]) {
+		return nil, errDamagedUnit
+	}
+	n := binary.LittleEndian.Uint64(rest[sha256.Size:])
+	sum, payload := binary.LittleEndian.Uint32(rest[sha256.Size+8:]), rest[sha256.Size+12:]
+	if n != uint64(len(payload)) || crc32.Checksum(payload, castagnoli) != sum {
+		return nil, errDamagedUnit
+	}
+	u, err := decodeUnitPayload(payload)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errDamagedUnit, err)
+	}
+	return u, nil
+}
+
+// Prune removes the units not used (made or reused by a build) since
+// before, and temporary files of interrupted writes older than that, and
+// returns how many files it removed. Units a running build still needs are
+// safe as long as before is earlier than that build's start.
+func (c *UnitCache) Prune(before time.Time) (int, error) {
+	removed := 0
+	err := filepath.WalkDir(c.dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || !(strings.HasSuffix(path, unitFileExt) || strings.HasPrefix(d.Name(), ".tmp-")) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil || !info.ModTime().Before(before) {
+			return nil
+		}
+		if os.Remove(path) == nil {
+			removed++
+		}
+		return nil
+	})
+	if err != nil {
+		return removed, fmt.Errorf("pruning unit cache: %w", err)
+	}
+	return removed, nil
+}

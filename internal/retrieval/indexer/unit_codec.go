@@ -1,0 +1,287 @@
+package indexer
+
+import (
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+)
+
+// Unit payload layout (integers are varints, unsigned for counts and
+// lengths, signed for offsets; strings are a length then bytes; lists a
+// count then their items):
+//
+//	length of the split | split | analyses
+//	split:    lead text | lead end | parents | children
+//	analyses: child analyses | context analyses
+//	parent:   id | document id | title | heading path (strings) | ordinal |
+//	          text | start | spans (id, start, end) | metadata (count, then
+//	          key and value, keys sorted)
+//	child:    id | parent id | document id | ordinal | text | start |
+//	          parent start
+//	analyses: 0 for none, else 1 + count, then per analysis its tokens and
+//	          its terms (term, count)
+
+// unitWriter appends a unit payload.
+type unitWriter struct{ b []byte }
+
+func (w *unitWriter) uint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
+func (w *unitWriter) int(v int)     { w.b = binary.AppendVarint(w.b, int64(v)) }
+func (w *unitWriter) str(s string)  { w.uint(uint64(len(s))); w.b = append(w.b, s...) }
+func (w *unitWriter) strs(s []string) {
+	w.uint(uint64(len(s)))
+	for _, x := range s {
+		w.str(x)
+	}
+}
+
+// encodeUnitPayload serialises u: its split, then its analyses, which a
+// reader can decode alone.
+func encodeUnitPayload(u *Unit) []byte {
+	split := encodeSplit(u)
+	w := &unitWriter{b: make([]byte, 0, 2*len(split))}
+	w.str(string(split))
+	return append(w.b, encodeAnalyses(u)...)
+}
+
+// encodeAnalyses serialises the analyses of u.
+func encodeAnalyses(u *Unit) []byte {
+	w := &unitWriter{}
+	w.analyses(u.ChildTerms)
+	w.analyses(u.ContextTerms)
+	return w.b
+}
+
+// decodeAnalyses decodes what encodeAnalyses wrote into u.
+func decodeAnalyses(packed []byte, u *Unit) error {
+	r := &unitReader{s: string(packed)}
+	r.unitAnalyses(u)
+	return r.err
+}
+
+// encodeSplit serialises what splitting made of u's document.
+func encodeSplit(u *Unit) []byte {
+	w := &unitWriter{}
+	w.str(u.LeadText)
+	w.int(u.LeadEnd)
+	w.uint(uint64(len(u.Parents)))
+	for i := range u.Parents {
+		w.parent(&u.Parents[i])
+	}
+	w.uint(uint64(len(u.Children)))
+	for _, c := range u.Children {
+		w.str(c.ID)
+		w.str(c.ParentID)
+		w.str(c.DocID)
+		w.int(c.Ordinal)
+		w.str(c.Text)
+		w.int(c.Start)
+		w.int(c.ParentStart)
+	}
+	return w.b
+}
+
+// parent appends one parent.
+func (w *unitWriter) parent(p *hierarchy.Parent) {
+	w.str(p.ID)
+	w.str(p.DocID)
+	w.str(p.Title)
+	w.strs(p.HeadingPath)
+	w.int(p.Ordinal)
+	w.str(p.Text)
+	w.int(p.Start)
+	w.uint(uint64(len(p.Children)))
+	for _, s := range p.Children {
+		w.str(s.ID)
+		w.int(s.Start)
+		w.int(s.End)
+	}
+	keys := make([]string, 0, len(p.Metadata))
+	for k := range p.Metadata {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	w.uint(uint64(len(keys)))
+	for _, k := range keys {
+		w.str(k)
+		w.str(p.Metadata[k])
+	}
+}
+
+// analyses appends a list of analyses, telling none from an empty list.
+func (w *unitWriter) analyses(as []embed.Analysis) {
+	if as == nil {
+		w.uint(0)
+		return
+	}
+	w.uint(uint64(len(as)) + 1)
+	for _, a := range as {
+		w.uint(uint64(a.Tokens))
+		w.uint(uint64(len(a.Terms)))
+		for i, t := range a.Terms {
+			w.str(t)
+			w.uint(uint64(a.Counts[i]))
+		}
+	}
+}
+
+// errUnitPayload reports a payload that does not decode.
+var errUnitPayload = errors.New("malformed unit payload")
+
+// unitReader decodes a unit payload held in one string, so that every
+// decoded string is a slice of it rather than a copy.
+type unitReader struct {
+	s   string
+	err error
+}
+
+// uint reads an unsigned varint.
+func (r *unitReader) uint() uint64 {
+	var v uint64
+	for shift := 0; shift < 64 && r.err == nil; shift += 7 {
+		if len(r.s) == 0 {
+			break
+		}
+		c := r.s[0]
+		r.s = r.s[1:]
+		v |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			return v
+		}
+	}
+	r.err = errUnitPayload
+	return 0
+}
+
+// int reads a signed varint.
+func (r *unitReader) int() int {
+	u := r.uint()
+	return int(int64(u>>1) ^ -int64(u&1))
+}
+
+// count reads a list length, refusing one longer than the bytes left.
+func (r *unitReader) count() int {
+	n := r.uint()
+	if n > uint64(len(r.s)) {
+		r.err = errUnitPayload
+		return 0
+	}
+	return int(n)
+}
+
+// str reads a string.
+func (r *unitReader) str() string {
+	n := r.count()
+	if r.err != nil {
+		return ""
+	}
+	s := r.s[:n]
+	r.s = r.s[n:]
+	return s
+}
+
+// text reads a string into memory of its own, so that what a build keeps
+// (parents, children) never holds the payload, whose analyses it drops.
+func (r *unitReader) text() string { return strings.Clone(r.str()) }
+
+// strs reads a list of strings; none reads as nil.
+func (r *unitReader) strs() []string {
+	n := r.count()
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = r.text()
+	}
+	return out
+}
+
+// decodeUnitPayload decodes what encodeUnitPayload wrote; the unit keeps
+// a copy of its encoded analyses as packed.
+func decodeUnitPayload(payload []byte) (*Unit, error) {
+	r := &unitReader{s: string(payload)}
+	split := &unitReader{s: r.str()}
+	u := &Unit{}
+	split.split(u)
+	r.err = cmp.Or(r.err, split.err)
+	if r.err == nil && split.s != "" {
+		r.err = errUnitPayload
+	}
+	if r.err == nil {
+		u.packed = []byte(r.s)
+	}
+	r.unitAnalyses(u)
+	if r.err != nil {
+		return nil, r.err
+	}
+	return u, nil
+}
+
+// unitAnalyses decodes the analyses of a unit into u; they must end the
+// input.
+func (r *unitReader) unitAnalyses(u *Unit) {
+	u.ChildTerms = r.analyses()
+	u.ContextTerms = r.analyses()
+	if r.err == nil && r.s != "" {
+		r.err = errUnitPayload
+	}
+}
+
+// split decodes the split of a unit into u.
+func (r *unitReader) split(u *Unit) {
+	u.LeadText, u.LeadEnd = r.text(), r.int()
+	u.Parents = make([]hierarchy.Parent, r.count())
+	for i := range u.Parents {
+		r.parent(&u.Parents[i])
+	}
+	u.Children = make([]hierarchy.Child, r.count())
+	for i := range u.Children {
+		u.Children[i] = hierarchy.Child{ID: r.text(), ParentID: r.text(), DocID: r.text(), Ordinal: r.int(), Text: r.text(), Start: r.int(), ParentStart: r.int()}
+	}
+}
+
+// parent reads one parent into p.
+func (r *unitReader) parent(p *hierarchy.Parent) {
+	p.ID, p.DocID, p.Title, p.HeadingPath = r.text(), r.text(), r.text(), r.strs()
+	p.Ordinal, p.Text, p.Start = r.int(), r.text(), r.int()
+	if n := r.count(); n > 0 {
+		p.Children = make([]hierarchy.Span, n)
+		for i := range p.Children {
+			p.Children[i] = hierarchy.Span{ID: r.text(), Start: r.int(), End: r.int()}
+		}
+	}
+	if n := r.count(); n > 0 {
+		p.Metadata = make(map[string]string, n)
+		for range n {
+			k := r.text()
+			p.Metadata[k] = r.text()
+		}
+	}
+}
+
+// analyses reads a list of analyses.
+func (r *unitReader) analyses() []embed.Analysis {
+	n := r.uint()
+	if n == 0 || n-1 > uint64(len(r.s)) {
+		if n != 0 {
+			r.err = errUnitPayload
+		}
+		return nil
+	}
+	out := make([]embed.Analysis, n-1)
+	for i := range out {
+		out[i].Tokens = int(r.uint())
+		m := r.count()
+		out[i].Terms, out[i].Counts = make([]string, m), make([]uint32, m)
+		for j := range m {
+			out[i].Terms[j] = r.str()
+			out[i].Counts[j] = uint32(r.uint())
+		}
+	}
+	return out
+}

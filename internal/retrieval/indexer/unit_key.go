@@ -1,0 +1,101 @@
+package indexer
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"hash"
+	"runtime/debug"
+	"slices"
+
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+)
+
+// unitVersion is the version of what a unit holds and of how it is made.
+// It enters every unit key: bump it whenever splitting, opening sections,
+// contexts, child texts or the unit file format can change for the same
+// input, so that units made by an older parentrag are never reused.
+const unitVersion = 1
+
+// unitKey is the content address of a unit: a SHA-256 over everything the
+// unit depends on.
+type unitKey [sha256.Size]byte
+
+// unitScope hashes what every unit of a build depends on besides its
+// document: the unit version and the parentrag build (module version and
+// VCS revision, when the binary records them), the analyzer's name, the
+// opening-section cap and heading separator, whether units hold analyses
+// and contexts, and the caller's scope (the chunking policy: revision,
+// spec, length unit, tokenizer).
+func unitScope(shape unitShape, scope []byte) []byte {
+	h := sha256.New()
+	writeUint(h, unitVersion)
+	writeString(h, buildIdentity())
+	writeString(h, embed.AnalyzerName)
+	writeUint(h, LeadWords)
+	writeString(h, HeadingSeparator)
+	writeBool(h, shape.analysed)
+	writeBool(h, shape.contexts)
+	writeString(h, string(scope))
+	return h.Sum(nil)
+}
+
+// keyOf is the key of doc's unit in a build of the given scope: the scope,
+// then the document's id, title, text and metadata (sorted by key), each
+// length-prefixed so that no two documents share a key.
+func keyOf(scope []byte, doc hierarchy.Document) unitKey {
+	h := sha256.New()
+	h.Write(scope)
+	writeString(h, doc.ID)
+	writeString(h, doc.Title)
+	writeString(h, doc.Text)
+	keys := make([]string, 0, len(doc.Metadata))
+	for k := range doc.Metadata {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	writeUint(h, uint64(len(keys)))
+	for _, k := range keys {
+		writeString(h, k)
+		writeString(h, doc.Metadata[k])
+	}
+	var key unitKey
+	h.Sum(key[:0])
+	return key
+}
+
+// buildIdentity names the parentrag build: its module version and VCS
+// revision and state, as far as the binary records them.
+func buildIdentity() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	id := info.Main.Version
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" || s.Key == "vcs.modified" {
+			id += " " + s.Key + "=" + s.Value
+		}
+	}
+	return id
+}
+
+// writeUint hashes a fixed-width integer.
+func writeUint(h hash.Hash, v uint64) {
+	h.Write(binary.LittleEndian.AppendUint64(nil, v))
+}
+
+// writeString hashes a length-prefixed string.
+func writeString(h hash.Hash, s string) {
+	writeUint(h, uint64(len(s)))
+	h.Write([]byte(s))
+}
+
+// writeBool hashes a flag.
+func writeBool(h hash.Hash, b bool) {
+	if b {
+		writeUint(h, 1)
+	} else {
+		writeUint(h, 0)
+	}
+}

@@ -1,0 +1,45 @@
+package indexer
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/split"
+)
+
+// TestRestoreUnpacksOrRemakesAnalyses checks that the first pass packs the
+// analyses of made and loaded units and that the second gets them back,
+// from the packed bytes or, when those are damaged, by making the unit
+// again.
+func TestRestoreUnpacksOrRemakesAnalyses(t *testing.T) {
+	parent, _ := split.NewRecursive(split.DefaultOptions(200, 0))
+	child, _ := split.NewRecursive(split.DefaultOptions(50, 5))
+	b := &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "r", Parent: parent, Child: child}
+	docs := []hierarchy.Document{{ID: "d", Title: "Bees", Text: "Honey bees dance to tell the hive where flowers are. Bumblebees buzz to shake pollen loose from flowers."}}
+	cache, err := OpenUnitCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newUnitSource(docs, b, unitShape{analysed: true, contexts: true}, Options{Units: cache, UnitScope: []byte("scope")})
+	var scratch embed.AnalysisScratch
+	want := newUnit(docs[0], b, s.shape, &scratch)
+	for _, damaged := range []bool{false, true} {
+		u, _, err := s.unit(0, &scratch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.count(u, embed.NewCorpusStats())
+		if u.ChildTerms != nil || u.ContextTerms != nil || len(u.packed) == 0 {
+			t.Fatal("the first pass did not pack the analyses")
+		}
+		if damaged {
+			u.packed = u.packed[:len(u.packed)/2]
+		}
+		s.restore(0, u, &scratch)
+		if !reflect.DeepEqual(u.ChildTerms, want.ChildTerms) || !reflect.DeepEqual(u.ContextTerms, want.ContextTerms) {
+			t.Errorf("damaged %v: restored analyses differ from the unit's", damaged)
+		}
+	}
+}
