@@ -141,6 +141,7 @@ type Embedded struct {
 	accs   sync.Pool // *accumulator
 
 	exhaustiveSparse atomic.Bool  // see SetExhaustiveSparse
+	prunePath        atomic.Int32 // anyPath, or windowedOnly to compare paths in tests
 	sparseSearches   atomic.Int64 // sparse searches answered
 	postingsVisited  atomic.Int64 // postings those searches looked at
 }

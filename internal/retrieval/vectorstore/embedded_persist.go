@@ -373,6 +373,7 @@ func (e *Embedded) finishLoad() error {
 		}
 		e.sparse.terms[t] = uint32(i)
 	}
+	e.sparse.rebuildGroupMaxima()
 	if e.wantGraph() {
 		e.buildGraph()
 	}
