@@ -2,6 +2,7 @@ package vectorstore
 
 import (
 	"context"
+	"math"
 	"slices"
 	"sync"
 )
@@ -38,6 +39,12 @@ import (
 // search uses, plus underflow; groupWiden and groupSlack widen them by
 // that before the same strict comparison with the floor (cannotReach).
 
+// seedGroups is how many groups, at least, are scored before the sweep:
+// those of largest bound. The top k records are rarely in the k groups of
+// largest bound (a group's bound adds the best weight of each term over
+// four records), but nearly always among the few hundred largest.
+const seedGroups = 160
+
 // groupChunk is how many groups' bounds are summed at once: 16 KiB of
 // bounds, which stay in the L1 cache while every term adds to them.
 const groupChunk = 1 << 12
@@ -73,7 +80,7 @@ func (s *pruneSearch) runGrouped(ctx context.Context, slots int) error {
 	ubp := getGroupBounds((slots + groupSlots - 1) / groupSlots)
 	defer groupBoundPool.Put(ubp)
 	ub := *ubp
-	seeds := groupSeeds{k: s.h.k}
+	seeds := groupSeeds{k: max(s.h.k, seedGroups)}
 	if err := s.boundGroups(ctx, ub, &seeds); err != nil {
 		return err
 	}
@@ -92,11 +99,14 @@ func (s *pruneSearch) groupCannotReach(ub float32) bool {
 // chunk, and offers each group to seeds.
 func (s *pruneSearch) boundGroups(ctx context.Context, ub []float32, seeds *groupSeeds) error {
 	budget := checkEvery
+	scratch := make([]float32, groupChunk)
 	for c0 := 0; c0 < len(ub); c0 += groupChunk {
 		c1 := min(c0+groupChunk, len(ub))
-		work := 0
+		work := s.addDenseBounds(ub[c0:c1], c0)
 		for i := range s.cur {
-			work += s.cur[i].addGroupBounds(ub[c0:c1], c0)
+			if s.cur[i].groups == nil {
+				work += s.cur[i].addPostingBounds(ub[c0:c1], scratch, c0)
+			}
 		}
 		for g, b := range ub[c0:c1] {
 			if b > seeds.least {
@@ -112,35 +122,93 @@ func (s *pruneSearch) boundGroups(ctx context.Context, ub []float32, seeds *grou
 	return nil
 }
 
-// addGroupBounds adds the cursor's bound over groups first, first+1, ... to
-// ub and returns how many group maxima or postings it read. A dense term
-// adds its stored maxima; another reads its postings in those groups,
-// advancing the cursor, and adds the largest weight of each group.
-func (c *pruneCursor) addGroupBounds(ub []float32, first int) int {
-	q := float32(c.absQ)
-	if c.groups != nil {
-		if first >= len(c.groups) {
-			return 0
+// addDenseBounds adds the stored group maxima of every dense term over
+// groups first, first+1, ... to ub, two terms per pass where both cover
+// them all (which halves the passes over ub), and returns how many maxima
+// it read.
+func (s *pruneSearch) addDenseBounds(ub []float32, first int) int {
+	var pending *pruneCursor
+	work := 0
+	for i := range s.cur {
+		c := &s.cur[i]
+		switch {
+		case c.groups == nil:
+		case len(c.groups) < first+len(ub):
+			work += c.addGroupMaxBounds(ub, first)
+		case pending == nil:
+			pending = c
+		default:
+			addTwoGroupMaxima(ub, pending.groups[first:], float32(pending.absQ), c.groups[first:], float32(c.absQ))
+			work += 2 * len(ub)
+			pending = nil
 		}
-		gm := c.groups[first:min(first+len(ub), len(c.groups))]
-		ub = ub[:len(gm)]
-		for g, h := range gm {
-			ub[g] += q * bf16(h)
-		}
-		return len(gm)
 	}
+	if pending != nil {
+		work += pending.addGroupMaxBounds(ub, first)
+	}
+	return work
+}
+
+// addTwoGroupMaxima adds qa times a's and qb times b's maxima to ub; a
+// and b hold at least len(ub).
+func addTwoGroupMaxima(ub []float32, a []uint16, qa float32, b []uint16, qb float32) {
+	a, b = a[:len(ub)], b[:len(ub)]
+	for g := range ub {
+		ub[g] += qa*bf16(a[g]) + qb*bf16(b[g])
+	}
+}
+
+// addGroupMaxBounds adds the cursor's stored maxima over groups first,
+// first+1, ... to ub and returns how many it read.
+func (c *pruneCursor) addGroupMaxBounds(ub []float32, first int) int {
+	if first >= len(c.groups) {
+		return 0
+	}
+	gm := c.groups[first:min(first+len(ub), len(c.groups))]
+	ub = ub[:len(gm)]
+	q := float32(c.absQ)
+	for g, h := range gm {
+		ub[g] += q * bf16(h)
+	}
+	return len(gm)
+}
+
+// addPostingBounds adds the bound of a term without group maxima over
+// groups first, first+1, ... to ub: it reads the term's postings in those
+// groups, advancing the cursor, and adds the largest weight of each group.
+// It returns how many postings it read.
+func (c *pruneCursor) addPostingBounds(ub, scratch []float32, first int) int {
 	end := uint64(first+len(ub)) * groupSlots
 	p := c.postings[c.pos:]
 	j := 0
 	for j < len(p) && uint64(p[j].slot) < end {
-		g := groupOf(p[j].slot)
-		m := absWeight(p[j].weight)
-		for j++; j < len(p) && groupOf(p[j].slot) == g; j++ {
-			m = max(m, absWeight(p[j].weight))
-		}
-		ub[g-first] += q * m
+		j++
 	}
+	p = p[:j]
 	c.pos += j
+	q := float32(c.absQ)
+	if j < len(ub)/8 {
+		// Few postings: add each group's maximum as it is found.
+		for i := 0; i < len(p); {
+			g := groupOf(p[i].slot)
+			m := absWeight(p[i].weight)
+			for i++; i < len(p) && groupOf(p[i].slot) == g; i++ {
+				m = max(m, absWeight(p[i].weight))
+			}
+			ub[g-first] += q * m
+		}
+		return j
+	}
+	// Many: take the maxima in scratch first, branch-free.
+	m := scratch[:len(ub)]
+	clear(m)
+	for _, e := range p {
+		g := groupOf(e.slot) - first
+		m[g] = max(m[g], absWeight(e.weight))
+	}
+	for g, w := range m {
+		ub[g] += q * w
+	}
 	return j
 }
 
@@ -169,17 +237,21 @@ func (s *pruneSearch) scoreSeeds(ub []float32, groups []int) {
 func (s *pruneSearch) sweepGroups(ctx context.Context, ub []float32) error {
 	const maxRun = windowSize / groupSlots
 	budget := checkEvery
+	theta, cut := s.theta, s.groupCutoff()
 	for g := 0; g < len(ub); g++ {
-		if !s.groupMayReach(ub[g]) {
+		if !(ub[g] > 0 && ub[g] >= cut) {
 			continue
 		}
 		end := g + 1
-		for end < len(ub) && end-g < maxRun && s.groupMayReach(ub[end]) {
+		for end < len(ub) && end-g < maxRun && ub[end] > 0 && ub[end] >= cut {
 			end++
 		}
 		before := s.visited
 		s.scoreGroups(g, end)
 		g = end - 1
+		if s.theta != theta {
+			theta, cut = s.theta, s.groupCutoff()
+		}
 		for budget -= s.visited - before + 1; budget <= 0; budget += checkEvery {
 			if err := checkpoint(ctx); err != nil {
 				return err
@@ -189,10 +261,22 @@ func (s *pruneSearch) sweepGroups(ctx context.Context, ub []float32) error {
 	return nil
 }
 
-// groupMayReach reports whether a group bounded by ub may hold a record
-// scoring above zero and at or above the floor.
-func (s *pruneSearch) groupMayReach(ub float32) bool {
-	return ub > 0 && !s.groupCannotReach(ub)
+// groupCutoff returns the smallest float32 bound groupCannotReach lets
+// through at the current floor (the test is monotonic in the bound), so
+// that the sweep compares float32s.
+func (s *pruneSearch) groupCutoff() float32 {
+	if math.IsInf(s.theta, -1) {
+		return float32(math.Inf(-1))
+	}
+	n := float64(len(s.cur))
+	u := float32((s.theta - s.slack - (n+1)*0x1p-149) / (s.widen * (1 + (n+1)*0x1p-23)))
+	for s.groupCannotReach(u) {
+		u = math.Nextafter32(u, float32(math.Inf(1)))
+	}
+	for d := math.Nextafter32(u, float32(math.Inf(-1))); !s.groupCannotReach(d); d = math.Nextafter32(u, float32(math.Inf(-1))) {
+		u = d
+	}
+	return u
 }
 
 // scoreGroups gathers every term's postings in groups [from, to) and

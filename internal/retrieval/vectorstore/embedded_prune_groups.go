@@ -36,13 +36,13 @@ func groupsSpanned(slot uint32) int { return groupOf(slot) + 1 }
 
 // denseEnough reports whether a list of n postings, the last at slot,
 // should keep group maxima: it holds at least two postings per group.
-func denseEnough(n int, last uint32) bool { return n >= groupsSpanned(last) }
+func denseEnough(n int, last uint32) bool { return 2*n >= groupsSpanned(last) }
 
 // tooSparse reports whether a list keeping group maxima should drop them:
 // it holds fewer postings than groups. Between the two thresholds a list
 // keeps what it has, so a list's maxima are rebuilt only after its
 // postings at least double.
-func tooSparse(n int, last uint32) bool { return 2*n < groupsSpanned(last) }
+func tooSparse(n int, last uint32) bool { return 4*n < groupsSpanned(last) }
 
 // bf16Ceil rounds a non-negative float32 up to the nearest bfloat16 (the
 // top 16 bits of a float32); the smallest value at or above m that a
