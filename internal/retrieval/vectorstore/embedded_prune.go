@@ -313,6 +313,18 @@ func (e *Embedded) SparseWork() (searches, postingsVisited int64) {
 // proportional to the query terms' postings.
 func (e *Embedded) SetExhaustiveSparse(on bool) { e.exhaustiveSparse.Store(on) }
 
+// SetWindowedSparse makes pruned sparse search use windowed MaxScore for
+// every query (on), or grouped search for the queries with a dense term
+// (off, the default). Results are identical either way; it exists to
+// compare the two.
+func (e *Embedded) SetWindowedSparse(on bool) {
+	if on {
+		e.prunePath.Store(windowedOnly)
+	} else {
+		e.prunePath.Store(anyPath)
+	}
+}
+
 // SearchFiltered is Search restricted to the records keep accepts: the
 // best req.TopK among them, exactly as if the others were absent. keep sees
 // each hit without its score, and only for records that would otherwise
