@@ -47,6 +47,7 @@ type pruneCursor struct {
 	postings []posting
 	blockMax []float32
 	groups   []uint16 // group maxima, nil unless the list is dense
+	starts   []uint32 // posting index per run of startSlots slots, with groups
 	weight   float32  // the query term's weight
 	absQ     float64  // its magnitude
 	bound    float64  // absQ times the list's largest weight magnitude
@@ -55,7 +56,7 @@ type pruneCursor struct {
 }
 
 func newPruneCursor(l queryList) pruneCursor {
-	c := pruneCursor{postings: l.postings, blockMax: l.blockMax, groups: l.groupMax, weight: l.weight, absQ: math.Abs(float64(l.weight))}
+	c := pruneCursor{postings: l.postings, blockMax: l.blockMax, groups: l.groups.max, starts: l.groups.starts, weight: l.weight, absQ: math.Abs(float64(l.weight))}
 	c.bound = c.absQ * float64(slices.Max(l.blockMax))
 	return c
 }
@@ -136,6 +137,9 @@ func (c *pruneCursor) seek(slot uint32) (w float32, found bool, looked int) {
 // near the posting sought however far it is, where galloping from the
 // current posting touches a cache line per doubling.
 func (c *pruneCursor) advance(slot uint32) (looked int) {
+	if c.starts != nil {
+		c.jump(slot)
+	}
 	p := c.postings[c.pos:]
 	if len(p) == 0 || p[0].slot >= slot {
 		return 0
@@ -160,6 +164,18 @@ func (c *pruneCursor) advance(slot uint32) (looked int) {
 	}
 	c.pos += hi
 	return looked
+}
+
+// jump moves a cursor over a dense list to the first posting of the run
+// of startSlots slots holding slot, when that is ahead: every posting
+// before it is at a lower slot.
+func (c *pruneCursor) jump(slot uint32) {
+	r := int(slot / startSlots)
+	if r >= len(c.starts) {
+		c.pos = len(c.postings) // no posting at or after slot
+		return
+	}
+	c.pos = max(c.pos, int(c.starts[r]))
 }
 
 // guess estimates the index in p (whose first slot is below slot) of the

@@ -59,60 +59,78 @@ func bf16Ceil(m float32) uint16 {
 // bf16 widens a bfloat16 back to float32, exactly.
 func bf16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 
-// raiseGroupMax makes groups cover p's slot and its group's maximum at
-// least p's weight magnitude.
-func raiseGroupMax(groups []uint16, p posting) []uint16 {
+// startSlots is how many consecutive slots share one stored posting
+// index in a dense list: a cursor jumps to the run of startSlots slots
+// holding the slot it seeks and searches only that run's postings.
+const startSlots = 256
+
+// groupIndex is what a dense list keeps beside its postings: its group
+// maxima, and for every run of startSlots slots the index of its first
+// posting at or after the run's first slot. The zero value is a list that
+// keeps nothing.
+type groupIndex struct {
+	max    []uint16 // max[g] bounds the weights in slots of group g, as bfloat16
+	starts []uint32 // starts[r]: first posting at or after slot r*startSlots
+}
+
+// follow extends gi for posting i of a list, p, appended after every
+// posting of a lower slot.
+func (gi *groupIndex) follow(i int, p posting) {
 	g := groupOf(p.slot)
-	for len(groups) <= g {
-		groups = append(groups, 0)
+	for len(gi.max) <= g {
+		gi.max = append(gi.max, 0)
 	}
-	groups[g] = max(groups[g], bf16Ceil(absWeight(p.weight)))
-	return groups
+	gi.max[g] = max(gi.max[g], bf16Ceil(absWeight(p.weight)))
+	for len(gi.starts) <= int(p.slot/startSlots) {
+		gi.starts = append(gi.starts, uint32(i))
+	}
 }
 
-// groupMaxima returns the group maxima of list.
-func groupMaxima(list []posting) []uint16 {
-	if len(list) == 0 {
-		return nil
+// newGroupIndex returns the group index of list.
+func newGroupIndex(list []posting) groupIndex {
+	var gi groupIndex
+	if len(list) > 0 {
+		last := list[len(list)-1].slot
+		gi.max = make([]uint16, 0, groupsSpanned(last))
+		gi.starts = make([]uint32, 0, last/startSlots+1)
 	}
-	groups := make([]uint16, 0, groupsSpanned(list[len(list)-1].slot))
-	for _, p := range list {
-		groups = raiseGroupMax(groups, p)
+	for i, p := range list {
+		gi.follow(i, p)
 	}
-	return groups
+	return gi
 }
 
-// freshGroupMaxima returns list's group maxima when it is dense enough to
-// keep them, nil otherwise: what a list built in one go (a load or a
-// compaction) holds.
-func freshGroupMaxima(list []posting) []uint16 {
+// freshGroupIndex returns list's group index when it is dense enough to
+// keep one, the zero value otherwise: what a list built in one go (a load
+// or a compaction) holds.
+func freshGroupIndex(list []posting) groupIndex {
 	if len(list) == 0 || !denseEnough(len(list), list[len(list)-1].slot) {
-		return nil
+		return groupIndex{}
 	}
-	return groupMaxima(list)
+	return newGroupIndex(list)
 }
 
-// followGroupMax updates list li's group maxima after a posting was
-// appended to it: the new posting raises its group's maximum, and the
-// list gains or loses its maxima as its density crosses the thresholds.
-func (x *invertedIndex) followGroupMax(li uint32) {
+// followGroups updates list li's group index after a posting was appended
+// to it: the new posting extends it, and the list gains or loses it as its
+// density crosses the thresholds.
+func (x *invertedIndex) followGroups(li uint32) {
 	list := x.lists[li]
 	last := list[len(list)-1]
-	switch groups := x.groupMax[li]; {
-	case groups != nil && tooSparse(len(list), last.slot):
-		x.groupMax[li] = nil
-	case groups != nil:
-		x.groupMax[li] = raiseGroupMax(groups, last)
+	switch gi := &x.groups[li]; {
+	case gi.max != nil && tooSparse(len(list), last.slot):
+		*gi = groupIndex{}
+	case gi.max != nil:
+		gi.follow(len(list)-1, last)
 	case denseEnough(len(list), last.slot):
-		x.groupMax[li] = groupMaxima(list)
+		*gi = newGroupIndex(list)
 	}
 }
 
-// rebuildGroupMaxima computes the group maxima of every list dense enough
-// to keep them, for an index just decoded from a file.
-func (x *invertedIndex) rebuildGroupMaxima() {
-	x.groupMax = make([][]uint16, len(x.lists))
+// rebuildGroups computes the group index of every list dense enough to
+// keep one, for an index just decoded from a file.
+func (x *invertedIndex) rebuildGroups() {
+	x.groups = make([]groupIndex, len(x.lists))
 	for li, list := range x.lists {
-		x.groupMax[li] = freshGroupMaxima(list)
+		x.groups[li] = freshGroupIndex(list)
 	}
 }

@@ -282,7 +282,7 @@ func TestBlockMaximaFollowWrites(t *testing.T) {
 }
 
 // checkMaxima fails unless every list of x has fresh block maxima and
-// either fresh group maxima, or none and a density too low to need them.
+// either a fresh group index, or none and a density too low to need one.
 func checkMaxima(t *testing.T, label string, x *invertedIndex) {
 	t.Helper()
 	dense := 0
@@ -291,12 +291,13 @@ func checkMaxima(t *testing.T, label string, x *invertedIndex) {
 			t.Fatalf("%s: term %d block maxima %v do not match its postings", label, x.keys[li], x.blockMax[li])
 		}
 		last := list[len(list)-1].slot
-		switch g := x.groupMax[li]; {
-		case g == nil && denseEnough(len(list), last):
-			t.Fatalf("%s: term %d has %d postings up to slot %d but no group maxima", label, x.keys[li], len(list), last)
-		case g != nil && (tooSparse(len(list), last) || !slices.Equal(g, groupMaxima(list))):
-			t.Fatalf("%s: term %d group maxima %v, want %v", label, x.keys[li], g, groupMaxima(list))
-		case g != nil:
+		fresh := newGroupIndex(list)
+		switch g := x.groups[li]; {
+		case g.max == nil && denseEnough(len(list), last):
+			t.Fatalf("%s: term %d has %d postings up to slot %d but no group index", label, x.keys[li], len(list), last)
+		case g.max != nil && (tooSparse(len(list), last) || !slices.Equal(g.max, fresh.max) || !slices.Equal(g.starts, fresh.starts)):
+			t.Fatalf("%s: term %d group index %v, want %v", label, x.keys[li], g, fresh)
+		case g.max != nil:
 			dense++
 		}
 	}
