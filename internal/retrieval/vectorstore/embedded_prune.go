@@ -137,16 +137,20 @@ func (c *pruneCursor) seek(slot uint32) (w float32, found bool, looked int) {
 // near the posting sought however far it is, where galloping from the
 // current posting touches a cache line per doubling.
 func (c *pruneCursor) advance(slot uint32) (looked int) {
+	guess := -1
 	if c.starts != nil {
-		c.jump(slot)
+		guess = c.jump(slot)
 	}
 	p := c.postings[c.pos:]
 	if len(p) == 0 || p[0].slot >= slot {
 		return 0
 	}
+	if guess < 1 || guess > len(p) {
+		guess = c.guess(p, slot)
+	}
 	// Invariant from here: p[lo].slot < slot, and p[hi].slot >= slot
 	// unless hi == len(p).
-	lo, hi := 0, c.guess(p, slot)
+	lo, hi := 0, guess
 	looked = 1
 	if hi < len(p) && p[hi].slot < slot {
 		lo, hi = c.gallopForward(p, hi, slot, &looked)
@@ -167,15 +171,23 @@ func (c *pruneCursor) advance(slot uint32) (looked int) {
 }
 
 // jump moves a cursor over a dense list to the first posting of the run
-// of startSlots slots holding slot, when that is ahead: every posting
-// before it is at a lower slot.
-func (c *pruneCursor) jump(slot uint32) {
+// of startSlots slots holding slot, when that is ahead (every posting
+// before it is at a lower slot), and returns a guess of how far past the
+// cursor the posting at slot is, from the run's own density; -1 when it
+// has none.
+func (c *pruneCursor) jump(slot uint32) int {
 	r := int(slot / startSlots)
 	if r >= len(c.starts) {
 		c.pos = len(c.postings) // no posting at or after slot
-		return
+		return -1
 	}
-	c.pos = max(c.pos, int(c.starts[r]))
+	first := int(c.starts[r])
+	c.pos = max(c.pos, first)
+	if r+1 == len(c.starts) {
+		return -1
+	}
+	n := int(c.starts[r+1]) - first
+	return first + int(slot%startSlots)*n/startSlots - c.pos
 }
 
 // guess estimates the index in p (whose first slot is below slot) of the
