@@ -166,7 +166,7 @@ func sizeLabel(n int) string {
 
 // BenchmarkSparseSearch measures top-10 BM25-style search over one store
 // exhaustively, pruned by windowed MaxScore alone, and pruned by default
-// (grouped search where a query term is dense); run with -cpu 1. PARENTRAG_BENCH_10M=1
+// (grouped search where it pays); run with -cpu 1. PARENTRAG_BENCH_10M=1
 // adds a 10M-child corpus (about 4 GB of heap and a few minutes to build).
 func BenchmarkSparseSearch(b *testing.B) {
 	sizes := []int{10_000, 100_000, 1_000_000}

@@ -364,7 +364,7 @@ func (e *Embedded) SearchFiltered(ctx context.Context, req SearchRequest, keep f
 }
 
 // Pruned search paths, for tests that compare them: anyPath picks grouped
-// search when a query term keeps group maxima, windowedOnly never does and
+// search when it pays (groupedPays), windowedOnly never does and
 // groupedOnly always does.
 const (
 	anyPath int32 = iota
@@ -380,5 +380,5 @@ func (e *Embedded) grouped(s *pruneSearch) bool {
 	case groupedOnly:
 		return true
 	}
-	return s.hasGroupMaxima()
+	return s.groupedPays()
 }
