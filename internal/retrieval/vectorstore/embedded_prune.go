@@ -41,6 +41,11 @@ import (
 // order (score, then id) equal the exhaustive scan's. Queries of more than
 // maxPrunedTerms terms, or whose bounds could overflow float32, are
 // scanned exhaustively.
+//
+// A query whose dense terms carry enough of its bound is answered by
+// grouped search instead (embedded_prune_grouped.go), which bounds groups
+// of 4 slots rather than blocks of postings; the cursors, window scratch
+// and scoring are shared.
 
 // pruneCursor walks one query term's postings.
 type pruneCursor struct {

@@ -19,13 +19,14 @@ import (
 // (one bfloat16 per group, see embedded_prune_groups.go) or, for a term too
 // sparse to store them, the largest weight among its postings in the group
 // (its postings are read once for that). That costs one addition per group
-// and dense term, about an eighth of what scanning the term's postings
-// costs, and bounds each group tightly: only the few groups holding a
-// record with near-maximal weights in most terms can reach the k-th score.
+// and dense term, fewer and far cheaper operations than scanning the
+// term's postings, and bounds each group tightly: only the few groups
+// holding a record with near-maximal weights in most terms can reach the
+// k-th score.
 //
-// The floor is seeded before the sweep: the k groups with the largest
-// bounds are scored first (they hold the likely best records), which fills
-// the top k with a floor close to its final value. The sweep then walks
+// The floor is seeded before the sweep: the seedGroups groups (k, if more)
+// with the largest bounds are scored first (they hold the likely best
+// records), which fills the top k with a floor close to its final value. The sweep then walks
 // the groups in slot order, skips those whose bound is below the floor,
 // and scores the others (runs of them at once) exactly as windowed search
 // scores a window's candidates: each term's postings there are gathered and
@@ -36,8 +37,10 @@ import (
 // Exactness: group bounds are float32 sums of float32 products of the
 // query weight magnitudes and group maxima (never below the weights they
 // bound), so each is at most (n+1)·2^-23 below the float64 bound windowed
-// search uses, plus underflow; groupWiden and groupSlack widen them by
-// that before the same strict comparison with the floor (cannotReach).
+// search uses, plus underflow; groupCannotReach widens them by that before
+// the same strict comparison with the floor. A group whose bound is zero
+// is skipped: every product of its terms then rounds to zero, so none of
+// its records can score above zero, which a hit must.
 
 // seedGroups is how many groups, at least, are scored before the sweep:
 // those of largest bound. The top k records are rarely in the k groups of
@@ -98,8 +101,9 @@ func (s *pruneSearch) runGrouped(ctx context.Context, slots int) error {
 	return s.sweepGroups(ctx, ub)
 }
 
-// groupWiden and groupSlack are widen and slack enlarged for a bound that
-// is itself a float32 sum of n float32 products.
+// groupCannotReach is cannotReach for a bound that is itself a float32 sum
+// of n float32 products: widen and slack grow by what that sum may lose to
+// rounding and underflow.
 func (s *pruneSearch) groupCannotReach(ub float32) bool {
 	n := float64(len(s.cur))
 	return float64(ub)*s.widen*(1+(n+1)*0x1p-23)+s.slack+(n+1)*0x1p-149 < s.theta
