@@ -86,16 +86,20 @@ func (gi *groupIndex) follow(i int, p posting) {
 	}
 }
 
-// newGroupIndex returns the group index of list.
+// newGroupIndex returns the group index of list, in one pass over it.
 func newGroupIndex(list []posting) groupIndex {
-	var gi groupIndex
-	if len(list) > 0 {
-		last := list[len(list)-1].slot
-		gi.max = make([]uint16, 0, groupsSpanned(last))
-		gi.starts = make([]uint32, 0, last/startSlots+1)
+	if len(list) == 0 {
+		return groupIndex{}
 	}
+	last := list[len(list)-1].slot
+	gi := groupIndex{max: make([]uint16, groupsSpanned(last)), starts: make([]uint32, last/startSlots+1)}
+	r := 0
 	for i, p := range list {
-		gi.follow(i, p)
+		g := groupOf(p.slot)
+		gi.max[g] = max(gi.max[g], bf16Ceil(absWeight(p.weight)))
+		for ; r <= int(p.slot/startSlots); r++ {
+			gi.starts[r] = uint32(i)
+		}
 	}
 	return gi
 }
