@@ -54,14 +54,15 @@ const groupChunk = 1 << 12
 
 var groupBoundPool = sync.Pool{New: func() any { return new([]float32) }}
 
-// getGroupBounds returns n zeroed group bounds from the pool.
+// getGroupBounds returns n zeroed group bounds from the pool, followed by
+// groupChunk more for boundGroups' scratch.
 func getGroupBounds(n int) *[]float32 {
 	ub := groupBoundPool.Get().(*[]float32)
-	if cap(*ub) < n {
-		*ub = make([]float32, n)
+	if cap(*ub) < n+groupChunk {
+		*ub = make([]float32, n+groupChunk)
 	}
-	*ub = (*ub)[:n]
-	clear(*ub)
+	*ub = (*ub)[:n+groupChunk]
+	clear((*ub)[:n])
 	return ub
 }
 
@@ -90,11 +91,12 @@ func (s *pruneSearch) groupedPays() bool {
 // grouped search. It looks at ctx between chunks and runs of groups and
 // returns ctx's error once ctx is done, leaving the window scratch clean.
 func (s *pruneSearch) runGrouped(ctx context.Context, slots int) error {
-	ubp := getGroupBounds((slots + groupSlots - 1) / groupSlots)
+	n := (slots + groupSlots - 1) / groupSlots
+	ubp := getGroupBounds(n)
 	defer groupBoundPool.Put(ubp)
-	ub := *ubp
+	ub, scratch := (*ubp)[:n], (*ubp)[n:]
 	seeds := groupSeeds{k: max(s.h.k, seedGroups)}
-	if err := s.boundGroups(ctx, ub, &seeds); err != nil {
+	if err := s.boundGroups(ctx, ub, scratch, &seeds); err != nil {
 		return err
 	}
 	s.scoreSeeds(ub, seeds.groups)
@@ -110,10 +112,10 @@ func (s *pruneSearch) groupCannotReach(ub float32) bool {
 }
 
 // boundGroups sums every term's bound over each group into ub, chunk by
-// chunk, and offers each group to seeds.
-func (s *pruneSearch) boundGroups(ctx context.Context, ub []float32, seeds *groupSeeds) error {
+// chunk (with groupChunk floats of scratch), and offers each group to
+// seeds.
+func (s *pruneSearch) boundGroups(ctx context.Context, ub, scratch []float32, seeds *groupSeeds) error {
 	budget := checkEvery
-	scratch := make([]float32, groupChunk)
 	for c0 := 0; c0 < len(ub); c0 += groupChunk {
 		c1 := min(c0+groupChunk, len(ub))
 		work := s.addDenseBounds(ub[c0:c1], c0)
