@@ -365,3 +365,46 @@ func TestPrunedSearchSkipsWindowsExactly(t *testing.T) {
 		}
 	}
 }
+
+// A term's group index appears once its list is dense enough, goes when
+// the list thins out under the lower threshold, and comes back once the
+// list is dense again, always equal to a fresh build while present.
+func TestGroupIndexFollowsDensity(t *testing.T) {
+	x := newInvertedIndex()
+	one := func(slot uint32) {
+		x.add(slot, &vector.Sparse{Indices: []uint32{7}, Values: []float32{float32(slot%13) + 0.5}})
+	}
+	var seen []bool
+	check := func(slot uint32) {
+		list, gi := x.lists[0], x.groups[0]
+		changed := len(seen) == 0 || seen[len(seen)-1] != (gi.max != nil)
+		if gi.max != nil && (changed || len(list)%1000 == 0) {
+			fresh := newGroupIndex(list)
+			if !slices.Equal(gi.max, fresh.max) || !slices.Equal(gi.starts, fresh.starts) {
+				t.Fatalf("after slot %d: group index differs from a fresh build", slot)
+			}
+		}
+		if gi.max == nil && denseEnough(len(list), slot) || gi.max != nil && tooSparse(len(list), slot) {
+			t.Fatalf("after slot %d (%d postings): has group index %v", slot, len(list), gi.max != nil)
+		}
+		if changed {
+			seen = append(seen, gi.max != nil)
+		}
+	}
+	slot := uint32(0)
+	for ; slot < 2000; slot++ { // every slot: dense
+		one(slot)
+		check(slot)
+	}
+	for ; slot < 200000; slot += 97 { // one slot in 97: thins out
+		one(slot)
+		check(slot)
+	}
+	for end := slot + 50000; slot < end; slot++ { // every slot again
+		one(slot)
+		check(slot)
+	}
+	if !slices.Equal(seen, []bool{true, false, true}) {
+		t.Fatalf("group index presence went %v, want present, absent, present", seen)
+	}
+}
