@@ -160,8 +160,9 @@ func sizeLabel(n int) string {
 	return fmt.Sprint(n)
 }
 
-// BenchmarkSparseSearch measures top-10 BM25-style search, pruned and
-// exhaustive over the same store; run with -cpu 1. PARENTRAG_BENCH_10M=1
+// BenchmarkSparseSearch measures top-10 BM25-style search over one store
+// exhaustively, pruned by windowed MaxScore alone, and pruned by default
+// (grouped search where it pays); run with -cpu 1. PARENTRAG_BENCH_10M=1
 // adds a 10M-child corpus (about 4 GB of heap and a few minutes to build).
 func BenchmarkSparseSearch(b *testing.B) {
 	sizes := []int{10_000, 100_000, 1_000_000}
@@ -173,10 +174,12 @@ func BenchmarkSparseSearch(b *testing.B) {
 			c := sparseCorpus(b, n)
 			b.Logf("built %d children in %.1fs, %.0f bytes/child (Stats estimate %.0f), RSS %.0f MiB",
 				n, c.buildSeconds, c.bytesPerRec, c.store.Stats().BytesPerRecord(), rssMiB())
-			for _, mode := range []string{"exhaustive", "pruned"} {
+			for _, mode := range []string{"exhaustive", "windowed", "pruned"} {
 				b.Run(mode, func(b *testing.B) {
 					c.store.SetExhaustiveSparse(mode == "exhaustive")
+					c.store.SetWindowedSparse(mode == "windowed")
 					defer c.store.SetExhaustiveSparse(false)
+					defer c.store.SetWindowedSparse(false)
 					searchLoop(b, c.store, c.queries, c.bytesPerRec)
 				})
 			}

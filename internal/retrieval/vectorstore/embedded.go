@@ -146,6 +146,7 @@ type Embedded struct {
 	closed  bool
 
 	exhaustiveSparse atomic.Bool  // see SetExhaustiveSparse
+	prunePath        atomic.Int32 // anyPath, or windowedOnly to compare paths in tests
 	sparseSearches   atomic.Int64 // sparse searches answered
 	postingsVisited  atomic.Int64 // postings those searches looked at
 }

@@ -289,6 +289,7 @@ func (e *Embedded) finishLoad() error {
 		}
 		e.sparse.terms[t] = uint32(i)
 	}
+	e.sparse.rebuildGroups()
 	if e.wantGraph() {
 		e.buildGraph()
 	}

@@ -41,20 +41,27 @@ import (
 // order (score, then id) equal the exhaustive scan's. Queries of more than
 // maxPrunedTerms terms, or whose bounds could overflow float32, are
 // scanned exhaustively.
+//
+// A query whose dense terms carry enough of its bound is answered by
+// grouped search instead (embedded_prune_grouped.go), which bounds groups
+// of 4 slots rather than blocks of postings; the cursors, window scratch
+// and scoring are shared.
 
 // pruneCursor walks one query term's postings.
 type pruneCursor struct {
 	postings []posting
 	blockMax []float32
-	weight   float32 // the query term's weight
-	absQ     float64 // its magnitude
-	bound    float64 // absQ times the list's largest weight magnitude
-	pos      int     // next posting
-	block    int     // block holding the first posting at or after the last probe
+	groups   []uint16 // group maxima, nil unless the list is dense
+	starts   []uint32 // posting index per run of startSlots slots, with groups
+	weight   float32  // the query term's weight
+	absQ     float64  // its magnitude
+	bound    float64  // absQ times the list's largest weight magnitude
+	pos      int      // next posting
+	block    int      // block holding the first posting at or after the last probe
 }
 
 func newPruneCursor(l queryList) pruneCursor {
-	c := pruneCursor{postings: l.postings, blockMax: l.blockMax, weight: l.weight, absQ: math.Abs(float64(l.weight))}
+	c := pruneCursor{postings: l.postings, blockMax: l.blockMax, groups: l.groups.max, starts: l.groups.starts, weight: l.weight, absQ: math.Abs(float64(l.weight))}
 	c.bound = c.absQ * float64(slices.Max(l.blockMax))
 	return c
 }
@@ -125,6 +132,99 @@ func (c *pruneCursor) seek(slot uint32) (w float32, found bool, looked int) {
 	}
 	c.pos = start + hi
 	return p[hi].weight, p[hi].slot == slot, looked
+}
+
+// advance moves to the first posting at or after slot and reports how
+// many postings it compared. It guesses the posting's place from the
+// list's density (dense lists are close to uniform, so the guess is
+// usually within a cache line of it), then gallops from the guess,
+// forwards or back, and finishes with a binary search: a few comparisons
+// near the posting sought however far it is, where galloping from the
+// current posting touches a cache line per doubling.
+func (c *pruneCursor) advance(slot uint32) (looked int) {
+	guess := -1
+	if c.starts != nil {
+		guess = c.jump(slot)
+	}
+	p := c.postings[c.pos:]
+	if len(p) == 0 || p[0].slot >= slot {
+		return 0
+	}
+	if guess < 1 || guess > len(p) {
+		guess = c.guess(p, slot)
+	}
+	// Invariant from here: p[lo].slot < slot, and p[hi].slot >= slot
+	// unless hi == len(p).
+	lo, hi := 0, guess
+	looked = 1
+	if hi < len(p) && p[hi].slot < slot {
+		lo, hi = c.gallopForward(p, hi, slot, &looked)
+	} else {
+		lo = c.gallopBack(p, hi, slot, &looked)
+	}
+	for hi-lo > 1 {
+		m := int(uint(lo+hi) >> 1)
+		if p[m].slot < slot {
+			lo = m
+		} else {
+			hi = m
+		}
+		looked++
+	}
+	c.pos += hi
+	return looked
+}
+
+// jump moves a cursor over a dense list to the first posting of the run
+// of startSlots slots holding slot, when that is ahead (every posting
+// before it is at a lower slot), and returns a guess of how far past the
+// cursor the posting at slot is, from the run's own density; -1 when it
+// has none.
+func (c *pruneCursor) jump(slot uint32) int {
+	r := int(slot / startSlots)
+	if r >= len(c.starts) {
+		c.pos = len(c.postings) // no posting at or after slot
+		return -1
+	}
+	first := int(c.starts[r])
+	c.pos = max(c.pos, first)
+	if r+1 == len(c.starts) {
+		return -1
+	}
+	n := int(c.starts[r+1]) - first
+	return first + int(slot%startSlots)*n/startSlots - c.pos
+}
+
+// guess estimates the index in p (whose first slot is below slot) of the
+// first posting at or after slot, from the list's average density; it is
+// in [1, len(p)].
+func (c *pruneCursor) guess(p []posting, slot uint32) int {
+	all := c.postings
+	span := uint64(all[len(all)-1].slot-all[0].slot) + 1
+	est := uint64(slot-p[0].slot) * uint64(len(all)) / span
+	return int(min(max(est, 1), uint64(len(p))))
+}
+
+// gallopForward widens [from, hi) forwards from p[from].slot < slot until
+// p[hi].slot >= slot or hi is past the end.
+func (c *pruneCursor) gallopForward(p []posting, from int, slot uint32, looked *int) (lo, hi int) {
+	lo, hi = from, from+1
+	for step := 1; hi < len(p) && p[hi].slot < slot; step *= 2 {
+		lo, hi = hi, min(hi+step, len(p))
+		*looked++
+	}
+	return lo, min(hi, len(p))
+}
+
+// gallopBack moves back from hi, where p[hi].slot >= slot (or hi is past
+// the end), to an lo with p[lo].slot < slot; p[0].slot < slot.
+func (c *pruneCursor) gallopBack(p []posting, hi int, slot uint32, looked *int) (lo int) {
+	lo = hi - 1
+	for step := 1; lo > 0 && p[lo].slot >= slot; step *= 2 {
+		lo = max(lo-step, 0)
+		*looked++
+	}
+	return lo
 }
 
 // pruneSearch is the state of one pruned search.
@@ -216,7 +316,12 @@ func (e *Embedded) rankSparse(ctx context.Context, lists []queryList, h *topK) (
 		if s, ok := newPruneSearch(lists, h); ok {
 			s.win = getWindow(len(lists))
 			defer putWindow(s.win)
-			err := s.run(ctx)
+			var err error
+			if e.grouped(s) {
+				err = s.runGrouped(ctx, e.recs.slots())
+			} else {
+				err = s.run(ctx)
+			}
 			return s.visited, err
 		}
 	}
@@ -241,6 +346,18 @@ func (e *Embedded) SparseWork() (searches, postingsVisited int64) {
 // proportional to the query terms' postings.
 func (e *Embedded) SetExhaustiveSparse(on bool) { e.exhaustiveSparse.Store(on) }
 
+// SetWindowedSparse makes pruned sparse search use windowed MaxScore for
+// every query (on), or grouped search for the queries with a dense term
+// (off, the default). Results are identical either way; it exists to
+// compare the two.
+func (e *Embedded) SetWindowedSparse(on bool) {
+	if on {
+		e.prunePath.Store(windowedOnly)
+	} else {
+		e.prunePath.Store(anyPath)
+	}
+}
+
 // SearchFiltered is Search restricted to the records keep accepts: the
 // best req.TopK among them, exactly as if the others were absent. keep sees
 // each hit without its score, and only for records that would otherwise
@@ -249,4 +366,24 @@ func (e *Embedded) SetExhaustiveSparse(on bool) { e.exhaustiveSparse.Store(on) }
 // filters the neighbours it finds and may return fewer hits.
 func (e *Embedded) SearchFiltered(ctx context.Context, req SearchRequest, keep func(Hit) bool) ([]Hit, error) {
 	return e.search(ctx, req, func(slot uint32) bool { return keep(e.recs.hit(slot, 0)) })
+}
+
+// Pruned search paths, for tests that compare them: anyPath picks grouped
+// search when it pays (groupedPays), windowedOnly never does and
+// groupedOnly always does.
+const (
+	anyPath int32 = iota
+	windowedOnly
+	groupedOnly
+)
+
+// grouped reports whether s runs grouped rather than windowed.
+func (e *Embedded) grouped(s *pruneSearch) bool {
+	switch e.prunePath.Load() {
+	case windowedOnly:
+		return false
+	case groupedOnly:
+		return true
+	}
+	return s.groupedPays()
 }

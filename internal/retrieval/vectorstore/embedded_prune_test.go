@@ -131,8 +131,13 @@ func (c *pruneCorpus) query(r *rand.Rand) *vector.Sparse {
 	return q
 }
 
-// searchBoth runs req pruned and exhaustively (filtered when keep is set)
-// and fails unless ids, scores bit for bit and order agree.
+// prunePaths are the pruned search paths every comparison runs: the
+// store's own choice, windowed MaxScore alone and grouped search alone.
+var prunePaths = []int32{anyPath, windowedOnly, groupedOnly}
+
+// searchBoth runs req exhaustively and then pruned by every path
+// (filtered when keep is set) and fails unless ids, scores bit for bit and
+// order agree.
 func searchBoth(t *testing.T, e *Embedded, req SearchRequest, keep func(Hit) bool) []Hit {
 	t.Helper()
 	run := func(exhaustive bool) []Hit {
@@ -150,18 +155,31 @@ func searchBoth(t *testing.T, e *Embedded, req SearchRequest, keep func(Hit) boo
 		}
 		return hits
 	}
-	want, got := run(true), run(false)
+	want := run(true)
+	var got []Hit
+	for _, path := range prunePaths {
+		e.prunePath.Store(path)
+		got = run(false)
+		e.prunePath.Store(anyPath)
+		sameAsExhaustive(t, fmt.Sprintf("path %d", path), got, want, req)
+	}
+	return got
+}
+
+// sameAsExhaustive fails unless got has want's ids and bitwise scores in
+// want's order.
+func sameAsExhaustive(t *testing.T, label string, got, want []Hit, req SearchRequest) {
+	t.Helper()
 	if len(got) != len(want) {
-		t.Fatalf("pruned search returned %d hits, exhaustive %d (k %d, query %v)", len(got), len(want), req.TopK, req.Vector.Sparse)
+		t.Fatalf("%s: pruned search returned %d hits, exhaustive %d (k %d, query %v)", label, len(got), len(want), req.TopK, req.Vector.Sparse)
 	}
 	for i := range want {
 		if got[i].ID != want[i].ID || math.Float32bits(got[i].Score) != math.Float32bits(want[i].Score) {
-			t.Fatalf("hit %d: pruned %s %v (bits %08x), exhaustive %s %v (bits %08x); k %d, query %v", i,
+			t.Fatalf("%s: hit %d: pruned %s %v (bits %08x), exhaustive %s %v (bits %08x); k %d, query %v", label, i,
 				got[i].ID, got[i].Score, math.Float32bits(got[i].Score),
 				want[i].ID, want[i].Score, math.Float32bits(want[i].Score), req.TopK, req.Vector.Sparse)
 		}
 	}
-	return got
 }
 
 // TestPrunedSearchEqualsExhaustive compares pruned with exhaustive search
@@ -229,11 +247,13 @@ func TestPrunedSearchVisitsFewerPostings(t *testing.T) {
 	total, visited := 0, int64(0)
 	for range 50 {
 		q := g.query(idf)
-		total += e.Postings(vector.Vector{Sparse: q})
+		req := SearchRequest{Vector: vector.Vector{Sparse: q}, TopK: 10}
+		searchBoth(t, e, req, nil)
+		total += e.Postings(req.Vector)
 		_, before := e.SparseWork()
-		searchBoth(t, e, SearchRequest{Vector: vector.Vector{Sparse: q}, TopK: 10}, nil)
+		mustSearch(t, e, req)
 		_, after := e.SparseWork()
-		visited += after - before - int64(e.Postings(vector.Vector{Sparse: q}))
+		visited += after - before
 	}
 	if visited*4 > int64(total)*3 {
 		t.Fatalf("pruned searches visited %d of %d postings; want under three quarters", visited, total)
@@ -241,25 +261,69 @@ func TestPrunedSearchVisitsFewerPostings(t *testing.T) {
 	t.Logf("pruned searches visited %d of %d postings (%.1f%%)", visited, total, 100*float64(visited)/float64(total))
 }
 
-// Block maxima track every write: appends, replacements, deletes and the
-// compaction they trigger leave each list's maxima equal to a fresh
-// computation.
+// Block and group maxima track every write: appends, replacements,
+// deletes and the compaction they trigger, and a save and load, leave each
+// list's block maxima equal to a fresh computation, and its group maxima
+// either absent (for a list not dense enough to need them) or fresh.
 func TestBlockMaximaFollowWrites(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
 	c := newPruneCorpus(t, r)
 	for step := range 6 {
-		x := &c.e.sparse
-		for li, list := range x.lists {
-			if !checkBlockMaxima(list, x.blockMax[li]) {
-				t.Fatalf("step %d: term %d block maxima %v do not match its postings", step, x.keys[li], x.blockMax[li])
-			}
-		}
+		checkMaxima(t, fmt.Sprintf("step %d", step), &c.e.sparse)
 		var del []string
 		for range len(c.ids) / 6 {
 			del = append(del, c.ids[r.IntN(len(c.ids))])
 		}
 		if err := c.e.Delete(context.Background(), del); err != nil {
 			t.Fatal(err)
+		}
+	}
+	checkMaxima(t, "loaded", &saveLoad(t, c.e).sparse)
+}
+
+// checkMaxima fails unless every list of x has fresh block maxima and
+// either a fresh group index, or none and a density too low to need one.
+func checkMaxima(t *testing.T, label string, x *invertedIndex) {
+	t.Helper()
+	dense := 0
+	for li, list := range x.lists {
+		if !checkBlockMaxima(list, x.blockMax[li]) {
+			t.Fatalf("%s: term %d block maxima %v do not match its postings", label, x.keys[li], x.blockMax[li])
+		}
+		last := list[len(list)-1].slot
+		fresh := newGroupIndex(list)
+		switch g := x.groups[li]; {
+		case g.max == nil && denseEnough(len(list), last):
+			t.Fatalf("%s: term %d has %d postings up to slot %d but no group index", label, x.keys[li], len(list), last)
+		case g.max != nil && (tooSparse(len(list), last) || !slices.Equal(g.max, fresh.max) || !slices.Equal(g.starts, fresh.starts)):
+			t.Fatalf("%s: term %d group index %v, want %v", label, x.keys[li], g, fresh)
+		case g.max != nil:
+			dense++
+		}
+	}
+	if len(x.lists) > 0 && dense == 0 {
+		t.Fatalf("%s: no list keeps group maxima; the corpus does not exercise them", label)
+	}
+}
+
+// A group maximum is the smallest bfloat16 at or above the weight it
+// bounds, and the sweep's float32 cutoff is exactly where the widened
+// comparison with the floor changes.
+func TestGroupBoundRounding(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 1))
+	for range 100000 {
+		m := math.Float32frombits(r.Uint32() & 0x7f7fffff)
+		h := bf16Ceil(m)
+		if bf16(h) < m || (h > 0 && bf16(h-1) >= m) {
+			t.Fatalf("bf16Ceil(%v) = %v", m, bf16(h))
+		}
+	}
+	s := &pruneSearch{cur: make([]pruneCursor, 5), widen: 1 + 7*0x1p-23, slack: 6 * 0x1p-149}
+	for range 10000 {
+		s.theta = float64(math.Float32frombits(r.Uint32() & 0x7f7fffff))
+		u := s.groupCutoff()
+		if s.groupCannotReach(u) || !s.groupCannotReach(math.Nextafter32(u, 0)) {
+			t.Fatalf("floor %v: cutoff %v is not where the comparison changes", s.theta, u)
 		}
 	}
 }
@@ -299,5 +363,48 @@ func TestPrunedSearchSkipsWindowsExactly(t *testing.T) {
 				searchBoth(t, c.e, SearchRequest{Vector: vector.Vector{Sparse: q}, TopK: k}, nil)
 			}
 		}
+	}
+}
+
+// A term's group index appears once its list is dense enough, goes when
+// the list thins out under the lower threshold, and comes back once the
+// list is dense again, always equal to a fresh build while present.
+func TestGroupIndexFollowsDensity(t *testing.T) {
+	x := newInvertedIndex()
+	one := func(slot uint32) {
+		x.add(slot, &vector.Sparse{Indices: []uint32{7}, Values: []float32{float32(slot%13) + 0.5}})
+	}
+	var seen []bool
+	check := func(slot uint32) {
+		list, gi := x.lists[0], x.groups[0]
+		changed := len(seen) == 0 || seen[len(seen)-1] != (gi.max != nil)
+		if gi.max != nil && (changed || len(list)%1000 == 0) {
+			fresh := newGroupIndex(list)
+			if !slices.Equal(gi.max, fresh.max) || !slices.Equal(gi.starts, fresh.starts) {
+				t.Fatalf("after slot %d: group index differs from a fresh build", slot)
+			}
+		}
+		if gi.max == nil && denseEnough(len(list), slot) || gi.max != nil && tooSparse(len(list), slot) {
+			t.Fatalf("after slot %d (%d postings): has group index %v", slot, len(list), gi.max != nil)
+		}
+		if changed {
+			seen = append(seen, gi.max != nil)
+		}
+	}
+	slot := uint32(0)
+	for ; slot < 2000; slot++ { // every slot: dense
+		one(slot)
+		check(slot)
+	}
+	for ; slot < 200000; slot += 97 { // one slot in 97: thins out
+		one(slot)
+		check(slot)
+	}
+	for end := slot + 50000; slot < end; slot++ { // every slot again
+		one(slot)
+		check(slot)
+	}
+	if !slices.Equal(seen, []bool{true, false, true}) {
+		t.Fatalf("group index presence went %v, want present, absent, present", seen)
 	}
 }

@@ -55,7 +55,7 @@ func (s *pruneSearch) run(ctx context.Context) error {
 				s.gather(i, base, end)
 			}
 			essential = s.gatherDense(base, end, essential)
-			s.decide(base, essential)
+			s.decide(base, windowSize, essential)
 		} else {
 			s.skip(end)
 		}
@@ -96,10 +96,7 @@ func (s *pruneSearch) skip(end uint32) {
 func (s *pruneSearch) gather(i int, base, end uint32) {
 	w := s.win
 	c := &s.cur[i]
-	if c.slot() < base {
-		_, _, looked := c.seek(base)
-		s.visited += looked
-	}
+	s.visited += c.advance(base)
 	bit := uint64(1) << i
 	row := w.weights[i*windowSize : (i+1)*windowSize]
 	p := c.postings[c.pos:]
@@ -154,11 +151,12 @@ func (s *pruneSearch) passing(essential int) int {
 	return n
 }
 
-// decide considers every touched slot of the window in slot order and
-// cleans the scratch; byBound[:essential] were the terms not gathered.
-func (s *pruneSearch) decide(base uint32, essential int) {
+// decide considers every touched slot of the window's first span slots in
+// slot order and cleans the scratch; byBound[:essential] were the terms
+// not gathered.
+func (s *pruneSearch) decide(base uint32, span, essential int) {
 	w := s.win
-	for wi, word := range w.touched {
+	for wi, word := range w.touched[:(span+63)/64] {
 		for ; word != 0; word &= word - 1 {
 			off := wi*64 + bits.TrailingZeros64(word)
 			mask, bound := w.mask[off], w.bound[off]

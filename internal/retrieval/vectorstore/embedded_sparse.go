@@ -19,12 +19,15 @@ type posting struct {
 // Postings of tombstoned slots stay until compaction; search skips them.
 // blockMax[li][b] is the largest weight magnitude among postings
 // b*blockSize.. of lists[li], kept current by every write; pruned search
-// bounds scores with it.
+// bounds scores with it. groups[li], for the dense lists only (the zero
+// value otherwise), bounds lists[li]'s weight magnitudes per group of
+// slots and indexes its postings by slot (see embedded_prune_groups.go).
 type invertedIndex struct {
 	terms    map[uint32]uint32 // term id -> position in lists and keys
 	keys     []uint32          // term id of each list
 	lists    [][]posting
 	blockMax [][]float32
+	groups   []groupIndex
 	total    int // postings held, tombstoned ones included
 }
 
@@ -47,9 +50,11 @@ func (x *invertedIndex) add(slot uint32, s *vector.Sparse) {
 			x.keys = append(x.keys, t)
 			x.lists = append(x.lists, nil)
 			x.blockMax = append(x.blockMax, nil)
+			x.groups = append(x.groups, groupIndex{})
 		}
 		x.lists[li] = append(x.lists[li], posting{slot: slot, weight: w})
 		x.blockMax[li] = appendBlockMax(x.blockMax[li], len(x.lists[li]), w)
+		x.followGroups(li)
 		x.total++
 	}
 }
@@ -132,11 +137,13 @@ func postings(lists []queryList) int {
 	return total
 }
 
-// queryList is one query term's weight, postings and block maxima.
+// queryList is one query term's weight, postings, block maxima and group
+// index (empty unless the list is dense).
 type queryList struct {
 	weight   float32
 	postings []posting
 	blockMax []float32
+	groups   groupIndex
 }
 
 // queryLists returns the postings of q's non-zero terms in increasing term
@@ -148,7 +155,7 @@ func (x *invertedIndex) queryLists(q *vector.Sparse) []queryList {
 			continue
 		}
 		if li, ok := x.terms[t]; ok {
-			out = append(out, queryList{weight: q.Values[i], postings: x.lists[li], blockMax: x.blockMax[li]})
+			out = append(out, queryList{weight: q.Values[i], postings: x.lists[li], blockMax: x.blockMax[li], groups: x.groups[li]})
 		}
 	}
 	return out
@@ -223,6 +230,7 @@ func (x *invertedIndex) compacted(remap []uint32) invertedIndex {
 		n.keys = append(n.keys, x.keys[li])
 		n.lists = append(n.lists, all[start:len(all):len(all)])
 		n.blockMax = append(n.blockMax, blockMaxima(n.lists[len(n.lists)-1]))
+		n.groups = append(n.groups, freshGroupIndex(n.lists[len(n.lists)-1]))
 	}
 	return n
 }
@@ -234,6 +242,9 @@ func (x *invertedIndex) memory() int64 {
 	}
 	for _, m := range x.blockMax {
 		mem += 24 + 4*int64(cap(m))
+	}
+	for _, g := range x.groups {
+		mem += 48 + 2*int64(cap(g.max)) + 4*int64(cap(g.starts))
 	}
 	// Swiss-table maps hold a control byte plus the 8-byte entry per slot
 	// at up to 7/8 load; 12 bytes per term is a fair estimate.

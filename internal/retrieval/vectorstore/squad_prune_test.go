@@ -61,13 +61,13 @@ func TestSquadPrunedEqualsExhaustive(t *testing.T) {
 	}
 	_, after := store.SparseWork()
 	exhaustive := 4 * int64(total) // four searches of each question
-	pruned := after - before - exhaustive
-	t.Logf("%d questions over %d children: pruned searches visited %d postings, %.1f%% of the %d an exhaustive scan visits",
+	pruned := (after - before - exhaustive) / int64(len(vectorstore.PrunePaths))
+	t.Logf("%d questions over %d children: pruned searches visited %d postings per path on average, %.1f%% of the %d an exhaustive scan visits",
 		len(questions), store.Stats().Records, pruned, 100*float64(pruned)/float64(exhaustive), exhaustive)
 }
 
-// samePrunedExhaustive runs search exhaustively then pruned and fails
-// unless the hits agree exactly.
+// samePrunedExhaustive runs search exhaustively, then pruned by every
+// path, and fails unless the hits agree exactly.
 func samePrunedExhaustive(t *testing.T, label string, store *vectorstore.Embedded, search func() ([]vectorstore.Hit, error)) {
 	t.Helper()
 	store.SetExhaustiveSparse(true)
@@ -76,16 +76,20 @@ func samePrunedExhaustive(t *testing.T, label string, store *vectorstore.Embedde
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := search()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%s: pruned %d hits, exhaustive %d", label, len(got), len(want))
-	}
-	for i := range want {
-		if got[i].ID != want[i].ID || math.Float32bits(got[i].Score) != math.Float32bits(want[i].Score) {
-			t.Fatalf("%s: hit %d pruned %s %v, exhaustive %s %v", label, i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
+	for _, path := range vectorstore.PrunePaths {
+		store.SetPrunePath(path)
+		got, err := search()
+		store.SetPrunePath(vectorstore.PrunePaths[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s, path %d: pruned %d hits, exhaustive %d", label, path, len(got), len(want))
+		}
+		for i := range want {
+			if got[i].ID != want[i].ID || math.Float32bits(got[i].Score) != math.Float32bits(want[i].Score) {
+				t.Fatalf("%s, path %d: hit %d pruned %s %v, exhaustive %s %v", label, path, i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
+			}
 		}
 	}
 }

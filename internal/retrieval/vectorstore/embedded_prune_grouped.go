@@ -1,0 +1,369 @@
+package vectorstore
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sync"
+)
+
+// Grouped pruned search: bound every group of slots first, seed the floor
+// from the best groups, then score only the groups that can still reach it.
+//
+// A query of frequent words only is the slow case of windowed MaxScore
+// (embedded_prune_window.go): every term is essential, and every block of
+// 128 postings of every term holds a weight close to the term's largest, so
+// no window, block or candidate is ruled out until most postings are read.
+// Grouped search instead adds up, for every group of groupSlots slots, the
+// bounds of all query terms over it: a dense term's stored group maximum
+// (one bfloat16 per group, see embedded_prune_groups.go) or, for a term too
+// sparse to store them, the largest weight among its postings in the group
+// (its postings are read once for that). That costs one addition per group
+// and dense term, fewer and far cheaper operations than scanning the
+// term's postings, and bounds each group tightly: only the few groups
+// holding a record with near-maximal weights in most terms can reach the
+// k-th score.
+//
+// The floor is seeded before the sweep: the seedGroups groups (k, if more)
+// with the largest bounds are scored first (they hold the likely best
+// records), which fills the top k with a floor close to its final value. The sweep then walks
+// the groups in slot order, skips those whose bound is below the floor,
+// and scores the others (runs of them at once) exactly as windowed search
+// scores a window's candidates: each term's postings there are gathered and
+// each record's products summed in increasing term order (offer), so the
+// hits, scores and ties are the exhaustive scan's. A seeded group is not
+// scored again.
+//
+// Exactness: group bounds are float32 sums of float32 products of the
+// query weight magnitudes and group maxima (never below the weights they
+// bound), so each is at most (n+1)·2^-23 below the float64 bound windowed
+// search uses, plus underflow; groupCannotReach widens them by that before
+// the same strict comparison with the floor. A group whose bound is zero
+// is skipped: every product of its terms then rounds to zero, so none of
+// its records can score above zero, which a hit must.
+
+// seedGroups is how many groups, at least, are scored before the sweep:
+// those of largest bound. The top k records are rarely in the k groups of
+// largest bound (a group's bound adds the best weight of each term over
+// four records), but nearly always among the few hundred largest.
+const seedGroups = 160
+
+// groupChunk is how many groups' bounds are summed at once: 16 KiB of
+// bounds, which stay in the L1 cache while every term adds to them.
+const groupChunk = 1 << 12
+
+var groupBoundPool = sync.Pool{New: func() any { return new([]float32) }}
+
+// getGroupBounds returns n zeroed group bounds from the pool, followed by
+// groupChunk more for boundGroups' scratch.
+func getGroupBounds(n int) *[]float32 {
+	ub := groupBoundPool.Get().(*[]float32)
+	if cap(*ub) < n+groupChunk {
+		*ub = make([]float32, n+groupChunk)
+	}
+	*ub = (*ub)[:n+groupChunk]
+	clear((*ub)[:n])
+	return ub
+}
+
+// groupedPays reports whether grouped search should answer the query:
+// when its dense terms (those keeping group maxima) together bound more
+// than half of what its heaviest other term does. Otherwise windowed
+// MaxScore is cheaper: once the floor passes the dense terms' bounds,
+// which the heaviest term's records soon lift it to, it leaves them
+// non-essential and only probes them for a few candidates, while grouped
+// search would still read a bound per group of each. (Of the factors one
+// and two, two gave the lower p99 on both benchmark corpora at 1M
+// children.)
+func (s *pruneSearch) groupedPays() bool {
+	var dense, heaviest float64
+	for i := range s.cur {
+		if s.cur[i].groups != nil {
+			dense += s.cur[i].bound
+		} else {
+			heaviest = max(heaviest, s.cur[i].bound)
+		}
+	}
+	return 2*dense > heaviest
+}
+
+// runGrouped ranks the records of a store of the given number of slots by
+// grouped search. It looks at ctx between chunks and runs of groups and
+// returns ctx's error once ctx is done, leaving the window scratch clean.
+func (s *pruneSearch) runGrouped(ctx context.Context, slots int) error {
+	n := (slots + groupSlots - 1) / groupSlots
+	ubp := getGroupBounds(n)
+	defer groupBoundPool.Put(ubp)
+	ub, scratch := (*ubp)[:n], (*ubp)[n:]
+	seeds := groupSeeds{k: max(s.h.k, seedGroups)}
+	if err := s.boundGroups(ctx, ub, scratch, &seeds); err != nil {
+		return err
+	}
+	s.scoreSeeds(ub, seeds.groups)
+	return s.sweepGroups(ctx, ub)
+}
+
+// groupCannotReach is cannotReach for a bound that is itself a float32 sum
+// of n float32 products: widen and slack grow by what that sum may lose to
+// rounding and underflow.
+func (s *pruneSearch) groupCannotReach(ub float32) bool {
+	n := float64(len(s.cur))
+	return float64(ub)*s.widen*(1+(n+1)*0x1p-23)+s.slack+(n+1)*0x1p-149 < s.theta
+}
+
+// boundGroups sums every term's bound over each group into ub, chunk by
+// chunk (with groupChunk floats of scratch), and offers each group to
+// seeds.
+func (s *pruneSearch) boundGroups(ctx context.Context, ub, scratch []float32, seeds *groupSeeds) error {
+	budget := checkEvery
+	for c0 := 0; c0 < len(ub); c0 += groupChunk {
+		c1 := min(c0+groupChunk, len(ub))
+		work := s.addDenseBounds(ub[c0:c1], c0)
+		for i := range s.cur {
+			if s.cur[i].groups == nil {
+				work += s.cur[i].addPostingBounds(ub[c0:c1], scratch, c0)
+			}
+		}
+		for g, b := range ub[c0:c1] {
+			if b > seeds.least {
+				seeds.offer(b, c0+g)
+			}
+		}
+		for budget -= work; budget <= 0; budget += checkEvery {
+			if err := checkpoint(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// addDenseBounds adds the stored group maxima of every dense term over
+// groups first, first+1, ... to ub, two terms per pass where both cover
+// them all (which halves the passes over ub), and returns how many maxima
+// it read.
+func (s *pruneSearch) addDenseBounds(ub []float32, first int) int {
+	var pending *pruneCursor
+	work := 0
+	for i := range s.cur {
+		c := &s.cur[i]
+		switch {
+		case c.groups == nil:
+		case len(c.groups) < first+len(ub):
+			work += c.addGroupMaxBounds(ub, first)
+		case pending == nil:
+			pending = c
+		default:
+			addTwoGroupMaxima(ub, pending.groups[first:], float32(pending.absQ), c.groups[first:], float32(c.absQ))
+			work += 2 * len(ub)
+			pending = nil
+		}
+	}
+	if pending != nil {
+		work += pending.addGroupMaxBounds(ub, first)
+	}
+	return work
+}
+
+// addTwoGroupMaxima adds qa times a's and qb times b's maxima to ub; a
+// and b hold at least len(ub).
+func addTwoGroupMaxima(ub []float32, a []uint16, qa float32, b []uint16, qb float32) {
+	a, b = a[:len(ub)], b[:len(ub)]
+	for g := range ub {
+		ub[g] += qa*bf16(a[g]) + qb*bf16(b[g])
+	}
+}
+
+// addGroupMaxBounds adds the cursor's stored maxima over groups first,
+// first+1, ... to ub and returns how many it read.
+func (c *pruneCursor) addGroupMaxBounds(ub []float32, first int) int {
+	if first >= len(c.groups) {
+		return 0
+	}
+	gm := c.groups[first:min(first+len(ub), len(c.groups))]
+	ub = ub[:len(gm)]
+	q := float32(c.absQ)
+	for g, h := range gm {
+		ub[g] += q * bf16(h)
+	}
+	return len(gm)
+}
+
+// addPostingBounds adds the bound of a term without group maxima over
+// groups first, first+1, ... to ub: it reads the term's postings in those
+// groups, advancing the cursor, and adds the largest weight of each group.
+// It returns how many postings it read.
+func (c *pruneCursor) addPostingBounds(ub, scratch []float32, first int) int {
+	end := uint64(first+len(ub)) * groupSlots
+	p := c.postings[c.pos:]
+	j := 0
+	for j < len(p) && uint64(p[j].slot) < end {
+		j++
+	}
+	p = p[:j]
+	c.pos += j
+	q := float32(c.absQ)
+	if j < len(ub)/8 {
+		// Few postings: add each group's maximum as it is found.
+		for i := 0; i < len(p); {
+			g := groupOf(p[i].slot)
+			m := absWeight(p[i].weight)
+			for i++; i < len(p) && groupOf(p[i].slot) == g; i++ {
+				m = max(m, absWeight(p[i].weight))
+			}
+			ub[g-first] += q * m
+		}
+		return j
+	}
+	// Many: take the maxima in scratch first, branch-free.
+	m := scratch[:len(ub)]
+	clear(m)
+	for _, e := range p {
+		g := groupOf(e.slot) - first
+		m[g] = max(m[g], absWeight(e.weight))
+	}
+	for g, w := range m {
+		ub[g] += q * w
+	}
+	return j
+}
+
+// rewind moves every cursor back to its first posting.
+func (s *pruneSearch) rewind() {
+	for i := range s.cur {
+		s.cur[i].pos, s.cur[i].block = 0, 0
+	}
+}
+
+// scoreSeeds scores the seed groups, in slot order, and zeroes their
+// bounds so that the sweep does not score them again. It starts and ends
+// with the cursors rewound.
+func (s *pruneSearch) scoreSeeds(ub []float32, groups []int) {
+	s.rewind()
+	slices.Sort(groups)
+	for _, g := range groups {
+		s.scoreGroups(g, g+1)
+		ub[g] = 0
+	}
+	s.rewind()
+}
+
+// sweepGroups scores, in slot order, every run of groups whose bound can
+// still reach the floor.
+func (s *pruneSearch) sweepGroups(ctx context.Context, ub []float32) error {
+	const maxRun = windowSize / groupSlots
+	budget := checkEvery
+	theta, cut := s.theta, s.groupCutoff()
+	for g := 0; g < len(ub); g++ {
+		if !(ub[g] > 0 && ub[g] >= cut) {
+			continue
+		}
+		end := g + 1
+		for end < len(ub) && end-g < maxRun && ub[end] > 0 && ub[end] >= cut {
+			end++
+		}
+		before := s.visited
+		s.scoreGroups(g, end)
+		g = end - 1
+		if s.theta != theta {
+			theta, cut = s.theta, s.groupCutoff()
+		}
+		for budget -= s.visited - before + 1; budget <= 0; budget += checkEvery {
+			if err := checkpoint(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// groupCutoff returns the smallest float32 bound groupCannotReach lets
+// through at the current floor (the test is monotonic in the bound), so
+// that the sweep compares float32s.
+func (s *pruneSearch) groupCutoff() float32 {
+	if math.IsInf(s.theta, -1) {
+		return float32(math.Inf(-1))
+	}
+	n := float64(len(s.cur))
+	u := float32((s.theta - s.slack - (n+1)*0x1p-149) / (s.widen * (1 + (n+1)*0x1p-23)))
+	for s.groupCannotReach(u) {
+		u = math.Nextafter32(u, float32(math.Inf(1)))
+	}
+	for d := math.Nextafter32(u, float32(math.Inf(-1))); !s.groupCannotReach(d); d = math.Nextafter32(u, float32(math.Inf(-1))) {
+		u = d
+	}
+	return u
+}
+
+// scoreGroups gathers every term's postings in groups [from, to) and
+// offers each live record there with its exact score.
+func (s *pruneSearch) scoreGroups(from, to int) {
+	base, end := uint32(from*groupSlots), uint32(to*groupSlots)
+	for i := range s.cur {
+		s.gather(i, base, end)
+	}
+	s.decide(base, int(end-base), 0)
+}
+
+// groupSeeds keeps the k groups of largest bound offered so far, in a
+// min-heap on the bound.
+type groupSeeds struct {
+	k      int
+	least  float32 // the smallest bound kept once k are, 0 before
+	bounds []float32
+	groups []int
+}
+
+// offer considers group g of bound ub.
+func (h *groupSeeds) offer(ub float32, g int) {
+	if !(ub > 0) {
+		return
+	}
+	if len(h.groups) < h.k {
+		h.bounds, h.groups = append(h.bounds, ub), append(h.groups, g)
+		h.up(len(h.groups) - 1)
+		if len(h.groups) == h.k {
+			h.least = h.bounds[0]
+		}
+		return
+	}
+	if ub <= h.bounds[0] {
+		return
+	}
+	h.bounds[0], h.groups[0] = ub, g
+	h.down(0)
+	h.least = h.bounds[0]
+}
+
+func (h *groupSeeds) swap(i, j int) {
+	h.bounds[i], h.bounds[j] = h.bounds[j], h.bounds[i]
+	h.groups[i], h.groups[j] = h.groups[j], h.groups[i]
+}
+
+func (h *groupSeeds) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if h.bounds[i] >= h.bounds[p] {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+func (h *groupSeeds) down(i int) {
+	for {
+		m := i
+		if l := 2*i + 1; l < len(h.bounds) && h.bounds[l] < h.bounds[m] {
+			m = l
+		}
+		if r := 2*i + 2; r < len(h.bounds) && h.bounds[r] < h.bounds[m] {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		h.swap(i, m)
+		i = m
+	}
+}
