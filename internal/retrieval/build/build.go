@@ -64,6 +64,10 @@ type Request struct {
 	// neither split nor analysed again, and the bundle is byte for byte
 	// the one a build without the cache makes. "" means no cache.
 	UnitCacheDir string
+	// OnUnitsNotStored, when set, is told how many units the unit cache
+	// failed to write, and the first failure, when any did: the build
+	// skips them (the next build makes them again) and succeeds.
+	OnUnitsNotStored func(n int, first error)
 	// UnitCacheMaxAge, when above zero, prunes after a successful build
 	// the units no build has used for that long.
 	UnitCacheMaxAge time.Duration
@@ -96,6 +100,9 @@ func Run(ctx context.Context, req Request) (bundle.Manifest, error) {
 	if err != nil {
 		pending.Abort()
 		return bundle.Manifest{}, err
+	}
+	if ix.UnitsNotStored > 0 && req.OnUnitsNotStored != nil {
+		req.OnUnitsNotStored(ix.UnitsNotStored, ix.UnitStoreErr)
 	}
 	if req.SaveProgress.Stage != "" && req.OnProgress != nil {
 		req.OnProgress(req.SaveProgress)

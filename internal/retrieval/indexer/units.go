@@ -109,7 +109,8 @@ func (s *unitSource) unit(i int, scratch *embed.AnalysisScratch) (*Unit, bool, e
 		return u, true, nil
 	}
 	u := newUnit(doc, s.split, s.shape, scratch)
-	return u, false, s.cache.store(key, u)
+	s.cache.store(key, u)
+	return u, false, nil
 }
 
 // restore gives the i-th document's unit u back the analyses the first
