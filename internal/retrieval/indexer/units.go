@@ -91,9 +91,7 @@ func (s *unitSource) count(u *Unit, stats *embed.CorpusStats) {
 	for i := range u.ChildTerms {
 		stats.Add(u.ChildTerms[i])
 	}
-	if u.packed == nil {
-		u.packed = encodeAnalyses(u)
-	}
+	u.packedAnalyses()
 	u.ChildTerms, u.ContextTerms = nil, nil
 }
 
