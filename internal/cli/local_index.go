@@ -213,7 +213,10 @@ func indexDocuments(ctx context.Context, req indexRequest, progress *progressRep
 		Docs: req.docs, Policy: req.compiled.Manifested(), Embedder: e, EmbedderConfig: ecfg,
 		Revision: bundle.Revision(req.compiled.Revision, digest, ecfg, bundle.VectorStoreRef{}, ""), SourceDigest: digest,
 		OnProgress: build.TrackReused(progress.report, &reused),
-		Dir:        req.out, Replace: req.replace, UnitCacheDir: req.unitCache, UnitCacheMaxAge: req.unitMaxAge,
+		OnUnitsNotStored: func(n int, first error) {
+			fmt.Fprintf(progress.w, "warning: %d units could not be written to the unit cache and are made again next run: %v\n", n, first)
+		},
+		Dir: req.out, Replace: req.replace, UnitCacheDir: req.unitCache, UnitCacheMaxAge: req.unitMaxAge,
 	})
 	progress.finishStage()
 	return m, reused, err

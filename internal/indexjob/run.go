@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/policy"
@@ -139,7 +140,10 @@ func (r *Runner) index(ctx context.Context, plan *Plan, compiled *policy.Compile
 	req := build.Request{
 		Docs: set.Docs, Policy: compiled.Manifested(), Embedder: e, EmbedderConfig: plan.Embedder,
 		Revision: plan.Revision, SourceDigest: plan.SourceDigest, VectorStore: plan.VectorStore,
-		OnProgress:   func(p indexer.Progress) { rep.progress(ctx, p) },
+		OnProgress: func(p indexer.Progress) { rep.progress(ctx, p) },
+		OnUnitsNotStored: func(n int, first error) {
+			log.FromContext(ctx).Info("some units could not be written to the unit cache; the next build makes them again", "units", n, "error", first.Error())
+		},
 		SaveProgress: indexer.Progress{Stage: "store", Done: 0, Total: 1},
 		Dir:          filepath.Join(r.Volume, BundleDir), Replace: true,
 		UnitCacheDir: r.unitCacheDir(), UnitCacheMaxAge: build.DefaultUnitCacheMaxAge,

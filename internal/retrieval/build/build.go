@@ -11,6 +11,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore/milvus"
 )
 
@@ -63,6 +64,10 @@ type Request struct {
 	// neither split nor analysed again, and the bundle is byte for byte
 	// the one a build without the cache makes. "" means no cache.
 	UnitCacheDir string
+	// OnUnitsNotStored, when set, is told how many units the unit cache
+	// failed to write, and the first failure, when any did: the build
+	// skips them (the next build makes them again) and succeeds.
+	OnUnitsNotStored func(n int, first error)
 	// UnitCacheMaxAge, when above zero, prunes after a successful build
 	// the units no build has used for that long.
 	UnitCacheMaxAge time.Duration
@@ -73,18 +78,12 @@ type Request struct {
 // Run builds the revision req describes and returns its manifest. When a
 // collection is asked for, it is created, filled, flushed, indexed and
 // loaded with its row count checked before the bundle is saved, so a
-// saved bundle always points at a complete collection.
+// saved bundle always points at a complete collection. Otherwise the
+// children stream into the bundle's child index file as they are
+// embedded (vectorstore.FileWriter), so the build never holds the index
+// in memory; the bundle is the same, byte for byte.
 func Run(ctx context.Context, req Request) (bundle.Manifest, error) {
 	opts := indexer.Options{Workers: req.Workers, OnProgress: req.OnProgress, ContextWeight: float32(req.EmbedderConfig.ContextWeight)}
-	var store *milvus.Store
-	if req.Collection != nil {
-		var err error
-		if store, err = OpenCollection(ctx, *req.Collection); err != nil {
-			return bundle.Manifest{}, err
-		}
-		defer store.Close(ctx)
-		opts.Store = store
-	}
 	started := time.Now()
 	if req.UnitCacheDir != "" {
 		var err error
@@ -93,24 +92,65 @@ func Run(ctx context.Context, req Request) (bundle.Manifest, error) {
 		}
 		opts.UnitScope = req.Policy.unitScope()
 	}
-	ix, err := indexer.Build(ctx, req.Docs, req.Policy.Splitter, req.Embedder, opts)
+	pending, err := bundle.Begin(req.Dir, req.Replace)
 	if err != nil {
 		return bundle.Manifest{}, err
 	}
-	if store != nil {
-		if err := store.Finish(ctx, len(ix.Children)); err != nil {
-			return bundle.Manifest{}, fmt.Errorf("finishing collection %s: %w", store.Name(), err)
-		}
+	ix, err := req.index(ctx, pending, opts)
+	if err != nil {
+		pending.Abort()
+		return bundle.Manifest{}, err
+	}
+	if ix.UnitsNotStored > 0 && req.OnUnitsNotStored != nil {
+		req.OnUnitsNotStored(ix.UnitsNotStored, ix.UnitStoreErr)
 	}
 	if req.SaveProgress.Stage != "" && req.OnProgress != nil {
 		req.OnProgress(req.SaveProgress)
 	}
-	m, err := bundle.Save(req.Dir, ix, req.manifest(), req.Replace)
+	m, err := pending.Commit(ix, req.manifest())
 	if err == nil && opts.Units != nil && req.UnitCacheMaxAge > 0 {
 		// Best effort: a unit left behind costs disk, never correctness.
 		_, _ = opts.Units.Prune(started.Add(-req.UnitCacheMaxAge))
 	}
 	return m, err
+}
+
+// index builds the index into the collection req asks for, or into a
+// file writer in pending's child directory, and finishes that store.
+func (req *Request) index(ctx context.Context, pending *bundle.Pending, opts indexer.Options) (*indexer.Index, error) {
+	var finish func(int) error
+	if req.Collection != nil {
+		store, err := OpenCollection(ctx, *req.Collection)
+		if err != nil {
+			return nil, err
+		}
+		defer store.Close(ctx)
+		opts.Store = store
+		finish = func(n int) error {
+			if err := store.Finish(ctx, n); err != nil {
+				return fmt.Errorf("finishing collection %s: %w", store.Name(), err)
+			}
+			return nil
+		}
+	} else {
+		w, err := vectorstore.NewFileWriter(pending.ChildrenDir(), vectorstore.EmbeddedOptions{})
+		if err != nil {
+			return nil, err
+		}
+		defer w.Close()
+		opts.Store = w
+		finish = func(n int) error {
+			if err := w.Finish(ctx, n); err != nil {
+				return fmt.Errorf("writing child index: %w", err)
+			}
+			return nil
+		}
+	}
+	ix, err := indexer.Build(ctx, req.Docs, req.Policy.Splitter, req.Embedder, opts)
+	if err != nil {
+		return nil, err
+	}
+	return ix, finish(len(ix.Children))
 }
 
 // TrackReused returns a progress callback that passes every report to next

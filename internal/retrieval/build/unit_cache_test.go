@@ -229,3 +229,55 @@ func clone(docs []hierarchy.Document) []hierarchy.Document {
 	copy(out, docs)
 	return out
 }
+
+// TestRunStreamsTheBundleSaveWrites checks that a build streaming its
+// children into the bundle's child index writes exactly the bundle that
+// saving the same index built in memory writes, and leaves nothing but the
+// bundle beside it.
+func TestRunStreamsTheBundleSaveWrites(t *testing.T) {
+	docs := synthtest.New(5, 5000).Documents(60)
+	spec := defaultPolicy(t)
+	streamed, _ := cachedBuild(t, docs, spec, "")
+	m, err := bundle.ReadManifest(streamed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := build.NewEmbedder(m.Embedder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := indexer.Build(context.Background(), docs, spec.Manifested().Splitter, e, indexer.Options{ContextWeight: float32(m.Embedder.ContextWeight)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := filepath.Join(t.TempDir(), "bundle")
+	if _, err := bundle.Save(saved, ix, m, false); err != nil {
+		t.Fatal(err)
+	}
+	sameBundles(t, streamed, saved)
+	if entries, _ := os.ReadDir(filepath.Dir(streamed)); len(entries) != 1 {
+		t.Errorf("the build left %d entries beside the bundle, want 1", len(entries))
+	}
+}
+
+// TestRunLeavesNothingWhenCancelled checks that a build cancelled while
+// its children stream into the bundle removes the bundle it started.
+func TestRunLeavesNothingWhenCancelled(t *testing.T) {
+	var stages []string
+	parent := t.TempDir()
+	req := request(t, filepath.Join(parent, "bundle"), &stages)
+	ctx, cancel := context.WithCancel(context.Background())
+	next := req.OnProgress
+	req.OnProgress = func(p indexer.Progress) {
+		next(p)
+		if p.Stage == indexer.StageFit {
+			cancel()
+		}
+	}
+	if _, err := build.Run(ctx, req); err == nil {
+		t.Fatal("a cancelled build succeeded")
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("a cancelled build left %d entries, want none", len(entries))
+	}
+}

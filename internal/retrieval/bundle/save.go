@@ -22,24 +22,56 @@ import (
 // the new one takes its place (on Linux the two are exchanged atomically),
 // and is removed after.
 func Save(dir string, ix *indexer.Index, m Manifest, replace bool) (Manifest, error) {
-	if err := checkReplaceable(dir, replace); err != nil {
+	p, err := Begin(dir, replace)
+	if err != nil {
 		return m, err
+	}
+	return p.Commit(ix, m)
+}
+
+// Pending is a bundle being built in a temporary directory beside its
+// destination, so that a build can write the child index there as it goes
+// (see ChildrenDir) instead of holding it in memory until Save.
+type Pending struct {
+	dir, tmp string
+}
+
+// Begin checks that dir may take a bundle (as Save does) and creates the
+// temporary directory the bundle is built in. The caller ends it with
+// Commit or Abort.
+func Begin(dir string, replace bool) (*Pending, error) {
+	if err := checkReplaceable(dir, replace); err != nil {
+		return nil, err
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), filepath.Base(dir)+".tmp-*")
 	if err != nil {
-		return m, fmt.Errorf("creating bundle: %w", err)
+		return nil, fmt.Errorf("creating bundle: %w", err)
 	}
-	m, err = writeContents(tmp, ix, m)
-	if err != nil {
-		os.RemoveAll(tmp)
-		return m, err
-	}
-	if err := swapInto(tmp, dir); err != nil {
-		os.RemoveAll(tmp)
-		return m, err
-	}
-	return m, nil
+	return &Pending{dir: dir, tmp: tmp}, nil
 }
+
+// ChildrenDir is where the embedded child index of the pending bundle
+// goes: a vectorstore.FileWriter finished there before Commit is the
+// bundle's child index, byte for byte what Save writes from an Embedded.
+func (p *Pending) ChildrenDir() string { return filepath.Join(p.tmp, ChildrenDir) }
+
+// Commit writes ix's parents, children (unless ix.Store is a FileWriter,
+// whose finished file is already in ChildrenDir), embedder state and
+// manifest, then moves the bundle into place as Save does. On failure
+// the temporary directory is removed and dir is left as it was.
+func (p *Pending) Commit(ix *indexer.Index, m Manifest) (Manifest, error) {
+	m, err := writeContents(p.tmp, ix, m)
+	if err == nil {
+		err = swapInto(p.tmp, p.dir)
+	}
+	if err != nil {
+		p.Abort()
+	}
+	return m, err
+}
+
+// Abort removes the pending bundle; dir is left as it was.
+func (p *Pending) Abort() { os.RemoveAll(p.tmp) }
 
 // writeContents writes parents, children, embedder state and, last, the
 // manifest into dir.
@@ -47,10 +79,11 @@ func writeContents(dir string, ix *indexer.Index, m Manifest) (Manifest, error) 
 	if err := writeParents(dir, ix); err != nil {
 		return m, err
 	}
-	if embedded, ok := ix.Store.(*vectorstore.Embedded); ok {
-		if err := embedded.Save(filepath.Join(dir, ChildrenDir)); err != nil {
-			return m, fmt.Errorf("writing child index: %w", err)
-		}
+	embedded, err := writeChildren(dir, ix.Store)
+	if err != nil {
+		return m, err
+	}
+	if embedded {
 		m.VectorStore = VectorStoreRef{Kind: VectorStoreEmbedded}
 	} else if m.VectorStore.Kind != VectorStoreMilvus {
 		return m, fmt.Errorf("the children are in %T, but the manifest names no external store", ix.Store)
@@ -78,6 +111,25 @@ func writeContents(dir string, ix *indexer.Index, m Manifest) (Manifest, error) 
 		return m, fmt.Errorf("writing manifest: %w", err)
 	}
 	return m, nil
+}
+
+// writeChildren writes the child index of an embedded store into dir, or
+// checks that a file writer's finished index is there, and reports whether
+// the bundle holds the children; an external store writes nothing.
+func writeChildren(dir string, store vectorstore.VectorStore) (bool, error) {
+	switch s := store.(type) {
+	case *vectorstore.Embedded:
+		if err := s.Save(filepath.Join(dir, ChildrenDir)); err != nil {
+			return true, fmt.Errorf("writing child index: %w", err)
+		}
+		return true, nil
+	case *vectorstore.FileWriter:
+		if _, err := os.Stat(filepath.Join(dir, ChildrenDir, vectorstore.EmbeddedFile)); err != nil {
+			return true, fmt.Errorf("the child index was not written into the bundle: %w", err)
+		}
+		return true, nil
+	}
+	return false, nil
 }
 
 // writeParents writes every parent into the files store in dir.

@@ -72,6 +72,11 @@ type Index struct {
 	Parents  []hierarchy.Parent
 	Children []hierarchy.Child
 	Embedder embed.Embedder
+	// UnitsNotStored counts the units Options.Units failed to write, and
+	// UnitStoreErr is the first failure: such a unit is skipped, and made
+	// again by the next build.
+	UnitsNotStored int
+	UnitStoreErr   error
 	// Store holds the children: the embedded store, or Options.Store.
 	Store vectorstore.VectorStore
 	// Windows is true when the parents are sentence windows, which
@@ -86,7 +91,9 @@ type Index struct {
 // on the analyses of every child text and weighs them without analysing
 // again, bit for bit as Fit and EmbedDocuments on the texts would. Another
 // embedder that is a Fitter is fitted on every child text before any is
-// embedded.
+// embedded. Units made for Options.Units are written in the background and
+// Build returns only once they are written or have failed (counted in
+// Index.UnitsNotStored), never failing the build for them.
 func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentSplitter, e embed.Embedder, opts Options) (*Index, error) {
 	opts = opts.withDefaults()
 	shape := unitShape{analysed: embed.LexicalPart(e) != nil, contexts: opts.ContextWeight > 0}
@@ -95,10 +102,14 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 	}
 	source := newUnitSource(docs, b, shape, opts)
 	units, reused, stats, err := source.unitsOf(ctx, opts)
+	ix := &Index{Documents: len(docs), Reused: reused, Embedder: e, Windows: isWindows(b)}
+	if opts.Units != nil {
+		// The unit files are written while the second pass runs.
+		defer func() { ix.UnitsNotStored, ix.UnitStoreErr = opts.Units.Wait() }()
+	}
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{Documents: len(docs), Reused: reused, Embedder: e, Windows: isWindows(b)}
 	ix.gather(units)
 	if err := ix.fit(ctx, units, stats, opts); err != nil {
 		return nil, err

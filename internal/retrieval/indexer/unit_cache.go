@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -26,7 +27,8 @@ import (
 // bytes, little endian) | CRC-32C of the payload (4 bytes, little endian)
 // | payload (the Unit, see encodeUnitPayload).
 type UnitCache struct {
-	dir string
+	dir    string
+	writes unitWrites
 }
 
 // unitMagic starts every unit file; its digit is the layout's version.
@@ -38,10 +40,13 @@ const unitHeaderSize = len(unitMagic) + sha256.Size + 8 + 4
 // unitFileExt ends the name of every unit file.
 const unitFileExt = ".unit"
 
-// OpenUnitCache opens, creating it when missing, the unit cache in dir.
+// OpenUnitCache opens, creating it and its 256 subdirectories when
+// missing, the unit cache in dir.
 func OpenUnitCache(dir string) (*UnitCache, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("unit cache: %w", err)
+	for b := range 256 {
+		if err := os.MkdirAll(filepath.Join(dir, hex.EncodeToString([]byte{byte(b)})), 0o755); err != nil {
+			return nil, fmt.Errorf("unit cache: %w", err)
+		}
 	}
 	return &UnitCache{dir: dir}, nil
 }
@@ -56,12 +61,17 @@ func (c *UnitCache) path(key unitKey) string {
 	return filepath.Join(c.dir, name[:2], name+unitFileExt)
 }
 
+// unitTouchAge is how old a unit file's modification time must be before
+// a hit refreshes it: refreshing on every hit would write an inode per
+// reused document per build. Prune allows for it.
+const unitTouchAge = 24 * time.Hour
+
 // load returns the unit of key, or false when there is none or its file
 // is damaged. A hit refreshes the file's modification time, which Prune
-// reads as its last use.
+// reads as its last use, when it is older than unitTouchAge.
 func (c *UnitCache) load(key unitKey) (*Unit, bool) {
 	path := c.path(key)
-	data, err := os.ReadFile(path)
+	data, modified, err := readUnitFile(path)
 	if err != nil {
 		return nil, false
 	}
@@ -69,38 +79,47 @@ func (c *UnitCache) load(key unitKey) (*Unit, bool) {
 	if err != nil {
 		return nil, false
 	}
-	now := time.Now()
-	_ = os.Chtimes(path, now, now) // best effort: only pruning reads it
+	if now := time.Now(); now.Sub(modified) > unitTouchAge {
+		_ = os.Chtimes(path, now, now) // best effort: only pruning reads it
+	}
 	return u, true
 }
 
-// store writes the unit of key, replacing any damaged file.
-func (c *UnitCache) store(key unitKey, u *Unit) error {
+// readUnitFile returns the bytes of the file at path and its modification
+// time.
+func readUnitFile(path string) ([]byte, time.Time, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	data := make([]byte, info.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, time.Time{}, err
+	}
+	return data, info.ModTime(), nil
+}
+
+// store queues the unit of key to be written, replacing any damaged file,
+// by the cache's writers (see Wait); a unit that cannot be encoded counts
+// as a failed write.
+func (c *UnitCache) store(key unitKey, u *Unit) {
 	data, err := encodeUnit(u, key)
 	if err != nil {
-		return fmt.Errorf("unit cache: encoding: %w", err)
+		c.writes.note(fmt.Errorf("unit cache: encoding: %w", err))
+		return
 	}
-	path := c.path(key)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("unit cache: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("unit cache: %w", err)
-	}
-	_, werr := tmp.Write(data)
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("unit cache: writing %s: %w", path, werr)
-	}
-	return nil
+	c.writes.add(c.path(key), data)
 }
+
+// Wait returns once every unit stored so far is written or has failed,
+// with how many failed and the first failure. A build calls it before it
+// reports; no store may run concurrently with it.
+func (c *UnitCache) Wait() (int, error) { return c.writes.wait() }
 
 // encodeUnit frames the gob encoding of u under key.
 func encodeUnit(u *Unit, key unitKey) ([]byte, error) {
@@ -144,9 +163,12 @@ func decodeUnit(data []byte, key unitKey) (*Unit, error) {
 
 // Prune removes the units not used (made or reused by a build) since
 // before, and temporary files of interrupted writes older than that, and
-// returns how many files it removed. Units a running build still needs are
-// safe as long as before is earlier than that build's start.
+// returns how many files it removed. Since a hit refreshes a unit's time
+// only once it is a day old (unitTouchAge), a unit is removed only when
+// its file is a day older than before. Units a running build still needs
+// are safe as long as before is earlier than that build's start.
 func (c *UnitCache) Prune(before time.Time) (int, error) {
+	before = before.Add(-unitTouchAge)
 	removed := 0
 	err := filepath.WalkDir(c.dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -45,7 +45,17 @@ func encodeUnitPayload(u *Unit) []byte {
 	split := encodeSplit(u)
 	w := &unitWriter{b: make([]byte, 0, 2*len(split))}
 	w.str(string(split))
-	return append(w.b, encodeAnalyses(u)...)
+	return append(w.b, u.packedAnalyses()...)
+}
+
+// packedAnalyses returns u's analyses encoded: u.packed when the build
+// packed them already, and otherwise encodes them, keeping the result in
+// u.packed so that the first pass does not encode them again.
+func (u *Unit) packedAnalyses() []byte {
+	if u.packed == nil {
+		u.packed = encodeAnalyses(u)
+	}
+	return u.packed
 }
 
 // encodeAnalyses serialises the analyses of u.

@@ -1,7 +1,6 @@
 package indexer
 
 import (
-	"cmp"
 	"context"
 	"sync"
 
@@ -39,7 +38,6 @@ func (s *unitSource) unitsOf(ctx context.Context, opts Options) ([]*Unit, int, *
 	type outcome struct {
 		i      int
 		reused bool
-		err    error
 	}
 	done := make(chan outcome, len(s.docs))
 	var wg sync.WaitGroup
@@ -48,7 +46,7 @@ func (s *unitSource) unitsOf(ctx context.Context, opts Options) ([]*Unit, int, *
 			var scratch embed.AnalysisScratch
 			for i := range next {
 				o := outcome{i: i}
-				units[i], o.reused, o.err = s.unit(i, &scratch)
+				units[i], o.reused = s.unit(i, &scratch)
 				done <- o
 			}
 		})
@@ -65,16 +63,13 @@ func (s *unitSource) unitsOf(ctx context.Context, opts Options) ([]*Unit, int, *
 	}()
 	stats := embed.NewCorpusStats()
 	reused := 0
-	var err error
 	for n := range s.docs {
 		select {
 		case o := <-done:
 			if o.reused {
 				reused++
 			}
-			if err = cmp.Or(err, o.err); o.err == nil {
-				s.count(units[o.i], stats)
-			}
+			s.count(units[o.i], stats)
 			opts.OnProgress(Progress{Stage: StageSplit, Done: n + 1, Total: len(s.docs), Reused: reused})
 		case <-ctx.Done():
 			wg.Wait()
@@ -82,7 +77,7 @@ func (s *unitSource) unitsOf(ctx context.Context, opts Options) ([]*Unit, int, *
 		}
 	}
 	wg.Wait()
-	return units, reused, stats, err
+	return units, reused, stats, nil
 }
 
 // count adds the child texts of u to stats and packs u's analyses until
@@ -91,25 +86,25 @@ func (s *unitSource) count(u *Unit, stats *embed.CorpusStats) {
 	for i := range u.ChildTerms {
 		stats.Add(u.ChildTerms[i])
 	}
-	if u.packed == nil {
-		u.packed = encodeAnalyses(u)
-	}
+	u.packedAnalyses()
 	u.ChildTerms, u.ContextTerms = nil, nil
 }
 
 // unit returns the i-th document's unit from the cache when it holds it,
-// and otherwise makes it and, with a cache, stores it.
-func (s *unitSource) unit(i int, scratch *embed.AnalysisScratch) (*Unit, bool, error) {
+// and otherwise makes it and, with a cache, queues it to be stored; it
+// reports whether the unit came from the cache.
+func (s *unitSource) unit(i int, scratch *embed.AnalysisScratch) (*Unit, bool) {
 	doc := s.docs[i]
 	if s.cache == nil {
-		return newUnit(doc, s.split, s.shape, scratch), false, nil
+		return newUnit(doc, s.split, s.shape, scratch), false
 	}
 	key := keyOf(s.scope, doc)
 	if u, ok := s.cache.load(key); ok {
-		return u, true, nil
+		return u, true
 	}
 	u := newUnit(doc, s.split, s.shape, scratch)
-	return u, false, s.cache.store(key, u)
+	s.cache.store(key, u)
+	return u, false
 }
 
 // restore gives the i-th document's unit u back the analyses the first

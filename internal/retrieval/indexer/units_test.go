@@ -26,8 +26,8 @@ func TestRestoreUnpacksOrRemakesAnalyses(t *testing.T) {
 	var scratch embed.AnalysisScratch
 	want := newUnit(docs[0], b, s.shape, &scratch)
 	for _, damaged := range []bool{false, true} {
-		u, _, err := s.unit(0, &scratch)
-		if err != nil {
+		u, _ := s.unit(0, &scratch)
+		if n, err := cache.Wait(); n != 0 {
 			t.Fatal(err)
 		}
 		s.count(u, embed.NewCorpusStats())
