@@ -139,30 +139,51 @@ func (s *pruneSearch) boundGroups(ctx context.Context, ub, scratch []float32, se
 }
 
 // addDenseBounds adds the stored group maxima of every dense term over
-// groups first, first+1, ... to ub, two terms per pass where both cover
-// them all (which halves the passes over ub), and returns how many maxima
-// it read.
+// groups first, first+1, ... to ub and returns how many maxima it read.
+// With vector instructions it adds one term at a time; the scalar loop
+// adds four terms per pass where they cover all the groups (fewer passes
+// over ub, and four independent products per group for the processor to
+// overlap).
 func (s *pruneSearch) addDenseBounds(ub []float32, first int) int {
-	var pending *pruneCursor
-	work := 0
+	var full [4]*pruneCursor
+	n, work := 0, 0
 	for i := range s.cur {
 		c := &s.cur[i]
 		switch {
 		case c.groups == nil:
-		case len(c.groups) < first+len(ub):
+		case vectorMaxima || len(c.groups) < first+len(ub):
 			work += c.addGroupMaxBounds(ub, first)
-		case pending == nil:
-			pending = c
 		default:
-			addTwoGroupMaxima(ub, pending.groups[first:], float32(pending.absQ), c.groups[first:], float32(c.absQ))
-			work += 2 * len(ub)
-			pending = nil
+			full[n] = c
+			if n++; n == len(full) {
+				addFourGroupMaxima(ub, first, full)
+				work += 4 * len(ub)
+				n = 0
+			}
 		}
 	}
-	if pending != nil {
-		work += pending.addGroupMaxBounds(ub, first)
+	if n >= 2 {
+		addTwoGroupMaxima(ub, full[0].groups[first:], float32(full[0].absQ), full[1].groups[first:], float32(full[1].absQ))
+		work += 2 * len(ub)
+		full[0] = full[2]
+		n -= 2
+	}
+	if n == 1 {
+		work += full[0].addGroupMaxBounds(ub, first)
 	}
 	return work
+}
+
+// addFourGroupMaxima adds the four cursors' maxima over groups first,
+// first+1, ... to ub, each times its query weight magnitude; every cursor
+// holds maxima for all of them.
+func addFourGroupMaxima(ub []float32, first int, c [4]*pruneCursor) {
+	a, b := c[0].groups[first:first+len(ub)], c[1].groups[first:first+len(ub)]
+	d, e := c[2].groups[first:first+len(ub)], c[3].groups[first:first+len(ub)]
+	qa, qb, qd, qe := float32(c[0].absQ), float32(c[1].absQ), float32(c[2].absQ), float32(c[3].absQ)
+	for g := range ub {
+		ub[g] += (qa*bf16(a[g]) + qb*bf16(b[g])) + (qd*bf16(d[g]) + qe*bf16(e[g]))
+	}
 }
 
 // addTwoGroupMaxima adds qa times a's and qb times b's maxima to ub; a
@@ -181,12 +202,16 @@ func (c *pruneCursor) addGroupMaxBounds(ub []float32, first int) int {
 		return 0
 	}
 	gm := c.groups[first:min(first+len(ub), len(c.groups))]
-	ub = ub[:len(gm)]
-	q := float32(c.absQ)
-	for g, h := range gm {
+	addScaledMaxima(ub[:len(gm)], gm, float32(c.absQ))
+	return len(gm)
+}
+
+// addScaledMaximaScalar is addScaledMaxima one group at a time.
+func addScaledMaximaScalar(ub []float32, m []uint16, q float32) {
+	m = m[:len(ub)]
+	for g, h := range m {
 		ub[g] += q * bf16(h)
 	}
-	return len(gm)
 }
 
 // addPostingBounds adds the bound of a term without group maxima over

@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package vectorstore
+
+// vectorMaxima reports whether addScaledMaxima uses vector instructions;
+// here it is the scalar loop.
+const vectorMaxima = false
+
+// addScaledMaxima adds q times each bfloat16 maximum of m to ub (m holds
+// at least len(ub)): ub[g] += q*bf16(m[g]).
+func addScaledMaxima(ub []float32, m []uint16, q float32) { addScaledMaximaScalar(ub, m, q) }

@@ -1,0 +1,48 @@
+package vectorstore
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// addScaledMaxima (vector instructions where the processor has them) adds
+// bit for bit what the scalar loop adds, for every length (whole vectors
+// and tails) and for maxima from subnormal to infinite.
+func TestAddScaledMaximaMatchesScalar(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	for n := range 70 {
+		for range 20 {
+			m := make([]uint16, n+r.IntN(3))
+			for i := range m {
+				m[i] = randomMaximum(r)
+			}
+			ub := make([]float32, n)
+			for i := range ub {
+				ub[i] = math.Float32frombits(uint32(randomMaximum(r))<<16 | r.Uint32()&0xffff)
+			}
+			q := math.Float32frombits(uint32(randomMaximum(r))<<16 | r.Uint32()&0xffff)
+			got, want := slices.Clone(ub), slices.Clone(ub)
+			addScaledMaxima(got, m, q)
+			addScaledMaximaScalar(want, m, q)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n=%d q=%g: group %d is %g, the scalar loop gives %g (vector: %v)", n, q, i, got[i], want[i], vectorMaxima)
+				}
+			}
+		}
+	}
+}
+
+// randomMaximum returns a non-negative bfloat16 of any exponent, zero and
+// +Inf now and then.
+func randomMaximum(r *rand.Rand) uint16 {
+	switch r.IntN(10) {
+	case 0:
+		return 0
+	case 1:
+		return 0x7f80 // +Inf
+	}
+	return uint16(r.IntN(0x7f80))
+}
