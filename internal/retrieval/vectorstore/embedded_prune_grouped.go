@@ -124,10 +124,9 @@ func (s *pruneSearch) boundGroups(ctx context.Context, ub, scratch []float32, se
 				work += s.cur[i].addPostingBounds(ub[c0:c1], scratch, c0)
 			}
 		}
-		for g, b := range ub[c0:c1] {
-			if b > seeds.least {
-				seeds.offer(b, c0+g)
-			}
+		chunk := ub[c0:c1]
+		for g := firstAtLeast(chunk, 0, above(seeds.least)); g < len(chunk); g = firstAtLeast(chunk, g+1, above(seeds.least)) {
+			seeds.offer(chunk[g], c0+g)
 		}
 		for budget -= work; budget <= 0; budget += checkEvery {
 			if err := checkpoint(ctx); err != nil {
@@ -206,6 +205,16 @@ func (c *pruneCursor) addGroupMaxBounds(ub []float32, first int) int {
 	return len(gm)
 }
 
+// firstAtLeastScalar is firstAtLeast one float at a time.
+func firstAtLeastScalar(ub []float32, from int, t float32) int {
+	for g := from; g < len(ub); g++ {
+		if ub[g] >= t {
+			return g
+		}
+	}
+	return len(ub)
+}
+
 // addScaledMaximaScalar is addScaledMaxima one group at a time.
 func addScaledMaximaScalar(ub []float32, m []uint16, q float32) {
 	m = m[:len(ub)]
@@ -278,20 +287,17 @@ func (s *pruneSearch) scoreSeeds(ub []float32, groups []int) {
 func (s *pruneSearch) sweepGroups(ctx context.Context, ub []float32) error {
 	const maxRun = windowSize / groupSlots
 	budget := checkEvery
-	theta, cut := s.theta, s.groupCutoff()
-	for g := 0; g < len(ub); g++ {
-		if !(ub[g] > 0 && ub[g] >= cut) {
-			continue
-		}
+	theta, cut := s.theta, s.sweepCutoff()
+	for g := firstAtLeast(ub, 0, cut); g < len(ub); g = firstAtLeast(ub, g, cut) {
 		end := g + 1
-		for end < len(ub) && end-g < maxRun && ub[end] > 0 && ub[end] >= cut {
+		for end < len(ub) && end-g < maxRun && ub[end] >= cut {
 			end++
 		}
 		before := s.visited
 		s.scoreGroups(g, end)
-		g = end - 1
+		g = end
 		if s.theta != theta {
-			theta, cut = s.theta, s.groupCutoff()
+			theta, cut = s.theta, s.sweepCutoff()
 		}
 		for budget -= s.visited - before + 1; budget <= 0; budget += checkEvery {
 			if err := checkpoint(ctx); err != nil {
@@ -301,6 +307,13 @@ func (s *pruneSearch) sweepGroups(ctx context.Context, ub []float32) error {
 	}
 	return nil
 }
+
+// sweepCutoff returns the smallest bound of a group the sweep scores: at
+// or above groupCutoff, and above zero.
+func (s *pruneSearch) sweepCutoff() float32 { return max(s.groupCutoff(), above(0)) }
+
+// above returns the smallest float32 greater than x (x itself for +Inf).
+func above(x float32) float32 { return math.Nextafter32(x, float32(math.Inf(1))) }
 
 // groupCutoff returns the smallest float32 bound groupCannotReach lets
 // through at the current floor (the test is monotonic in the bound), so

@@ -28,3 +28,24 @@ func addScaledMaxima(ub []float32, m []uint16, q float32) {
 //
 //go:noescape
 func addScaledMaximaAVX2(ub *float32, m *uint16, n int, q float32)
+
+// firstAtLeast returns the index of the first of ub[from:] at or above t
+// (from when it is), len(ub) when none is.
+func firstAtLeast(ub []float32, from int, t float32) int {
+	if vectorMaxima {
+		rest := ub[from:]
+		if n := len(rest) &^ 7; n > 0 {
+			if i := firstAtLeastAVX2(&rest[0], n, t); i < n {
+				return from + i
+			}
+			from += n
+		}
+	}
+	return firstAtLeastScalar(ub, from, t)
+}
+
+// firstAtLeastAVX2 is firstAtLeast over n floats from ub, n a multiple of
+// 8, eight at a time; n when none is at or above t.
+//
+//go:noescape
+func firstAtLeastAVX2(ub *float32, n int, t float32) int

@@ -30,3 +30,33 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func firstAtLeastAVX2(ub *float32, n int, t float32) int
+//
+// Returns the index of the first of ub's n floats (n a multiple of 8) at
+// or above t, n when none is: eight comparisons at a time (ordered, so a
+// NaN is never at or above t), the first set bit of their mask.
+TEXT ·firstAtLeastAVX2(SB), NOSPLIT, $0-32
+	MOVQ         ub+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS t+16(FP), Y0
+	XORQ         AX, AX
+
+loop:
+	CMPQ      AX, CX
+	JAE       none
+	VCMPPS    $0x12, (SI)(AX*4), Y0, Y1 // t <= ub[AX+i], quiet
+	VMOVMSKPS Y1, DX
+	TESTL     DX, DX
+	JNZ       found
+	ADDQ      $8, AX
+	JMP       loop
+
+found:
+	BSFL DX, DX
+	ADDQ DX, AX
+
+none:
+	MOVQ AX, ret+24(FP)
+	VZEROUPPER
+	RET

@@ -46,3 +46,29 @@ func randomMaximum(r *rand.Rand) uint16 {
 	}
 	return uint16(r.IntN(0x7f80))
 }
+
+// firstAtLeast finds what the scalar loop finds, from every start, for
+// thresholds below, between and above the bounds, NaNs among them.
+func TestFirstAtLeastMatchesScalar(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for n := range 70 {
+		ub := make([]float32, n)
+		for i := range ub {
+			switch r.IntN(8) {
+			case 0:
+				ub[i] = float32(math.NaN())
+			case 1:
+				ub[i] = 0
+			default:
+				ub[i] = r.Float32() * 10
+			}
+		}
+		for _, th := range []float32{float32(math.Inf(-1)), 0, above(0), 5, 9.9, 10, float32(math.Inf(1))} {
+			for from := 0; from <= n; from++ {
+				if got, want := firstAtLeast(ub, from, th), firstAtLeastScalar(ub, from, th); got != want {
+					t.Fatalf("n=%d from=%d t=%g: got %d, the scalar loop finds %d (vector: %v)", n, from, th, got, want, vectorMaxima)
+				}
+			}
+		}
+	}
+}
