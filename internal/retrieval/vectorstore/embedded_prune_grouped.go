@@ -334,13 +334,32 @@ func (s *pruneSearch) groupCutoff() float32 {
 }
 
 // scoreGroups gathers every term's postings in groups [from, to) and
-// offers each live record there with its exact score.
+// offers each live record there with its exact score. A dense term whose
+// group maxima there are all zero is not gathered: it has no posting
+// there or only zero weights, whose products add nothing to a positive
+// score, and skipping it saves finding its postings (a cache miss or two).
 func (s *pruneSearch) scoreGroups(from, to int) {
 	base, end := uint32(from*groupSlots), uint32(to*groupSlots)
 	for i := range s.cur {
-		s.gather(i, base, end)
+		if c := &s.cur[i]; c.groups == nil || holdsWeight(c.groups, from, to) {
+			s.gather(i, base, end)
+		}
 	}
 	s.decide(base, int(end-base), 0)
+}
+
+// holdsWeight reports whether any of the group maxima gm of groups
+// [from, to) is above zero; groups past gm's end hold nothing.
+func holdsWeight(gm []uint16, from, to int) bool {
+	if from >= len(gm) {
+		return false
+	}
+	for _, m := range gm[from:min(to, len(gm))] {
+		if m != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // groupSeeds keeps the k groups of largest bound offered so far, in a
