@@ -136,10 +136,22 @@ func (x *invertedIndex) followGroups(li uint32) {
 }
 
 // rebuildGroups computes the group index of every list dense enough to
-// keep one, for an index just decoded from a file.
+// keep one and every list's largest weight, for an index just decoded
+// from a file.
 func (x *invertedIndex) rebuildGroups() {
 	x.groups = make([]groupIndex, len(x.lists))
+	x.tops = make([]float32, len(x.lists))
 	for li, list := range x.lists {
 		x.groups[li] = freshGroupIndex(list)
+		x.tops[li] = largest(x.blockMax[li])
 	}
+}
+
+// largest returns the largest of maxima, 0 when there is none.
+func largest(maxima []float32) float32 {
+	m := float32(0)
+	for _, v := range maxima {
+		m = max(m, v)
+	}
+	return m
 }
