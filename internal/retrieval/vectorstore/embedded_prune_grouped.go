@@ -36,7 +36,8 @@ import (
 //
 // Exactness: group bounds are float32 sums of float32 products of the
 // query weight magnitudes and group maxima (never below the weights they
-// bound), so each is at most (n+1)·2^-23 below the float64 bound windowed
+// bound), added in whatever order (term by term, or four terms per group
+// at a time), so each is at most (n+1)·2^-23 below the float64 bound windowed
 // search uses, plus underflow; groupCannotReach widens them by that before
 // the same strict comparison with the floor. A group whose bound is zero
 // is skipped: every product of its terms then rounds to zero, so none of
@@ -150,7 +151,7 @@ func (s *pruneSearch) addDenseBounds(ub []float32, first int) int {
 		c := &s.cur[i]
 		switch {
 		case c.groups == nil:
-		case vectorMaxima || len(c.groups) < first+len(ub):
+		case vectorBounds || len(c.groups) < first+len(ub):
 			work += c.addGroupMaxBounds(ub, first)
 		default:
 			full[n] = c

@@ -4,10 +4,10 @@ package vectorstore
 
 import "golang.org/x/sys/cpu"
 
-// vectorMaxima reports whether addScaledMaxima uses vector instructions
-// (AVX2: eight groups per instruction), in which case adding one term at a
-// time costs less than the scalar loop's pairing of terms.
-var vectorMaxima = cpu.X86.HasAVX2
+// vectorBounds reports whether addScaledMaxima and firstAtLeast use vector
+// instructions (AVX2: eight groups per instruction), in which case adding
+// one term at a time costs less than the scalar loop's grouping of terms.
+var vectorBounds = cpu.X86.HasAVX2
 
 // addScaledMaxima adds q times each bfloat16 maximum of m to ub (m holds
 // at least len(ub)): ub[g] += q*bf16(m[g]), each product rounded to
@@ -15,7 +15,7 @@ var vectorMaxima = cpu.X86.HasAVX2
 func addScaledMaxima(ub []float32, m []uint16, q float32) {
 	m = m[:len(ub)]
 	n := len(ub) &^ 7
-	if vectorMaxima && n > 0 {
+	if vectorBounds && n > 0 {
 		addScaledMaximaAVX2(&ub[0], &m[0], n, q)
 	} else {
 		n = 0
@@ -32,7 +32,7 @@ func addScaledMaximaAVX2(ub *float32, m *uint16, n int, q float32)
 // firstAtLeast returns the index of the first of ub[from:] at or above t
 // (from when it is), len(ub) when none is.
 func firstAtLeast(ub []float32, from int, t float32) int {
-	if vectorMaxima {
+	if vectorBounds {
 		rest := ub[from:]
 		if n := len(rest) &^ 7; n > 0 {
 			if i := firstAtLeastAVX2(&rest[0], n, t); i < n {

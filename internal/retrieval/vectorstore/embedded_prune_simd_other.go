@@ -2,9 +2,9 @@
 
 package vectorstore
 
-// vectorMaxima reports whether addScaledMaxima uses vector instructions;
-// here it is the scalar loop.
-const vectorMaxima = false
+// vectorBounds reports whether addScaledMaxima and firstAtLeast use
+// vector instructions; here they are scalar loops.
+const vectorBounds = false
 
 // addScaledMaxima adds q times each bfloat16 maximum of m to ub (m holds
 // at least len(ub)): ub[g] += q*bf16(m[g]).

@@ -28,7 +28,7 @@ func TestAddScaledMaximaMatchesScalar(t *testing.T) {
 			addScaledMaximaScalar(want, m, q)
 			for i := range want {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("n=%d q=%g: group %d is %g, the scalar loop gives %g (vector: %v)", n, q, i, got[i], want[i], vectorMaxima)
+					t.Fatalf("n=%d q=%g: group %d is %g, the scalar loop gives %g (vector: %v)", n, q, i, got[i], want[i], vectorBounds)
 				}
 			}
 		}
@@ -66,7 +66,7 @@ func TestFirstAtLeastMatchesScalar(t *testing.T) {
 		for _, th := range []float32{float32(math.Inf(-1)), 0, above(0), 5, 9.9, 10, float32(math.Inf(1))} {
 			for from := 0; from <= n; from++ {
 				if got, want := firstAtLeast(ub, from, th), firstAtLeastScalar(ub, from, th); got != want {
-					t.Fatalf("n=%d from=%d t=%g: got %d, the scalar loop finds %d (vector: %v)", n, from, th, got, want, vectorMaxima)
+					t.Fatalf("n=%d from=%d t=%g: got %d, the scalar loop finds %d (vector: %v)", n, from, th, got, want, vectorBounds)
 				}
 			}
 		}
