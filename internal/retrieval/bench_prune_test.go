@@ -78,7 +78,7 @@ func heaviest(store *vectorstore.Embedded, vecs []vector.Vector, n int) []vector
 // latency, wall clock and CPU time of the benchmark's thread (the second
 // is what a query costs on a machine shared with other work), the
 // postings the store looked at and the sparse searches it answered per
-// query.
+// query, and the store's memory.
 func timedQueries(b *testing.B, store *vectorstore.Embedded, children int, query func(i int) error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -107,4 +107,5 @@ func timedQueries(b *testing.B, store *vectorstore.Embedded, children int, query
 	b.ReportMetric(float64(visited1-visited0)/float64(len(lat)), "postings/query")
 	b.ReportMetric(float64(searches1-searches0)/float64(len(lat)), "searches/query")
 	b.ReportMetric(float64(children), "children")
+	b.ReportMetric(float64(store.Stats().MemoryBytes)/1e6, "store-MB")
 }

@@ -62,7 +62,7 @@ type pruneCursor struct {
 
 func newPruneCursor(l queryList) pruneCursor {
 	c := pruneCursor{postings: l.postings, blockMax: l.blockMax, groups: l.groups.max, starts: l.groups.starts, weight: l.weight, absQ: math.Abs(float64(l.weight))}
-	c.bound = c.absQ * float64(slices.Max(l.blockMax))
+	c.bound = c.absQ * float64(l.top)
 	return c
 }
 

@@ -36,7 +36,8 @@ import (
 //
 // Exactness: group bounds are float32 sums of float32 products of the
 // query weight magnitudes and group maxima (never below the weights they
-// bound), so each is at most (n+1)·2^-23 below the float64 bound windowed
+// bound), added in whatever order (term by term, or four terms per group
+// at a time), so each is at most (n+1)·2^-23 below the float64 bound windowed
 // search uses, plus underflow; groupCannotReach widens them by that before
 // the same strict comparison with the floor. A group whose bound is zero
 // is skipped: every product of its terms then rounds to zero, so none of
@@ -124,10 +125,9 @@ func (s *pruneSearch) boundGroups(ctx context.Context, ub, scratch []float32, se
 				work += s.cur[i].addPostingBounds(ub[c0:c1], scratch, c0)
 			}
 		}
-		for g, b := range ub[c0:c1] {
-			if b > seeds.least {
-				seeds.offer(b, c0+g)
-			}
+		chunk := ub[c0:c1]
+		for g := firstAtLeast(chunk, 0, above(seeds.least)); g < len(chunk); g = firstAtLeast(chunk, g+1, above(seeds.least)) {
+			seeds.offer(chunk[g], c0+g)
 		}
 		for budget -= work; budget <= 0; budget += checkEvery {
 			if err := checkpoint(ctx); err != nil {
@@ -139,30 +139,51 @@ func (s *pruneSearch) boundGroups(ctx context.Context, ub, scratch []float32, se
 }
 
 // addDenseBounds adds the stored group maxima of every dense term over
-// groups first, first+1, ... to ub, two terms per pass where both cover
-// them all (which halves the passes over ub), and returns how many maxima
-// it read.
+// groups first, first+1, ... to ub and returns how many maxima it read.
+// With vector instructions it adds one term at a time; the scalar loop
+// adds four terms per pass where they cover all the groups (fewer passes
+// over ub, and four independent products per group for the processor to
+// overlap).
 func (s *pruneSearch) addDenseBounds(ub []float32, first int) int {
-	var pending *pruneCursor
-	work := 0
+	var full [4]*pruneCursor
+	n, work := 0, 0
 	for i := range s.cur {
 		c := &s.cur[i]
 		switch {
 		case c.groups == nil:
-		case len(c.groups) < first+len(ub):
+		case vectorBounds || len(c.groups) < first+len(ub):
 			work += c.addGroupMaxBounds(ub, first)
-		case pending == nil:
-			pending = c
 		default:
-			addTwoGroupMaxima(ub, pending.groups[first:], float32(pending.absQ), c.groups[first:], float32(c.absQ))
-			work += 2 * len(ub)
-			pending = nil
+			full[n] = c
+			if n++; n == len(full) {
+				addFourGroupMaxima(ub, first, full)
+				work += 4 * len(ub)
+				n = 0
+			}
 		}
 	}
-	if pending != nil {
-		work += pending.addGroupMaxBounds(ub, first)
+	if n >= 2 {
+		addTwoGroupMaxima(ub, full[0].groups[first:], float32(full[0].absQ), full[1].groups[first:], float32(full[1].absQ))
+		work += 2 * len(ub)
+		full[0] = full[2]
+		n -= 2
+	}
+	if n == 1 {
+		work += full[0].addGroupMaxBounds(ub, first)
 	}
 	return work
+}
+
+// addFourGroupMaxima adds the four cursors' maxima over groups first,
+// first+1, ... to ub, each times its query weight magnitude; every cursor
+// holds maxima for all of them.
+func addFourGroupMaxima(ub []float32, first int, c [4]*pruneCursor) {
+	a, b := c[0].groups[first:first+len(ub)], c[1].groups[first:first+len(ub)]
+	d, e := c[2].groups[first:first+len(ub)], c[3].groups[first:first+len(ub)]
+	qa, qb, qd, qe := float32(c[0].absQ), float32(c[1].absQ), float32(c[2].absQ), float32(c[3].absQ)
+	for g := range ub {
+		ub[g] += (qa*bf16(a[g]) + qb*bf16(b[g])) + (qd*bf16(d[g]) + qe*bf16(e[g]))
+	}
 }
 
 // addTwoGroupMaxima adds qa times a's and qb times b's maxima to ub; a
@@ -181,12 +202,26 @@ func (c *pruneCursor) addGroupMaxBounds(ub []float32, first int) int {
 		return 0
 	}
 	gm := c.groups[first:min(first+len(ub), len(c.groups))]
-	ub = ub[:len(gm)]
-	q := float32(c.absQ)
-	for g, h := range gm {
+	addScaledMaxima(ub[:len(gm)], gm, float32(c.absQ))
+	return len(gm)
+}
+
+// firstAtLeastScalar is firstAtLeast one float at a time.
+func firstAtLeastScalar(ub []float32, from int, t float32) int {
+	for g := from; g < len(ub); g++ {
+		if ub[g] >= t {
+			return g
+		}
+	}
+	return len(ub)
+}
+
+// addScaledMaximaScalar is addScaledMaxima one group at a time.
+func addScaledMaximaScalar(ub []float32, m []uint16, q float32) {
+	m = m[:len(ub)]
+	for g, h := range m {
 		ub[g] += q * bf16(h)
 	}
-	return len(gm)
 }
 
 // addPostingBounds adds the bound of a term without group maxima over
@@ -253,20 +288,17 @@ func (s *pruneSearch) scoreSeeds(ub []float32, groups []int) {
 func (s *pruneSearch) sweepGroups(ctx context.Context, ub []float32) error {
 	const maxRun = windowSize / groupSlots
 	budget := checkEvery
-	theta, cut := s.theta, s.groupCutoff()
-	for g := 0; g < len(ub); g++ {
-		if !(ub[g] > 0 && ub[g] >= cut) {
-			continue
-		}
+	theta, cut := s.theta, s.sweepCutoff()
+	for g := firstAtLeast(ub, 0, cut); g < len(ub); g = firstAtLeast(ub, g, cut) {
 		end := g + 1
-		for end < len(ub) && end-g < maxRun && ub[end] > 0 && ub[end] >= cut {
+		for end < len(ub) && end-g < maxRun && ub[end] >= cut {
 			end++
 		}
 		before := s.visited
 		s.scoreGroups(g, end)
-		g = end - 1
+		g = end
 		if s.theta != theta {
-			theta, cut = s.theta, s.groupCutoff()
+			theta, cut = s.theta, s.sweepCutoff()
 		}
 		for budget -= s.visited - before + 1; budget <= 0; budget += checkEvery {
 			if err := checkpoint(ctx); err != nil {
@@ -276,6 +308,13 @@ func (s *pruneSearch) sweepGroups(ctx context.Context, ub []float32) error {
 	}
 	return nil
 }
+
+// sweepCutoff returns the smallest bound of a group the sweep scores: at
+// or above groupCutoff, and above zero.
+func (s *pruneSearch) sweepCutoff() float32 { return max(s.groupCutoff(), above(0)) }
+
+// above returns the smallest float32 greater than x (x itself for +Inf).
+func above(x float32) float32 { return math.Nextafter32(x, float32(math.Inf(1))) }
 
 // groupCutoff returns the smallest float32 bound groupCannotReach lets
 // through at the current floor (the test is monotonic in the bound), so
@@ -296,13 +335,32 @@ func (s *pruneSearch) groupCutoff() float32 {
 }
 
 // scoreGroups gathers every term's postings in groups [from, to) and
-// offers each live record there with its exact score.
+// offers each live record there with its exact score. A dense term whose
+// group maxima there are all zero is not gathered: it has no posting
+// there or only zero weights, whose products add nothing to a positive
+// score, and skipping it saves finding its postings (a cache miss or two).
 func (s *pruneSearch) scoreGroups(from, to int) {
 	base, end := uint32(from*groupSlots), uint32(to*groupSlots)
 	for i := range s.cur {
-		s.gather(i, base, end)
+		if c := &s.cur[i]; c.groups == nil || holdsWeight(c.groups, from, to) {
+			s.gather(i, base, end)
+		}
 	}
 	s.decide(base, int(end-base), 0)
+}
+
+// holdsWeight reports whether any of the group maxima gm of groups
+// [from, to) is above zero; groups past gm's end hold nothing.
+func holdsWeight(gm []uint16, from, to int) bool {
+	if from >= len(gm) {
+		return false
+	}
+	for _, m := range gm[from:min(to, len(gm))] {
+		if m != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // groupSeeds keeps the k groups of largest bound offered so far, in a

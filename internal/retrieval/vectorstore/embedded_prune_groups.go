@@ -15,11 +15,15 @@ import "math"
 // of every record in it; for a query of frequent words only, that rules out
 // all but a few percent of the groups (see embedded_prune_grouped.go).
 //
-// Only dense lists keep them, where one bound per group costs less than a
-// posting: a list gets group maxima once it holds at least two postings per
-// group it spans (denseEnough) and loses them when it falls under one
-// (tooSparse), so they take at most a quarter of the list's memory and,
-// for a term in most records, about 3%. The maxima are stored as bfloat16
+// Only dense lists keep them: a list gets group maxima once it holds at
+// least one posting per 16 slots it spans (denseEnough) and loses them
+// when it falls under one per 32 (tooSparse). A posting takes 8 bytes and
+// a group maximum 2, so the maxima of a list at one posting per 16 slots
+// take as much memory as its postings (at most twice as much before it
+// loses them), and for a term in most records about 6%. Keeping them down
+// to that density pays for the frequent terms just under one posting per
+// 8 slots, which grouped search would otherwise bound by reading all
+// their postings. The maxima are stored as bfloat16
 // rounded up (the top 16 bits of the float32, incremented when any lower
 // bit is set), which keeps them at most 0.4% above the float32 maximum and
 // never below it.
@@ -35,14 +39,15 @@ func groupOf(slot uint32) int { return int(slot / groupSlots) }
 func groupsSpanned(slot uint32) int { return groupOf(slot) + 1 }
 
 // denseEnough reports whether a list of n postings, the last at slot,
-// should keep group maxima: it holds at least two postings per group.
-func denseEnough(n int, last uint32) bool { return 2*n >= groupsSpanned(last) }
+// should keep group maxima: it holds at least one posting per four groups
+// (one per 16 slots).
+func denseEnough(n int, last uint32) bool { return 4*n >= groupsSpanned(last) }
 
 // tooSparse reports whether a list keeping group maxima should drop them:
-// it holds fewer postings than groups. Between the two thresholds a list
+// it holds fewer than one posting per eight groups. Between the two thresholds a list
 // keeps what it has, so a list's maxima are rebuilt only after its
 // postings at least double.
-func tooSparse(n int, last uint32) bool { return 4*n < groupsSpanned(last) }
+func tooSparse(n int, last uint32) bool { return 8*n < groupsSpanned(last) }
 
 // bf16Ceil rounds a non-negative float32 up to the nearest bfloat16 (the
 // top 16 bits of a float32); the smallest value at or above m that a
@@ -131,10 +136,22 @@ func (x *invertedIndex) followGroups(li uint32) {
 }
 
 // rebuildGroups computes the group index of every list dense enough to
-// keep one, for an index just decoded from a file.
+// keep one and every list's largest weight, for an index just decoded
+// from a file.
 func (x *invertedIndex) rebuildGroups() {
 	x.groups = make([]groupIndex, len(x.lists))
+	x.tops = make([]float32, len(x.lists))
 	for li, list := range x.lists {
 		x.groups[li] = freshGroupIndex(list)
+		x.tops[li] = largest(x.blockMax[li])
 	}
+}
+
+// largest returns the largest of maxima, 0 when there is none.
+func largest(maxima []float32) float32 {
+	m := float32(0)
+	for _, v := range maxima {
+		m = max(m, v)
+	}
+	return m
 }

@@ -22,12 +22,15 @@ type posting struct {
 // bounds scores with it. groups[li], for the dense lists only (the zero
 // value otherwise), bounds lists[li]'s weight magnitudes per group of
 // slots and indexes its postings by slot (see embedded_prune_groups.go).
+// tops[li] is the largest weight magnitude of lists[li] (the largest of
+// its block maxima), so that a query needs not look for it.
 type invertedIndex struct {
 	terms    map[uint32]uint32 // term id -> position in lists and keys
 	keys     []uint32          // term id of each list
 	lists    [][]posting
 	blockMax [][]float32
 	groups   []groupIndex
+	tops     []float32
 	total    int // postings held, tombstoned ones included
 }
 
@@ -51,10 +54,12 @@ func (x *invertedIndex) add(slot uint32, s *vector.Sparse) {
 			x.lists = append(x.lists, nil)
 			x.blockMax = append(x.blockMax, nil)
 			x.groups = append(x.groups, groupIndex{})
+			x.tops = append(x.tops, 0)
 		}
 		x.lists[li] = append(x.lists[li], posting{slot: slot, weight: w})
 		x.blockMax[li] = appendBlockMax(x.blockMax[li], len(x.lists[li]), w)
 		x.followGroups(li)
+		x.tops[li] = max(x.tops[li], absWeight(w))
 		x.total++
 	}
 }
@@ -143,6 +148,7 @@ type queryList struct {
 	weight   float32
 	postings []posting
 	blockMax []float32
+	top      float32 // the largest weight magnitude among postings
 	groups   groupIndex
 }
 
@@ -155,7 +161,7 @@ func (x *invertedIndex) queryLists(q *vector.Sparse) []queryList {
 			continue
 		}
 		if li, ok := x.terms[t]; ok {
-			out = append(out, queryList{weight: q.Values[i], postings: x.lists[li], blockMax: x.blockMax[li], groups: x.groups[li]})
+			out = append(out, queryList{weight: q.Values[i], postings: x.lists[li], blockMax: x.blockMax[li], top: x.tops[li], groups: x.groups[li]})
 		}
 	}
 	return out
@@ -231,6 +237,7 @@ func (x *invertedIndex) compacted(remap []uint32) invertedIndex {
 		n.lists = append(n.lists, all[start:len(all):len(all)])
 		n.blockMax = append(n.blockMax, blockMaxima(n.lists[len(n.lists)-1]))
 		n.groups = append(n.groups, freshGroupIndex(n.lists[len(n.lists)-1]))
+		n.tops = append(n.tops, largest(n.blockMax[len(n.blockMax)-1]))
 	}
 	return n
 }
@@ -243,6 +250,7 @@ func (x *invertedIndex) memory() int64 {
 	for _, m := range x.blockMax {
 		mem += 24 + 4*int64(cap(m))
 	}
+	mem += 4 * int64(cap(x.tops))
 	for _, g := range x.groups {
 		mem += 48 + 2*int64(cap(g.max)) + 4*int64(cap(g.starts))
 	}

@@ -1,0 +1,51 @@
+//go:build amd64 && !purego
+
+package vectorstore
+
+import "golang.org/x/sys/cpu"
+
+// vectorBounds reports whether addScaledMaxima and firstAtLeast use vector
+// instructions (AVX2: eight groups per instruction), in which case adding
+// one term at a time costs less than the scalar loop's grouping of terms.
+var vectorBounds = cpu.X86.HasAVX2
+
+// addScaledMaxima adds q times each bfloat16 maximum of m to ub (m holds
+// at least len(ub)): ub[g] += q*bf16(m[g]), each product rounded to
+// float32 and then added, exactly as the scalar loop does.
+func addScaledMaxima(ub []float32, m []uint16, q float32) {
+	m = m[:len(ub)]
+	n := len(ub) &^ 7
+	if vectorBounds && n > 0 {
+		addScaledMaximaAVX2(&ub[0], &m[0], n, q)
+	} else {
+		n = 0
+	}
+	addScaledMaximaScalar(ub[n:], m[n:], q)
+}
+
+// addScaledMaximaAVX2 is addScaledMaxima over the first n groups, n a
+// multiple of 8, eight at a time (embedded_prune_simd_amd64.s).
+//
+//go:noescape
+func addScaledMaximaAVX2(ub *float32, m *uint16, n int, q float32)
+
+// firstAtLeast returns the index of the first of ub[from:] at or above t
+// (from when it is), len(ub) when none is.
+func firstAtLeast(ub []float32, from int, t float32) int {
+	if vectorBounds {
+		rest := ub[from:]
+		if n := len(rest) &^ 7; n > 0 {
+			if i := firstAtLeastAVX2(&rest[0], n, t); i < n {
+				return from + i
+			}
+			from += n
+		}
+	}
+	return firstAtLeastScalar(ub, from, t)
+}
+
+// firstAtLeastAVX2 is firstAtLeast over n floats from ub, n a multiple of
+// 8, eight at a time; n when none is at or above t.
+//
+//go:noescape
+func firstAtLeastAVX2(ub *float32, n int, t float32) int
