@@ -32,7 +32,7 @@ func BenchmarkPrunedSearch(b *testing.B) {
 		b.Run("children="+size.name, func(b *testing.B) {
 			r, children, _, _, gen := benchRetriever(b, size.n, indexer.DefaultContextWeight)
 			store := r.Children.(*vectorstore.Embedded)
-			texts := benchQueries(gen, 1000)
+			texts := gen.Questions(1000)
 			vecs := make([]vector.Vector, len(texts))
 			for i, q := range texts {
 				v, err := r.Embedder.EmbedQuery(context.Background(), q)

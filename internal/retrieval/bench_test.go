@@ -2,10 +2,8 @@ package retrieval_test
 
 import (
 	"context"
-	"math/rand/v2"
 	"runtime"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -28,22 +26,6 @@ const benchChildrenPerDoc = 9.8
 func benchDocs(children int, seed uint64) ([]hierarchy.Document, *synthtest.Corpus) {
 	gen := synthtest.New(seed, 20000)
 	return gen.Documents(int(float64(children)/benchChildrenPerDoc + 0.5)), gen
-}
-
-// benchQueries draws n queries of 4 to 8 words with the corpus's own Zipf
-// law, so frequent words (long posting lists) are as common as in text.
-func benchQueries(gen *synthtest.Corpus, n int) []string {
-	r := rand.New(rand.NewPCG(99, 100))
-	z := rand.NewZipf(r, 1.07, 2, uint64(len(gen.Vocab())-1))
-	out := make([]string, n)
-	for i := range out {
-		words := make([]string, 4+r.IntN(5))
-		for j := range words {
-			words[j] = gen.Vocab()[z.Uint64()]
-		}
-		out[i] = strings.Join(words, " ")
-	}
-	return out
 }
 
 // heapInuse returns the heap in use after a full collection.
@@ -99,7 +81,7 @@ func BenchmarkRetrieve(b *testing.B) {
 	for _, size := range sizes {
 		b.Run("children="+size.name, func(b *testing.B) {
 			r, children, perChild, took, gen := benchRetriever(b, size.n, indexer.DefaultContextWeight)
-			queries := benchQueries(gen, 1000)
+			queries := gen.Questions(1000)
 			ctx := context.Background()
 			lat := make([]time.Duration, 0, 1000)
 			parents := 0
@@ -133,7 +115,7 @@ func BenchmarkRetrieve(b *testing.B) {
 // terms, so posting lists are shorter.
 func BenchmarkRetrieveNoContext(b *testing.B) {
 	r, children, perChild, took, gen := benchRetriever(b, 100_000, 0)
-	queries := benchQueries(gen, 1000)
+	queries := gen.Questions(1000)
 	ctx := context.Background()
 	lat := make([]time.Duration, 0, 1000)
 	i := 0

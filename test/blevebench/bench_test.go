@@ -7,7 +7,6 @@ package blevebench
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -48,7 +47,7 @@ func BenchmarkSideBySide(b *testing.B) {
 			ix := parentragIndex(b, gen.Documents(int(float64(n)/childrenPerDoc+0.5)))
 			idx := bleveIndex(b, ix.Children, childTexts(ix))
 			defer idx.Close()
-			questions := benchQuestions(gen, 1000)
+			questions := gen.Questions(1000)
 			sideBySide(b, ix, idx, questions)
 			b.ReportMetric(float64(len(ix.Children)), "children")
 		})
@@ -156,22 +155,6 @@ func mergeToOneSegment(b *testing.B, idx bleve.Index) {
 	if err := s.ForceMerge(context.Background(), nil); err != nil {
 		b.Fatal(err)
 	}
-}
-
-// benchQuestions draws n questions of 4 to 8 words with the corpus's own
-// Zipf law, as parentrag's retrieval benchmarks do.
-func benchQuestions(gen *synthtest.Corpus, n int) []string {
-	r := rand.New(rand.NewPCG(99, 100))
-	z := rand.NewZipf(r, 1.07, 2, uint64(len(gen.Vocab())-1))
-	out := make([]string, n)
-	for i := range out {
-		words := make([]string, 4+r.IntN(5))
-		for j := range words {
-			words[j] = gen.Vocab()[z.Uint64()]
-		}
-		out[i] = strings.Join(words, " ")
-	}
-	return out
 }
 
 // sideBySide answers question i with parentrag (embed the question,

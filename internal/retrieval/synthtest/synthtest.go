@@ -105,5 +105,23 @@ func (s *Corpus) Query(minWords, maxWords int) string {
 	return strings.Join(words, " ")
 }
 
+// Questions returns n questions of 4 to 8 words drawn with the corpus's
+// own Zipf law, so frequent words (long posting lists) are as common as in
+// its text. They are the same for the same vocabulary on every call,
+// whatever else was drawn from s.
+func (s *Corpus) Questions(n int) []string {
+	r := rand.New(rand.NewPCG(99, 100))
+	z := rand.NewZipf(r, 1.07, 2, uint64(len(s.vocab)-1))
+	out := make([]string, n)
+	for i := range out {
+		words := make([]string, 4+r.IntN(5))
+		for j := range words {
+			words[j] = s.vocab[z.Uint64()]
+		}
+		out[i] = strings.Join(words, " ")
+	}
+	return out
+}
+
 // Vocab returns the corpus's vocabulary, most frequent word first.
 func (s *Corpus) Vocab() []string { return s.vocab }

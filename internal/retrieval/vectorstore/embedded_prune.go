@@ -121,6 +121,16 @@ func (c *pruneCursor) seek(slot uint32) (w float32, found bool, looked int) {
 		lo, hi = hi, min(hi+step, len(p)-1)
 		step *= 2
 	}
+	hi = narrow(p, lo, hi, slot, &looked)
+	c.pos = start + hi
+	return p[hi].weight, p[hi].slot == slot, looked
+}
+
+// narrow binary-searches p between lo and hi, where p[lo] is before slot
+// (lo may be -1) and p[hi] at or after it (hi may be len(p)), and returns
+// the index of the first posting at or after slot; it counts its
+// comparisons in looked.
+func narrow(p []posting, lo, hi int, slot uint32, looked *int) int {
 	for hi-lo > 1 {
 		m := int(uint(lo+hi) >> 1)
 		if p[m].slot < slot {
@@ -128,10 +138,9 @@ func (c *pruneCursor) seek(slot uint32) (w float32, found bool, looked int) {
 		} else {
 			hi = m
 		}
-		looked++
+		*looked++
 	}
-	c.pos = start + hi
-	return p[hi].weight, p[hi].slot == slot, looked
+	return hi
 }
 
 // advance moves to the first posting at or after slot and reports how
@@ -162,16 +171,7 @@ func (c *pruneCursor) advance(slot uint32) (looked int) {
 	} else {
 		lo = c.gallopBack(p, hi, slot, &looked)
 	}
-	for hi-lo > 1 {
-		m := int(uint(lo+hi) >> 1)
-		if p[m].slot < slot {
-			lo = m
-		} else {
-			hi = m
-		}
-		looked++
-	}
-	c.pos += hi
+	c.pos += narrow(p, lo, hi, slot, &looked)
 	return looked
 }
 
