@@ -390,6 +390,11 @@ evictionHard:
   memory.available: 100Mi
   nodefs.available: 5%
   imagefs.available: 5%
+# Images are imported, never pulled (there is no registry), so an image the
+# kubelet collected, the pause image included, could not come back: image
+# garbage collection is off. The disk is the host's, shared with builds.
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
 EOF
 start kubelet "${BIN}/kubelet" \
   --config "${STATE_DIR}/kubelet-config.yaml" \
