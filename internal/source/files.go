@@ -214,6 +214,9 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 // LoadFile reads one file as documents with the given id (JSON Lines files
 // carry their own ids). A leading byte-order mark is dropped.
 func LoadFile(path, id string) ([]hierarchy.Document, error) {
+	if lower := strings.ToLower(path); strings.HasSuffix(lower, ".jsonl") || strings.HasSuffix(lower, ".jsonl.gz") {
+		return loadJSONLines(path)
+	}
 	data, err := ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -222,9 +225,6 @@ func LoadFile(path, id string) ([]hierarchy.Document, error) {
 		return nil, &FileError{Path: path, Err: err}
 	}
 	data = bytes.TrimPrefix(data, utf8BOM)
-	if lower := strings.ToLower(path); strings.HasSuffix(lower, ".jsonl") || strings.HasSuffix(lower, ".jsonl.gz") {
-		return parseJSONLines(path, data)
-	}
 	text := string(data)
 	return []hierarchy.Document{{ID: id, Title: MarkdownTitle(text), Text: text}}, nil
 }
@@ -242,31 +242,44 @@ func ReadFile(path string) ([]byte, error) {
 
 // readMaybeGzip reads a file, decompressing it when its name ends in .gz.
 func readMaybeGzip(path string) ([]byte, error) {
+	r, closeFile, err := openMaybeGzip(path)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFile()
+	return io.ReadAll(r)
+}
+
+// openMaybeGzip opens a file to read, decompressing it when its name ends
+// in .gz; closeFile releases it.
+func openMaybeGzip(path string) (r io.Reader, closeFile func(), err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, unwrapPathError(err)
+		return nil, nil, unwrapPathError(err)
 	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(strings.ToLower(path), ".gz") {
-		gz, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, fmt.Errorf("not gzip data: %w", err)
-		}
-		defer gz.Close()
-		r = gz
+	if !strings.HasSuffix(strings.ToLower(path), ".gz") {
+		return f, func() { f.Close() }, nil
 	}
-	return io.ReadAll(r)
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("not gzip data: %w", err)
+	}
+	return gz, func() { gz.Close(); f.Close() }, nil
 }
 
 // CheckText refuses data that is binary (holds a NUL byte) or not valid
 // UTF-8, naming the byte offset of the first bad byte.
-func CheckText(data []byte) error {
+func CheckText(data []byte) error { return checkTextAt(data, 0) }
+
+// checkTextAt is CheckText for data that starts at byte offset base of its
+// file: the offsets it names count from the start of the file.
+func checkTextAt(data []byte, base int) error {
 	if i := bytes.IndexByte(data, 0); i >= 0 {
-		return fmt.Errorf("binary file (NUL byte at offset %d)", i)
+		return fmt.Errorf("binary file (NUL byte at offset %d)", base+i)
 	}
 	if !utf8.Valid(data) {
-		return fmt.Errorf("invalid UTF-8 at byte offset %d", firstInvalidUTF8(data))
+		return fmt.Errorf("invalid UTF-8 at byte offset %d", base+firstInvalidUTF8(data))
 	}
 	return nil
 }
@@ -292,22 +305,17 @@ type jsonDocument struct {
 	Metadata map[string]string `json:"metadata"`
 }
 
-// parseJSONLines reads one document per non-blank line of checked text;
-// each needs `_id` and `text`.
-func parseJSONLines(path string, data []byte) ([]hierarchy.Document, error) {
-	var docs []hierarchy.Document
-	err := EachJSONLine(path, data, func(raw []byte) error {
-		var d jsonDocument
-		if err := json.Unmarshal(raw, &d); err != nil {
-			return fmt.Errorf("not a JSON document object: %w", err)
-		}
-		if d.ID == "" || d.Text == nil {
-			return fmt.Errorf(`a document needs "_id" and "text"`)
-		}
-		docs = append(docs, hierarchy.Document{ID: d.ID, Title: d.Title, Text: *d.Text, Metadata: d.Metadata})
-		return nil
-	})
-	return docs, err
+// documentOfLine decodes one line of a JSON Lines corpus; it needs `_id`
+// and `text`.
+func documentOfLine(raw []byte) (hierarchy.Document, error) {
+	var d jsonDocument
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return hierarchy.Document{}, fmt.Errorf("not a JSON document object: %w", err)
+	}
+	if d.ID == "" || d.Text == nil {
+		return hierarchy.Document{}, fmt.Errorf(`a document needs "_id" and "text"`)
+	}
+	return hierarchy.Document{ID: d.ID, Title: d.Title, Text: *d.Text, Metadata: d.Metadata}, nil
 }
 
 // EachJSONLine calls fn with every non-blank line of data, the contents of

@@ -1,0 +1,63 @@
+package source
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+)
+
+// loadJSONLines reads the JSON Lines corpus at path one document per
+// non-blank line, a line at a time, so that loading a corpus holds its
+// documents and one line, never the whole file, and makes no garbage of
+// the lines that fit its buffer. Every line is checked as
+// CheckText checks a file, with offsets counted from the start of the
+// file; a byte-order mark before the first line is dropped. Errors are
+// *FileError naming the file and, for a line that is not a document, the
+// line.
+func loadJSONLines(path string) ([]hierarchy.Document, error) {
+	r, closeFile, err := openMaybeGzip(path)
+	if err != nil {
+		return nil, &FileError{Path: path, Err: err}
+	}
+	defer closeFile()
+	lines := bufio.NewReaderSize(r, 1<<20)
+	var docs []hierarchy.Document
+	offset := 0
+	for line := 1; ; line++ {
+		raw, readErr := readLine(lines)
+		if readErr != nil && readErr != io.EOF {
+			return nil, &FileError{Path: path, Err: readErr}
+		}
+		if err := checkTextAt(raw, offset); err != nil {
+			return nil, &FileError{Path: path, Err: err}
+		}
+		offset += len(raw)
+		if line == 1 {
+			raw = bytes.TrimPrefix(raw, utf8BOM)
+		}
+		if raw = bytes.TrimSpace(raw); len(raw) > 0 {
+			d, err := documentOfLine(raw)
+			if err != nil {
+				return nil, &FileError{Path: path, Line: line, Err: err}
+			}
+			docs = append(docs, d)
+		}
+		if readErr == io.EOF {
+			return docs, nil
+		}
+	}
+}
+
+// readLine returns the next line of r with its newline, as ReadBytes does,
+// but in r's buffer (valid until the next read) unless the line is longer.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	line, err := r.ReadSlice('\n')
+	if err != bufio.ErrBufferFull {
+		return line, err
+	}
+	line = bytes.Clone(line) // before the next read overwrites the buffer
+	rest, err := r.ReadBytes('\n')
+	return append(line, rest...), err
+}
