@@ -80,8 +80,12 @@ type Request struct {
 // loaded with its row count checked before the bundle is saved, so a
 // saved bundle always points at a complete collection. Otherwise the
 // children stream into the bundle's child index file as they are
-// embedded (vectorstore.FileWriter), so the build never holds the index
-// in memory; the bundle is the same, byte for byte.
+// embedded (vectorstore.FileWriter). Either way each document's unit
+// spills to the pending bundle's directory between the two passes and
+// each parent goes straight into the parent store, so the build holds
+// neither the index nor every unit in memory: beyond the documents, a
+// unit per worker and a batch of children. The bundle is the same, byte
+// for byte, as saving the index built in memory.
 func Run(ctx context.Context, req Request) (bundle.Manifest, error) {
 	opts := indexer.Options{Workers: req.Workers, OnProgress: req.OnProgress, ContextWeight: float32(req.EmbedderConfig.ContextWeight)}
 	started := time.Now()
@@ -94,6 +98,10 @@ func Run(ctx context.Context, req Request) (bundle.Manifest, error) {
 	}
 	pending, err := bundle.Begin(req.Dir, req.Replace)
 	if err != nil {
+		return bundle.Manifest{}, err
+	}
+	if err := streamInto(pending, &opts); err != nil {
+		pending.Abort()
 		return bundle.Manifest{}, err
 	}
 	ix, err := req.index(ctx, pending, opts)
@@ -113,6 +121,18 @@ func Run(ctx context.Context, req Request) (bundle.Manifest, error) {
 		_, _ = opts.Units.Prune(started.Add(-req.UnitCacheMaxAge))
 	}
 	return m, err
+}
+
+// streamInto makes the build stream into the pending bundle: units spill
+// to its directory between the passes and parents go straight into its
+// parent store, so the build never holds every unit or parent.
+func streamInto(pending *bundle.Pending, opts *indexer.Options) error {
+	parents, err := pending.Parents()
+	if err != nil {
+		return err
+	}
+	opts.SpillDir, opts.OnParent = pending.Dir(), parents.Add
+	return nil
 }
 
 // index builds the index into the collection req asks for, or into a
@@ -150,7 +170,7 @@ func (req *Request) index(ctx context.Context, pending *bundle.Pending, opts ind
 	if err != nil {
 		return nil, err
 	}
-	return ix, finish(len(ix.Children))
+	return ix, finish(ix.ChildCount)
 }
 
 // TrackReused returns a progress callback that passes every report to next

@@ -231,9 +231,10 @@ func clone(docs []hierarchy.Document) []hierarchy.Document {
 }
 
 // TestRunStreamsTheBundleSaveWrites checks that a build streaming its
-// children into the bundle's child index writes exactly the bundle that
+// children into the bundle's child index, its units through a spill file
+// and its parents into the parent store writes exactly the bundle that
 // saving the same index built in memory writes, and leaves nothing but the
-// bundle beside it.
+// bundle (no spill) in or beside it.
 func TestRunStreamsTheBundleSaveWrites(t *testing.T) {
 	docs := synthtest.New(5, 5000).Documents(60)
 	spec := defaultPolicy(t)

@@ -34,6 +34,7 @@ func Save(dir string, ix *indexer.Index, m Manifest, replace bool) (Manifest, er
 // (see ChildrenDir) instead of holding it in memory until Save.
 type Pending struct {
 	dir, tmp string
+	parents  *parentstore.FileWriter // set by Parents
 }
 
 // Begin checks that dir may take a bundle (as Save does) and creates the
@@ -55,12 +56,30 @@ func Begin(dir string, replace bool) (*Pending, error) {
 // bundle's child index, byte for byte what Save writes from an Embedded.
 func (p *Pending) ChildrenDir() string { return filepath.Join(p.tmp, ChildrenDir) }
 
+// Dir is the directory the pending bundle is written in: a build may keep
+// temporary files there, removed before Commit.
+func (p *Pending) Dir() string { return p.tmp }
+
+// Parents starts the bundle's parent store for a build that hands over
+// its parents as it goes (indexer.Options.OnParent), in order: Commit then
+// finishes that store instead of writing the index's Parents.
+func (p *Pending) Parents() (*parentstore.FileWriter, error) {
+	if p.parents == nil {
+		w, err := parentstore.NewFileWriter(p.tmp)
+		if err != nil {
+			return nil, err
+		}
+		p.parents = w
+	}
+	return p.parents, nil
+}
+
 // Commit writes ix's parents, children (unless ix.Store is a FileWriter,
 // whose finished file is already in ChildrenDir), embedder state and
 // manifest, then moves the bundle into place as Save does. On failure
 // the temporary directory is removed and dir is left as it was.
 func (p *Pending) Commit(ix *indexer.Index, m Manifest) (Manifest, error) {
-	m, err := writeContents(p.tmp, ix, m)
+	m, err := writeContents(p.tmp, ix, m, p.parents)
 	if err == nil {
 		err = swapInto(p.tmp, p.dir)
 	}
@@ -75,8 +94,8 @@ func (p *Pending) Abort() { os.RemoveAll(p.tmp) }
 
 // writeContents writes parents, children, embedder state and, last, the
 // manifest into dir.
-func writeContents(dir string, ix *indexer.Index, m Manifest) (Manifest, error) {
-	if err := writeParents(dir, ix); err != nil {
+func writeContents(dir string, ix *indexer.Index, m Manifest, parents *parentstore.FileWriter) (Manifest, error) {
+	if err := finishParents(dir, ix, parents); err != nil {
 		return m, err
 	}
 	embedded, err := writeChildren(dir, ix.Store)
@@ -98,7 +117,7 @@ func writeContents(dir string, ix *indexer.Index, m Manifest) (Manifest, error) 
 		}
 	}
 	m.FormatVersion = FormatVersion
-	m.Documents, m.Parents, m.Children = ix.Documents, len(ix.Parents), len(ix.Children)
+	m.Documents, m.Parents, m.Children = ix.Documents, ix.ParentCount, ix.ChildCount
 	size, err := dirSize(dir)
 	if err != nil {
 		return m, err
@@ -132,8 +151,13 @@ func writeChildren(dir string, store vectorstore.VectorStore) (bool, error) {
 	return false, nil
 }
 
-// writeParents writes every parent into the files store in dir.
-func writeParents(dir string, ix *indexer.Index) error {
+// finishParents finishes the files store in dir: the one the build
+// filled as it went when there is one, or a new one of the index's
+// Parents.
+func finishParents(dir string, ix *indexer.Index, filled *parentstore.FileWriter) error {
+	if filled != nil {
+		return filled.Close()
+	}
 	w, err := parentstore.NewFileWriter(dir)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
@@ -66,12 +67,18 @@ func NewCorpusStats() *CorpusStats {
 	return &CorpusStats{df: map[string]uint32{}}
 }
 
-// Add counts one text.
+// Add counts one text. A term seen for the first time is copied, so the
+// statistics never keep the memory of the analysis it came from (a
+// decoded unit's terms are slices of its encoding).
 func (c *CorpusStats) Add(a Analysis) {
 	c.docs++
 	c.tokens += uint64(a.Tokens)
 	for _, t := range a.Terms {
-		c.df[t]++
+		known := len(c.df)
+		if c.df[t]++; len(c.df) > known {
+			delete(c.df, t)
+			c.df[strings.Clone(t)] = 1
+		}
 	}
 }
 

@@ -62,6 +62,18 @@ type Options struct {
 	// revision and spec as the caller knows them. It enters every unit
 	// key, so a change of policy never reuses a unit; required with Units.
 	UnitScope []byte
+	// SpillDir, when set, streams the build: the first pass writes each
+	// document's unit to a file in this directory as soon as it is
+	// counted, and the second reads it back just before embedding it. The
+	// build then holds a unit per worker and the batch being embedded
+	// instead of every unit, and the Index keeps no Parents or Children
+	// (ParentCount and ChildCount count them; OnParent receives the
+	// parents). The file is removed before Build returns.
+	SpillDir string
+	// OnParent, when set, receives every parent in document order, each
+	// before the first of its children is embedded. An error fails the
+	// build.
+	OnParent func(hierarchy.Parent) error
 }
 
 // Index is a built index held in memory.
@@ -71,7 +83,10 @@ type Index struct {
 	Reused   int
 	Parents  []hierarchy.Parent
 	Children []hierarchy.Child
-	Embedder embed.Embedder
+	// ParentCount and ChildCount count the parents and children built,
+	// also when a streaming build (Options.SpillDir) keeps neither.
+	ParentCount, ChildCount int
+	Embedder                embed.Embedder
 	// UnitsNotStored counts the units Options.Units failed to write, and
 	// UnitStoreErr is the first failure: such a unit is skipped, and made
 	// again by the next build.
@@ -100,9 +115,13 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 	if opts.Units != nil && len(opts.UnitScope) == 0 {
 		return nil, errors.New("a unit cache needs a unit scope naming the splitter")
 	}
-	source := newUnitSource(docs, b, shape, opts)
-	units, reused, stats, err := source.unitsOf(ctx, opts)
-	ix := &Index{Documents: len(docs), Reused: reused, Embedder: e, Windows: isWindows(b)}
+	source, err := newUnitSource(docs, b, shape, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer source.close()
+	pass, err := source.unitsOf(ctx, opts)
+	ix := &Index{Documents: len(docs), Embedder: e, Windows: isWindows(b)}
 	if opts.Units != nil {
 		// The unit files are written while the second pass runs.
 		defer func() { ix.UnitsNotStored, ix.UnitStoreErr = opts.Units.Wait() }()
@@ -110,11 +129,14 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 	if err != nil {
 		return nil, err
 	}
-	ix.gather(units)
-	if err := ix.fit(ctx, units, stats, opts); err != nil {
+	ix.Reused, ix.ParentCount, ix.ChildCount = pass.reused, pass.parents, pass.children
+	if source.spill == nil {
+		ix.gather(pass.units)
+	}
+	if err := ix.fit(ctx, source, pass, opts); err != nil {
 		return nil, err
 	}
-	if err := ix.embedAll(ctx, source, units, opts); err != nil {
+	if err := ix.embedAll(ctx, source, pass.units, opts); err != nil {
 		return nil, err
 	}
 	return ix, nil
@@ -156,26 +178,25 @@ func (o Options) withDefaults() Options {
 // first pass counted; another Fitter reads every child text. It
 // checks ctx first, so a cancelled build never reports success, even when
 // there is nothing to embed.
-func (ix *Index) fit(ctx context.Context, units []*Unit, stats *embed.CorpusStats, opts Options) error {
+func (ix *Index) fit(ctx context.Context, source *unitSource, pass *firstPass, opts Options) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	var err error
 	if lex := embed.LexicalPart(ix.Embedder); lex != nil {
-		err = lex.FitCorpus(stats)
+		err = lex.FitCorpus(pass.stats)
 	} else if f, ok := ix.Embedder.(embed.Fitter); ok {
 		var texts []string
-		for _, u := range units {
-			texts = append(texts, u.childTexts()...)
+		if texts, err = source.childTexts(pass.units); err == nil {
+			err = f.Fit(texts)
 		}
-		err = f.Fit(texts)
 	} else {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("fitting embedder: %w", err)
 	}
-	opts.OnProgress(Progress{Stage: StageFit, Done: len(ix.Children), Total: len(ix.Children)})
+	opts.OnProgress(Progress{Stage: StageFit, Done: ix.ChildCount, Total: ix.ChildCount})
 	return nil
 }
 
@@ -209,12 +230,18 @@ func (ix *Index) embedAll(ctx context.Context, source *unitSource, units []*Unit
 		done += len(batch)
 		releaseFinished(batch)
 		batch = batch[:0]
-		opts.OnProgress(Progress{Stage: StageEmbed, Done: done, Total: len(ix.Children)})
+		opts.OnProgress(Progress{Stage: StageEmbed, Done: done, Total: ix.ChildCount})
 		return nil
 	}
 	var scratch embed.AnalysisScratch
-	for ui, u := range units {
-		source.restore(ui, u, &scratch)
+	for ui := range source.docs {
+		u, err := source.take(ui, units, &scratch)
+		if err != nil {
+			return err
+		}
+		if err := handParents(u, opts.OnParent); err != nil {
+			return err
+		}
 		parents := u.parentIndex()
 		for i, c := range u.Children {
 			p, ok := parents[c.ParentID]
@@ -234,6 +261,19 @@ func (ix *Index) embedAll(ctx context.Context, source *unitSource, units []*Unit
 		}
 	}
 	ix.Store = store
+	return nil
+}
+
+// handParents gives the parents of u to onParent, when set.
+func handParents(u *Unit, onParent func(hierarchy.Parent) error) error {
+	if onParent == nil {
+		return nil
+	}
+	for _, p := range u.Parents {
+		if err := onParent(p); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

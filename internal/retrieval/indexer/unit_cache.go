@@ -67,22 +67,34 @@ func (c *UnitCache) path(key unitKey) string {
 const unitTouchAge = 24 * time.Hour
 
 // load returns the unit of key, or false when there is none or its file
-// is damaged. A hit refreshes the file's modification time, which Prune
-// reads as its last use, when it is older than unitTouchAge.
+// is damaged (see loadPayload).
 func (c *UnitCache) load(key unitKey) (*Unit, bool) {
+	payload, ok := c.loadPayload(key)
+	if !ok {
+		return nil, false
+	}
+	u, err := decodeUnitPayload(payload, decodeOwned)
+	return u, err == nil
+}
+
+// loadPayload returns the checked payload of the unit of key, or false
+// when there is none or its frame, key or checksum is wrong. A hit
+// refreshes the file's modification time, which Prune reads as its last
+// use, when it is older than unitTouchAge.
+func (c *UnitCache) loadPayload(key unitKey) ([]byte, bool) {
 	path := c.path(key)
 	data, modified, err := readUnitFile(path)
 	if err != nil {
 		return nil, false
 	}
-	u, err := decodeUnit(data, key)
+	payload, err := unframeUnit(data, key)
 	if err != nil {
 		return nil, false
 	}
 	if now := time.Now(); now.Sub(modified) > unitTouchAge {
 		_ = os.Chtimes(path, now, now) // best effort: only pruning reads it
 	}
-	return u, true
+	return payload, true
 }
 
 // readUnitFile returns the bytes of the file at path and its modification
@@ -105,15 +117,12 @@ func readUnitFile(path string) ([]byte, time.Time, error) {
 }
 
 // store queues the unit of key to be written, replacing any damaged file,
-// by the cache's writers (see Wait); a unit that cannot be encoded counts
-// as a failed write.
-func (c *UnitCache) store(key unitKey, u *Unit) {
-	data, err := encodeUnit(u, key)
-	if err != nil {
-		c.writes.note(fmt.Errorf("unit cache: encoding: %w", err))
-		return
-	}
-	c.writes.add(c.path(key), data)
+// by the cache's writers (see Wait).
+func (c *UnitCache) store(key unitKey, u *Unit) { c.storePayload(key, encodeUnitPayload(u)) }
+
+// storePayload is store for a unit already encoded.
+func (c *UnitCache) storePayload(key unitKey, payload []byte) {
+	c.writes.add(c.path(key), frameUnit(payload, key))
 }
 
 // Wait returns once every unit stored so far is written or has failed,
@@ -121,15 +130,14 @@ func (c *UnitCache) store(key unitKey, u *Unit) {
 // reports; no store may run concurrently with it.
 func (c *UnitCache) Wait() (int, error) { return c.writes.wait() }
 
-// encodeUnit frames the gob encoding of u under key.
-func encodeUnit(u *Unit, key unitKey) ([]byte, error) {
-	payload := encodeUnitPayload(u)
+// frameUnit frames the payload of a unit under key.
+func frameUnit(payload []byte, key unitKey) []byte {
 	out := make([]byte, 0, unitHeaderSize+len(payload))
 	out = append(out, unitMagic...)
 	out = append(out, key[:]...)
 	out = binary.LittleEndian.AppendUint64(out, uint64(len(payload)))
 	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(payload, castagnoli))
-	return append(out, payload...), nil
+	return append(out, payload...)
 }
 
 // castagnoli is the CRC-32C table: the checksum catches truncation and
@@ -140,8 +148,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // errDamagedUnit is returned for a unit file that is not whole and sound.
 var errDamagedUnit = errors.New("damaged unit file")
 
-// decodeUnit checks the frame of data against key and decodes its unit.
-func decodeUnit(data []byte, key unitKey) (*Unit, error) {
+// unframeUnit checks the frame of data against key and returns its
+// payload.
+func unframeUnit(data []byte, key unitKey) ([]byte, error) {
 	if len(data) < unitHeaderSize || string(data[:len(unitMagic)]) != unitMagic {
 		return nil, errDamagedUnit
 	}
@@ -154,11 +163,7 @@ func decodeUnit(data []byte, key unitKey) (*Unit, error) {
 	if n != uint64(len(payload)) || crc32.Checksum(payload, castagnoli) != sum {
 		return nil, errDamagedUnit
 	}
-	u, err := decodeUnitPayload(payload)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errDamagedUnit, err)
-	}
-	return u, nil
+	return payload, nil
 }
 
 // Prune removes the units not used (made or reused by a build) since

@@ -143,10 +143,12 @@ func (w *unitWriter) analyses(as []embed.Analysis) {
 var errUnitPayload = errors.New("malformed unit payload")
 
 // unitReader decodes a unit payload held in one string, so that every
-// decoded string is a slice of it rather than a copy.
+// decoded string is a slice of it rather than a copy, but for the texts
+// (see text) unless view is set.
 type unitReader struct {
-	s   string
-	err error
+	s    string
+	err  error
+	view bool
 }
 
 // uint reads an unsigned varint.
@@ -196,7 +198,13 @@ func (r *unitReader) str() string {
 
 // text reads a string into memory of its own, so that what a build keeps
 // (parents, children) never holds the payload, whose analyses it drops.
-func (r *unitReader) text() string { return strings.Clone(r.str()) }
+// With view set it is a slice too, for a unit dropped with its payload.
+func (r *unitReader) text() string {
+	if r.view {
+		return r.str()
+	}
+	return strings.Clone(r.str())
+}
 
 // strs reads a list of strings; none reads as nil.
 func (r *unitReader) strs() []string {
@@ -211,18 +219,32 @@ func (r *unitReader) strs() []string {
 	return out
 }
 
-// decodeUnitPayload decodes what encodeUnitPayload wrote; the unit keeps
-// a copy of its encoded analyses as packed.
-func decodeUnitPayload(payload []byte) (*Unit, error) {
+// decodeMode says what a decoded unit holds of its payload.
+type decodeMode int
+
+const (
+	// decodeOwned gives every text memory of its own and keeps a copy of
+	// the encoded analyses as packed: a unit held between the passes.
+	decodeOwned decodeMode = iota
+	// decodeWhole gives every text memory of its own and keeps nothing
+	// packed: a unit embedded now.
+	decodeWhole
+	// decodeView leaves the texts slices of the payload and keeps nothing
+	// packed: a unit only counted, then dropped.
+	decodeView
+)
+
+// decodeUnitPayload decodes what encodeUnitPayload wrote, as mode says.
+func decodeUnitPayload(payload []byte, mode decodeMode) (*Unit, error) {
 	r := &unitReader{s: string(payload)}
-	split := &unitReader{s: r.str()}
+	split := &unitReader{s: r.str(), view: mode == decodeView}
 	u := &Unit{}
 	split.split(u)
 	r.err = cmp.Or(r.err, split.err)
 	if r.err == nil && split.s != "" {
 		r.err = errUnitPayload
 	}
-	if r.err == nil {
+	if r.err == nil && mode == decodeOwned {
 		u.packed = []byte(r.s)
 	}
 	r.unitAnalyses(u)

@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
@@ -15,39 +16,70 @@ type unitSource struct {
 	shape unitShape
 	cache *UnitCache
 	scope []byte
+	spill *unitSpill // nil: units stay in memory between the passes
 }
 
-// newUnitSource readies the units of docs, kept in opts.Units when set.
-func newUnitSource(docs []hierarchy.Document, b hierarchy.DocumentSplitter, shape unitShape, opts Options) *unitSource {
+// newUnitSource readies the units of docs, kept in opts.Units when set
+// and spilled to opts.SpillDir when set; close releases the spill.
+func newUnitSource(docs []hierarchy.Document, b hierarchy.DocumentSplitter, shape unitShape, opts Options) (*unitSource, error) {
 	s := &unitSource{docs: docs, split: b, shape: shape, cache: opts.Units}
 	if s.cache != nil {
 		s.scope = unitScope(shape, opts.UnitScope)
 	}
-	return s
+	if opts.SpillDir != "" {
+		var err error
+		if s.spill, err = newUnitSpill(opts.SpillDir, len(docs)); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
-// unitsOf is the first pass of a build: it returns the unit of every
-// document, in document order, made or loaded by a bounded pool of
-// workers, how many came from the cache, and the corpus statistics of
-// their child texts. Each unit's analyses are packed once counted
-// (restore unpacks them), so the pass holds them at a third of their
-// size. Each unit done reports the documents done and reused so far.
-func (s *unitSource) unitsOf(ctx context.Context, opts Options) ([]*Unit, int, *embed.CorpusStats, error) {
-	units := make([]*Unit, len(s.docs))
-	next := make(chan int)
-	type outcome struct {
-		i      int
-		reused bool
+// close removes the spill, when the build has one.
+func (s *unitSource) close() {
+	if s.spill != nil {
+		s.spill.close()
 	}
-	done := make(chan outcome, len(s.docs))
+}
+
+// firstPass is what the first pass of a build leaves: every unit in
+// document order (none when the build spills them), how many came from
+// the cache, the corpus statistics of their child texts and how many
+// parents and children they hold.
+type firstPass struct {
+	units             []*Unit
+	reused            int
+	stats             *embed.CorpusStats
+	parents, children int
+}
+
+// made is a unit a worker of the first pass hands on: the i-th document's,
+// its payload when the build spills units, and whether it came from the
+// cache.
+type made struct {
+	i       int
+	u       *Unit
+	payload []byte
+	reused  bool
+}
+
+// unitsOf is the first pass of a build: it makes or loads the unit of
+// every document with a bounded pool of workers and counts the corpus
+// statistics of their child texts. Units are kept in document order with
+// their analyses packed (restore unpacks them), at a third of their size,
+// or, when the build spills, written to the spill and dropped. Each unit
+// done reports the documents done and reused so far.
+func (s *unitSource) unitsOf(ctx context.Context, opts Options) (*firstPass, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	done := make(chan made, len(s.docs))
 	var wg sync.WaitGroup
 	for range min(opts.Workers, max(len(s.docs), 1)) {
 		wg.Go(func() {
 			var scratch embed.AnalysisScratch
 			for i := range next {
-				o := outcome{i: i}
-				units[i], o.reused = s.unit(i, &scratch)
-				done <- o
+				done <- s.unit(i, &scratch)
 			}
 		})
 	}
@@ -61,50 +93,114 @@ func (s *unitSource) unitsOf(ctx context.Context, opts Options) ([]*Unit, int, *
 			}
 		}
 	}()
-	stats := embed.NewCorpusStats()
-	reused := 0
+	pass := &firstPass{stats: embed.NewCorpusStats()}
+	if s.spill == nil {
+		pass.units = make([]*Unit, len(s.docs))
+	}
 	for n := range s.docs {
+		var err error
 		select {
-		case o := <-done:
-			if o.reused {
-				reused++
-			}
-			s.count(units[o.i], stats)
-			opts.OnProgress(Progress{Stage: StageSplit, Done: n + 1, Total: len(s.docs), Reused: reused})
+		case m := <-done:
+			err = s.keep(m, pass)
+			opts.OnProgress(Progress{Stage: StageSplit, Done: n + 1, Total: len(s.docs), Reused: pass.reused})
 		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		if err != nil {
+			cancel()
 			wg.Wait()
-			return nil, 0, nil, ctx.Err()
+			return nil, err
 		}
 	}
 	wg.Wait()
-	return units, reused, stats, nil
+	return pass, s.finishSpill()
 }
 
-// count adds the child texts of u to stats and packs u's analyses until
-// the second pass needs them.
-func (s *unitSource) count(u *Unit, stats *embed.CorpusStats) {
-	for i := range u.ChildTerms {
-		stats.Add(u.ChildTerms[i])
+// keep counts the unit m and keeps it in pass, or in the spill.
+func (s *unitSource) keep(m made, pass *firstPass) error {
+	if m.reused {
+		pass.reused++
 	}
-	u.packedAnalyses()
-	u.ChildTerms, u.ContextTerms = nil, nil
+	pass.parents += len(m.u.Parents)
+	pass.children += len(m.u.Children)
+	for i := range m.u.ChildTerms {
+		pass.stats.Add(m.u.ChildTerms[i])
+	}
+	if s.spill != nil {
+		return s.spill.put(m.i, m.payload)
+	}
+	m.u.packedAnalyses()
+	m.u.ChildTerms, m.u.ContextTerms = nil, nil
+	pass.units[m.i] = m.u
+	return nil
+}
+
+// finishSpill readies the spill, when the build has one, to be read.
+func (s *unitSource) finishSpill() error {
+	if s.spill == nil {
+		return nil
+	}
+	return s.spill.finish()
 }
 
 // unit returns the i-th document's unit from the cache when it holds it,
-// and otherwise makes it and, with a cache, queues it to be stored; it
-// reports whether the unit came from the cache.
-func (s *unitSource) unit(i int, scratch *embed.AnalysisScratch) (*Unit, bool) {
+// and otherwise makes it and, with a cache, queues it to be stored. When
+// the build spills, the unit comes with its payload, and a unit from the
+// cache is a view of its payload, to be counted and dropped.
+func (s *unitSource) unit(i int, scratch *embed.AnalysisScratch) made {
 	doc := s.docs[i]
-	if s.cache == nil {
-		return newUnit(doc, s.split, s.shape, scratch), false
+	var key unitKey
+	if s.cache != nil {
+		key = keyOf(s.scope, doc)
+		if m, ok := s.cached(i, key); ok {
+			return m
+		}
 	}
-	key := keyOf(s.scope, doc)
-	if u, ok := s.cache.load(key); ok {
-		return u, true
+	m := made{i: i, u: newUnit(doc, s.split, s.shape, scratch)}
+	if s.spill != nil || s.cache != nil {
+		payload := encodeUnitPayload(m.u)
+		if s.cache != nil {
+			s.cache.storePayload(key, payload)
+		}
+		if s.spill != nil {
+			m.payload = payload
+		}
 	}
-	u := newUnit(doc, s.split, s.shape, scratch)
-	s.cache.store(key, u)
-	return u, false
+	return m
+}
+
+// cached returns the i-th document's unit from the cache, when it holds
+// it under key.
+func (s *unitSource) cached(i int, key unitKey) (made, bool) {
+	if s.spill == nil {
+		u, ok := s.cache.load(key)
+		return made{i: i, u: u, reused: true}, ok
+	}
+	payload, ok := s.cache.loadPayload(key)
+	if !ok {
+		return made{}, false
+	}
+	u, err := decodeUnitPayload(payload, decodeView)
+	return made{i: i, u: u, payload: payload, reused: true}, err == nil
+}
+
+// take returns the i-th document's unit, whole, for the second pass: from
+// the spill, or the unit kept with its analyses restored.
+func (s *unitSource) take(i int, units []*Unit, scratch *embed.AnalysisScratch) (*Unit, error) {
+	if s.spill != nil {
+		return s.spilled(i)
+	}
+	s.restore(i, units[i], scratch)
+	return units[i], nil
+}
+
+// spilled reads the i-th document's unit back from the spill.
+func (s *unitSource) spilled(i int) (*Unit, error) {
+	u, err := s.spill.take(i)
+	if err != nil {
+		return nil, fmt.Errorf("unit of document %s: %w", s.docs[i].ID, err)
+	}
+	return u, nil
 }
 
 // restore gives the i-th document's unit u back the analyses the first
@@ -118,4 +214,23 @@ func (s *unitSource) restore(i int, u *Unit, scratch *embed.AnalysisScratch) {
 	}
 	full := newUnit(s.docs[i], s.split, s.shape, scratch)
 	u.ChildTerms, u.ContextTerms = full.ChildTerms, full.ContextTerms
+}
+
+// childTexts returns what is embedded for every child of every unit, in
+// order, for an embedder fitted on texts: from the units kept, or read
+// back from the spill.
+func (s *unitSource) childTexts(units []*Unit) ([]string, error) {
+	var texts []string
+	for i := range s.docs {
+		if s.spill == nil {
+			texts = append(texts, units[i].childTexts()...)
+			continue
+		}
+		u, err := s.spilled(i)
+		if err != nil {
+			return nil, err
+		}
+		texts = append(texts, u.childTexts()...)
+	}
+	return texts, nil
 }

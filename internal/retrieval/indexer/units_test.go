@@ -22,15 +22,22 @@ func TestRestoreUnpacksOrRemakesAnalyses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newUnitSource(docs, b, unitShape{analysed: true, contexts: true}, Options{Units: cache, UnitScope: []byte("scope")})
+	s, err := newUnitSource(docs, b, unitShape{analysed: true, contexts: true}, Options{Units: cache, UnitScope: []byte("scope")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var scratch embed.AnalysisScratch
 	want := newUnit(docs[0], b, s.shape, &scratch)
 	for _, damaged := range []bool{false, true} {
-		u, _ := s.unit(0, &scratch)
+		m := s.unit(0, &scratch)
 		if n, err := cache.Wait(); n != 0 {
 			t.Fatal(err)
 		}
-		s.count(u, embed.NewCorpusStats())
+		pass := &firstPass{units: make([]*Unit, 1), stats: embed.NewCorpusStats()}
+		if err := s.keep(m, pass); err != nil {
+			t.Fatal(err)
+		}
+		u := pass.units[0]
 		if u.ChildTerms != nil || u.ContextTerms != nil || len(u.packed) == 0 {
 			t.Fatal("the first pass did not pack the analyses")
 		}
