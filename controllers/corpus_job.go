@@ -97,13 +97,12 @@ func (r *CorpusReconciler) ensureJob(ctx context.Context, s *corpusState, names 
 	if err := r.applyIndexer(ctx, s.corpus, names, plan); err != nil {
 		return nil, err
 	}
-	cache := plan.Embedder.Model != ""
-	for _, obj := range r.jobPrerequisites(s.corpus, plan, names, cache) {
+	for _, obj := range r.jobPrerequisites(s.corpus, plan, names) {
 		if err := r.createOwned(ctx, s.corpus, obj); err != nil {
 			return nil, err
 		}
 	}
-	built := indexJob(s.corpus, s.revision, r.indexImage(s.corpus), r.activeClaim(ctx, s.corpus, plan.Gate), cache, credentialEnv(s.corpus))
+	built := indexJob(s.corpus, s.revision, r.indexImage(s.corpus), r.activeClaim(ctx, s.corpus, plan.Gate), credentialEnv(s.corpus))
 	if err := r.createOwned(ctx, s.corpus, built); err != nil {
 		return nil, err
 	}
@@ -114,16 +113,14 @@ func (r *CorpusReconciler) ensureJob(ctx context.Context, s *corpusState, names 
 }
 
 // jobPrerequisites are the plan and status ConfigMaps, the revision's
-// claim and, with an embedding model, the claim of the embedding cache.
-func (r *CorpusReconciler) jobPrerequisites(c *v1alpha1.Corpus, plan *indexjob.Plan, names jobObjects, cache bool) []client.Object {
-	objs := []client.Object{
+// claim and the Corpus's cache claim, which keeps the unit cache and, with
+// an embedding model, the embedding cache between Jobs.
+func (r *CorpusReconciler) jobPrerequisites(c *v1alpha1.Corpus, plan *indexjob.Plan, names jobObjects) []client.Object {
+	return []client.Object{
 		planConfigMap(c, plan, names), statusConfigMap(c, plan.Revision, names),
 		claim(c, names.claim, revisionLabels(c, plan.Revision, "")),
+		claim(c, cacheClaimName(c), corpusLabels(c)),
 	}
-	if cache {
-		objs = append(objs, claim(c, cacheClaimName(c), corpusLabels(c)))
-	}
-	return objs
 }
 
 // createOwned creates obj owned by the Corpus; one that exists is kept.

@@ -39,8 +39,9 @@ func jobObjectsOf(c *v1alpha1.Corpus, revision string) jobObjects {
 // indexerName names the indexing Jobs' ServiceAccount, Role and binding.
 func indexerName(c *v1alpha1.Corpus) string { return c.Name + "-indexer" }
 
-// cacheClaimName names the claim that keeps a Corpus's embedding cache
-// between indexing Jobs.
+// cacheClaimName names the claim that keeps a Corpus's unit cache and
+// embedding cache between indexing Jobs (named for the embedding cache,
+// which it held first).
 func cacheClaimName(c *v1alpha1.Corpus) string { return c.Name + "-embedding-cache" }
 
 // revisionLabels label every object of a revision.
@@ -120,21 +121,19 @@ func corpusOwner(c *v1alpha1.Corpus) *metav1ac.OwnerReferenceApplyConfiguration 
 
 // IndexArgs are the arguments of an indexing Job's container. The
 // end-to-end test runs `parentrag index` with exactly these.
-func IndexArgs(c *v1alpha1.Corpus, revision string, active, cache bool) []string {
+func IndexArgs(c *v1alpha1.Corpus, revision string, active bool) []string {
 	args := []string{"index", "--plan-configmap=" + jobObjectsOf(c, revision).plan, "--volume=" + jobVolume}
 	if active {
 		args = append(args, "--active-volume="+jobActiveVolume)
 	}
-	if cache {
-		args = append(args, "--embedding-cache-dir="+jobCacheDir)
-	}
-	return args
+	return append(args, "--embedding-cache-dir="+jobCacheDir)
 }
 
 // indexJob runs `parentrag index` for a revision: non-root, read-only root
 // file system, no privilege escalation, no capabilities; the revision's
-// claim read-write, the active one's read-only.
-func indexJob(c *v1alpha1.Corpus, revision, image, activeClaim string, cache bool, env []corev1.EnvVar) *batchv1.Job {
+// claim and the Corpus's cache claim read-write, the active one's
+// read-only.
+func indexJob(c *v1alpha1.Corpus, revision, image, activeClaim string, env []corev1.EnvVar) *batchv1.Job {
 	names := jobObjectsOf(c, revision)
 	idx := c.Spec.Indexing
 	if idx == nil {
@@ -149,12 +148,10 @@ func indexJob(c *v1alpha1.Corpus, revision, image, activeClaim string, cache boo
 		volumes = append(volumes, claimVolume("active", activeClaim, true))
 		mounts = append(mounts, corev1.VolumeMount{Name: "active", MountPath: jobActiveVolume, ReadOnly: true})
 	}
-	if cache {
-		volumes = append(volumes, claimVolume("cache", cacheClaimName(c), false))
-		mounts = append(mounts, corev1.VolumeMount{Name: "cache", MountPath: jobCacheDir})
-	}
+	volumes = append(volumes, claimVolume("cache", cacheClaimName(c), false))
+	mounts = append(mounts, corev1.VolumeMount{Name: "cache", MountPath: jobCacheDir})
 	container := corev1.Container{
-		Name: "index", Image: image, Args: IndexArgs(c, revision, activeClaim != "", cache),
+		Name: "index", Image: image, Args: IndexArgs(c, revision, activeClaim != ""),
 		Env: append([]corev1.EnvVar{
 			{Name: "TMPDIR", Value: "/tmp"},
 			{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},

@@ -82,7 +82,7 @@ func TestClaimCorpusIsBuiltByAJobAndServedFromItsClaim(t *testing.T) {
 	rev := c.Status.LastAttemptedRevision
 	pod := job.Spec.Template.Spec
 	container := pod.Containers[0]
-	if !slices.Equal(container.Args, controllers.IndexArgs(c, rev, false, false)) || container.Image != "parentrag:test" ||
+	if !slices.Equal(container.Args, controllers.IndexArgs(c, rev, false)) || container.Image != "parentrag:test" ||
 		*job.Spec.BackoffLimit != 1 || *job.Spec.ActiveDeadlineSeconds != 600 || pod.RestartPolicy != corev1.RestartPolicyNever {
 		t.Fatalf("job spec: args %v image %s backoff %d deadline %d", container.Args, container.Image, *job.Spec.BackoffLimit, *job.Spec.ActiveDeadlineSeconds)
 	}
@@ -100,6 +100,16 @@ func TestClaimCorpusIsBuiltByAJobAndServedFromItsClaim(t *testing.T) {
 	if !slices.Equal(pvc.Spec.AccessModes, []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}) || *pvc.Spec.StorageClassName != "fast" ||
 		pvc.Spec.Resources.Requests.Storage().Cmp(resource.MustParse("2Gi")) != 0 || !metav1.IsControlledBy(&pvc, c) {
 		t.Fatalf("claim spec %+v", pvc.Spec)
+	}
+	// The lexical embedder's Jobs keep the unit cache on the cache claim too.
+	var cache corev1.PersistentVolumeClaim
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: c.Name + "-embedding-cache"}, &cache); err != nil || !metav1.IsControlledBy(&cache, c) {
+		t.Fatalf("cache claim: %v (owned by the Corpus: %v)", err, metav1.IsControlledBy(&cache, c))
+	}
+	if !slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool {
+		return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == cache.Name && !v.PersistentVolumeClaim.ReadOnly
+	}) || !slices.Contains(container.Args, "--embedding-cache-dir=/var/cache/parentrag") {
+		t.Fatalf("the cache claim is not mounted read-write where the arguments name it: volumes %+v args %v", pod.Volumes, container.Args)
 	}
 	reconciling := condition(c, v1alpha1.ConditionReconciling)
 	if reconciling.Status != metav1.ConditionTrue || reconciling.Reason != v1alpha1.ReasonIndexing || c.Status.LastBuild == nil || c.Status.LastBuild.Job != job.Name {

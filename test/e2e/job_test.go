@@ -189,8 +189,8 @@ func checkJobLockedDown(t *testing.T, c *v1alpha1.Corpus, run *jobRun) {
 	t.Helper()
 	pod := run.Job.Spec.Template.Spec
 	container := pod.Containers[0]
-	if !slices.Equal(container.Args, controllers.IndexArgs(c, run.Revision, false, false)) || !slices.Equal(run.Pod.Spec.Containers[0].Args, container.Args) {
-		t.Errorf("Job %s args %v, its pod's %v, want %v", run.Job.Name, container.Args, run.Pod.Spec.Containers[0].Args, controllers.IndexArgs(c, run.Revision, false, false))
+	if !slices.Equal(container.Args, controllers.IndexArgs(c, run.Revision, false)) || !slices.Equal(run.Pod.Spec.Containers[0].Args, container.Args) {
+		t.Errorf("Job %s args %v, its pod's %v, want %v", run.Job.Name, container.Args, run.Pod.Spec.Containers[0].Args, controllers.IndexArgs(c, run.Revision, false))
 	}
 	sc, psc := container.SecurityContext, pod.SecurityContext
 	if sc == nil || psc == nil || !ptr.Deref(sc.RunAsNonRoot, false) || !ptr.Deref(psc.RunAsNonRoot, false) || !ptr.Deref(sc.ReadOnlyRootFilesystem, false) ||

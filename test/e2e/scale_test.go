@@ -372,7 +372,7 @@ func measureCache(t *testing.T, ctx context.Context, env *devcluster.Env, bin, f
 		}
 		sent := embedded.Load()
 		run := runIndexJob(t, ctx, env, bin, corpus, previous)
-		if want := controllers.IndexArgs(corpus, run.Revision, false, true); !slices.Equal(run.Job.Spec.Template.Spec.Containers[0].Args, want) {
+		if want := controllers.IndexArgs(corpus, run.Revision, false); !slices.Equal(run.Job.Spec.Template.Spec.Containers[0].Args, want) {
 			t.Fatalf("Job args %v, want %v", run.Job.Spec.Template.Spec.Containers[0].Args, want)
 		}
 		if dir := run.Host.Mounts[jobCacheMount]; dir == "" || cacheDir != "" && dir != cacheDir {
