@@ -32,6 +32,7 @@ func newIndexCommand() *cobra.Command {
 			if f.plan == "" || f.volume == "" || f.namespace == "" {
 				return fmt.Errorf("--plan-configmap, --volume and --namespace (or $POD_NAMESPACE) are required")
 			}
+			collectForBuild()
 			cfg, err := config.GetConfig()
 			if err != nil {
 				return fmt.Errorf("connecting to the API server: %w", err)

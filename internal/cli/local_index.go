@@ -78,6 +78,7 @@ func newLocalIndexCommand() *cobra.Command {
 			if out == "" {
 				return fmt.Errorf("--out is required: the directory to write the index to")
 			}
+			collectForBuild()
 			if err := checkOut(out, replace); err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
@@ -89,6 +90,11 @@ type Request struct {
 func Run(ctx context.Context, req Request) (bundle.Manifest, error) {
 	opts := indexer.Options{Workers: req.Workers, OnProgress: req.OnProgress, ContextWeight: float32(req.EmbedderConfig.ContextWeight)}
 	started := time.Now()
+	// Reading the documents leaves as much garbage as their text, which
+	// the collector's next cycle may count as live and set the heap goal
+	// of the whole build to twice that: one collection now sets it from
+	// what the build holds (the documents), for tens of milliseconds.
+	runtime.GC()
 	if req.UnitCacheDir != "" {
 		var err error
 		if opts.Units, err = indexer.OpenUnitCache(req.UnitCacheDir); err != nil {

@@ -2,11 +2,14 @@ package indexer_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
@@ -82,5 +85,39 @@ func TestDamagedSpillFailsTheBuild(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(spill); len(entries) != 0 {
 		t.Errorf("the failed build left %d files in its spill directory", len(entries))
+	}
+}
+
+// TestBuildCancelledWhileSplittingStopsItsWorkers cancels builds in the
+// middle of their first pass, spilling or not: each returns
+// context.Canceled and leaves no worker behind, though workers wait to
+// hand their units on while the build no longer takes them.
+func TestBuildCancelledWhileSplittingStopsItsWorkers(t *testing.T) {
+	docs := testDocs(300)
+	before := runtime.NumGoroutine()
+	for _, spill := range []string{"", t.TempDir()} {
+		for range 5 {
+			ctx, cancel := context.WithCancel(context.Background())
+			opts := indexer.Options{Workers: 4, SpillDir: spill, OnProgress: func(p indexer.Progress) {
+				if p.Stage == indexer.StageSplit && p.Done == 3 {
+					cancel()
+				}
+			}}
+			if spill != "" {
+				opts.OnParent = func(hierarchy.Parent) error { return nil }
+			}
+			_, err := indexer.Build(ctx, docs, testBuilder(t, 300, 60), newLexical(t), opts)
+			cancel()
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("spill %q: %v, want context.Canceled", spill, err)
+			}
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after the cancelled builds, %d before", n, before)
 	}
 }

@@ -72,10 +72,13 @@ type made struct {
 func (s *unitSource) unitsOf(ctx context.Context, opts Options) (*firstPass, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	workers := min(opts.Workers, max(len(s.docs), 1))
 	next := make(chan int)
-	done := make(chan made, len(s.docs))
+	// A unit waits here until it is counted: a few per worker, so that
+	// workers faster than the counting never pile units up.
+	done := make(chan made, 2*workers)
 	var wg sync.WaitGroup
-	for range min(opts.Workers, max(len(s.docs), 1)) {
+	for range workers {
 		wg.Go(func() {
 			var scratch embed.AnalysisScratch
 			for i := range next {
@@ -107,13 +110,24 @@ func (s *unitSource) unitsOf(ctx context.Context, opts Options) (*firstPass, err
 			err = ctx.Err()
 		}
 		if err != nil {
-			cancel()
-			wg.Wait()
+			stop(cancel, &wg, done)
 			return nil, err
 		}
 	}
 	wg.Wait()
 	return pass, s.finishSpill()
+}
+
+// stop cancels the workers of a first pass and waits for them, dropping
+// the units they still hand on so that none blocks.
+func stop(cancel context.CancelFunc, wg *sync.WaitGroup, done chan made) {
+	cancel()
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	for range done {
+	}
 }
 
 // keep counts the unit m and keeps it in pass, or in the spill.
