@@ -150,10 +150,14 @@ func startClusterWith(t *testing.T, ctx context.Context, start func(*devcluster.
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The operator's own cache and client options, as `parentrag manager`
+	// sets them: under the shipped RBAC it may not list or watch Secrets.
 	mgr, err := ctrl.NewManager(managerConfig, ctrl.Options{
 		Scheme:     controllers.NewScheme(),
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: &skip},
+		Cache:      controllers.CacheOptions(),
+		Client:     controllers.ClientOptions(),
 	})
 	if err != nil {
 		t.Fatal(err)
