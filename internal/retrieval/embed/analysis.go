@@ -23,29 +23,27 @@ type Analysis struct {
 // AnalysisScratch holds the buffers AnalyzeCounts reuses across the texts
 // one goroutine analyses; the zero value is ready.
 type AnalysisScratch struct {
-	toks  []string
-	index map[string]int
-	ids   []uint64
+	toks     []string
+	distinct distinctTerms
+	counts   []uint32
+	ids      []uint64
 }
 
 // AnalyzeCounts analyses text once and returns its terms, counts and length.
 func (s *AnalysisScratch) AnalyzeCounts(text string) Analysis {
 	s.toks = AppendAnalyzed(s.toks[:0], text)
-	if s.index == nil {
-		s.index = map[string]int{}
-	}
-	clear(s.index)
+	s.distinct.reset(len(s.toks))
 	distinct := s.toks[:0] // overwrites tokens already counted
-	var counts []uint32
+	counts := s.counts[:0]
 	for _, t := range s.toks {
-		if i, ok := s.index[t]; ok {
+		if i, ok := s.distinct.index(t, distinct); ok {
 			counts[i]++
 			continue
 		}
-		s.index[t] = len(distinct)
 		distinct = append(distinct, t)
 		counts = append(counts, 1)
 	}
+	s.counts = counts
 	a := Analysis{Terms: make([]string, len(distinct)), Counts: make([]uint32, len(distinct)), Tokens: len(s.toks)}
 	copy(a.Terms, distinct)
 	copy(a.Counts, counts)
