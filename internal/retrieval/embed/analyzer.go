@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/kljensen/snowball/english"
 )
@@ -282,9 +283,25 @@ type stemCache struct {
 	slots []atomic.Pointer[stemEntry]
 }
 
-// stemEntry is one immutable cached word and its term.
+// stemEntry is one immutable cached word and its term. A word of up to
+// len(inline) bytes is kept inside the entry, and so is its term when
+// stemming leaves it unchanged, so that a hit reads one object.
 type stemEntry struct {
 	word, term string
+	inline     [24]byte
+}
+
+// newStemEntry returns the entry of word, computing its term.
+func newStemEntry(word []byte) *stemEntry {
+	e := &stemEntry{}
+	if len(word) > 0 && len(word) <= len(e.inline) {
+		n := copy(e.inline[:], word)
+		e.word = unsafe.String(&e.inline[0], n) // never written again
+	} else {
+		e.word = string(word)
+	}
+	e.term = stemTerm(e.word)
+	return e
 }
 
 // defaultStems is the process-wide stem cache used by Analyze.
@@ -303,8 +320,7 @@ func (c *stemCache) term(word []byte) string {
 			return e.term
 		}
 	}
-	e := &stemEntry{word: string(word)}
-	e.term = stemTerm(e.word)
+	e := newStemEntry(word)
 	set[1].Store(set[0].Load())
 	set[0].Store(e)
 	return e.term
