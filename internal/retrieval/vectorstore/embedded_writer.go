@@ -15,14 +15,16 @@ var ErrWriteOnly = errors.New("the file writer is write-only: finish it and load
 
 // FileWriter writes the file Embedded.Save writes for the same records,
 // without holding them: record columns and dense rows stream to temporary
-// files, postings are spilled as sorted runs, and Finish merges them into
-// dir/EmbeddedFile. Its memory is a constant (the run and sort buffers,
-// about 18 MiB, and 256 KiB per column) plus the batch being upserted, plus the
-// term table (about 12 bytes per distinct term) and the interned parent and
-// document ids (their bytes and about 12 more each); it does not grow with
-// the number of children. Temporary files, about 12 bytes per posting and
-// id plus the final file's size, live in a directory inside dir until
-// Finish or Close.
+// files, postings are spilled as runs grouped by term (they arrive in slot
+// order, so nothing is sorted by slot), and Finish merges them into
+// dir/EmbeddedFile. Its memory is a constant (the posting and id buffers,
+// about 16 MiB, 256 KiB per column, and an index of term ids below 2^20 of
+// at most 4 MiB) plus the batch being upserted, plus the term table (about
+// 16 bytes per distinct term) and the interned parent and document ids
+// (their bytes and about 12 more each); it does not grow with the number
+// of children. Temporary files, about 8 bytes per posting, 12 per id, plus
+// the final file's size, live in a directory inside dir until Finish or
+// Close.
 //
 // Records must arrive with distinct ids (the indexer assigns each child one
 // slot, in order); a repeated id is reported by Finish. Search and Delete
@@ -53,8 +55,8 @@ type FileWriter struct {
 
 var _ VectorStore = (*FileWriter)(nil)
 
-// writerRunLimit is how many triples (12 bytes each) each sorter buffers
-// before spilling a run.
+// writerRunLimit is how many postings (16 bytes each while buffered and
+// spilled) and ids (12 bytes each) the writer buffers before spilling a run.
 const writerRunLimit = 1 << 19
 
 // NewFileWriter starts a file for a store with opts in dir (created if
