@@ -137,14 +137,29 @@ func (r *postingRun) copyGroup(out *binWriter, n int, maxima []float32) (int, []
 			return n, maxima, fmt.Errorf("reading spilled postings: %w", err)
 		}
 		out.raw(b)
-		for i := 4; i < len(b); i += 8 {
-			n++
-			maxima = appendBlockMax(maxima, n, math.Float32frombits(binary.LittleEndian.Uint32(b[i:])))
-		}
+		n, maxima = appendBlockMaxima(maxima, n, b)
 		_, _ = r.r.Discard(len(b))
 		left -= len(b)
 	}
 	return n, maxima, r.next()
+}
+
+// appendBlockMaxima extends the block maxima of a list of n postings, as
+// appendBlockMax does, by the encoded postings b, and returns the list's
+// new length and maxima. Weights are finite, and the magnitudes of finite
+// floats order as their bits with the sign cleared, so it compares bits.
+func appendBlockMaxima(maxima []float32, n int, b []byte) (int, []float32) {
+	const magnitude = 1<<31 - 1
+	for i := 4; i < len(b); i += 8 {
+		bits := binary.LittleEndian.Uint32(b[i:]) & magnitude
+		if n%blockSize == 0 {
+			maxima = append(maxima, math.Float32frombits(bits))
+		} else if last := &maxima[len(maxima)-1]; bits > math.Float32bits(*last) {
+			*last = math.Float32frombits(bits)
+		}
+		n++
+	}
+	return n, maxima
 }
 
 // each writes every posting to out, grouped by term index from 0 to
