@@ -21,9 +21,11 @@ type Analysis struct {
 }
 
 // AnalysisScratch holds the buffers AnalyzeCounts reuses across the texts
-// one goroutine analyses; the zero value is ready.
+// one goroutine analyses (once used, about 600 KiB, most of it a table of
+// frequent words and their terms); the zero value is ready.
 type AnalysisScratch struct {
 	toks     []string
+	stems    localStems
 	distinct distinctTerms
 	counts   []uint32
 	ids      []uint64
@@ -31,7 +33,7 @@ type AnalysisScratch struct {
 
 // AnalyzeCounts analyses text once and returns its terms, counts and length.
 func (s *AnalysisScratch) AnalyzeCounts(text string) Analysis {
-	s.toks = AppendAnalyzed(s.toks[:0], text)
+	s.toks = appendAnalyzed(s.toks[:0], text, &s.stems)
 	s.distinct.reset(len(s.toks))
 	distinct := s.toks[:0] // overwrites tokens already counted
 	counts := s.counts[:0]

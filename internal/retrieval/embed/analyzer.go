@@ -70,7 +70,13 @@ const yieldEvery = 8 << 10
 // AppendAnalyzed appends the terms of text, as Analyze returns them, to dst
 // and returns the extended slice, so a caller can reuse one buffer.
 func AppendAnalyzed(dst []string, text string) []string {
-	var t tokenizer
+	return appendAnalyzed(dst, text, nil)
+}
+
+// appendAnalyzed is AppendAnalyzed looking words up in local, when not
+// nil, before the shared stem cache.
+func appendAnalyzed(dst []string, text string, local *localStems) []string {
+	t := tokenizer{local: local}
 	nextYield := yieldEvery
 	for i := 0; i < len(text); {
 		if i >= nextYield {
@@ -159,6 +165,7 @@ type tokenizer struct {
 	overflow  bool
 	hasNumber bool
 	last      runeKind
+	local     *localStems // nil: the shared stem cache alone
 }
 
 // step consumes rune r, followed in the text by rest, appending to dst any
@@ -266,6 +273,9 @@ func (t *tokenizer) term() string {
 	}
 	if n := len(word); n > 2 && word[n-2] == '\'' && word[n-1] == 's' {
 		word = word[:n-2]
+	}
+	if t.local != nil {
+		return t.local.term(word)
 	}
 	return defaultStems.term(word)
 }

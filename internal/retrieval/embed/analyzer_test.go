@@ -149,3 +149,25 @@ func FuzzAnalyze(f *testing.F) {
 		}
 	})
 }
+
+// TestLocalStemsKeepResults passes four times more distinct words than it
+// has slots through a local stem table, twice, with words too long for a
+// slot among them, and checks every result against the uncached stemmer.
+func TestLocalStemsKeepResults(t *testing.T) {
+	var l localStems
+	suffixes := []string{"ing", "s", "ed", "ly", "ness", ""}
+	for round := range 2 {
+		for i := range 4 * localStemSlots {
+			w := strings.Repeat("q", i%60) + fmt.Sprintf("w%cord%x%s", 'a'+rune(i%26), i, suffixes[i%len(suffixes)])
+			w = strings.Map(func(r rune) rune {
+				if r >= '0' && r <= '9' {
+					return 'a' + r - '0'
+				}
+				return r
+			}, w)
+			if got, want := l.term([]byte(w)), stemTerm(w); got != want {
+				t.Fatalf("round %d: term(%q) = %q, want %q", round, w, got, want)
+			}
+		}
+	}
+}
