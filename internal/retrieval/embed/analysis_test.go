@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"strings"
@@ -41,6 +42,37 @@ func TestAnalyzeCountsMatchesAMap(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("text %d: AnalyzeCounts = %+v, want %+v", i, got, want)
+		}
+	}
+}
+
+// One scratch embeds analyses before and after the embedder is fitted on
+// another corpus, with other ids for the same terms, and gets each time
+// what EmbedDocuments gives for the texts.
+func TestEmbedAnalysisScratchSurvivesRefit(t *testing.T) {
+	texts := syntheticTexts(300, 40, 7)
+	l, err := NewLexical(DefaultK1, DefaultB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s AnalysisScratch
+	for round, corpus := range [][]string{texts[:100], texts[150:], texts[:100]} {
+		if err := l.Fit(corpus); err != nil {
+			t.Fatal(err)
+		}
+		want, err := l.EmbedDocuments(context.Background(), texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, text := range texts {
+			a := s.AnalyzeCounts(text)
+			got, err := l.EmbedAnalysis(&a, &s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want[i].Sparse) {
+				t.Fatalf("round %d, text %d: EmbedAnalysis = %+v, want %+v", round, i, got, want[i].Sparse)
+			}
 		}
 	}
 }
