@@ -21,7 +21,7 @@ type Analysis struct {
 }
 
 // AnalysisScratch holds the buffers AnalyzeCounts reuses across the texts
-// one goroutine analyses (once used, about 600 KiB, most of it a table of
+// one goroutine analyses (once used, about 2 MiB, most of it a table of
 // frequent words and their terms); the zero value is ready.
 type AnalysisScratch struct {
 	toks     []string

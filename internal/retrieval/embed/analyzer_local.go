@@ -19,8 +19,10 @@ type localStem struct {
 	word [47]byte
 }
 
-// localStemSlots is the number of slots of a localStems (64 bytes each).
-const localStemSlots = 1 << 13
+// localStemSlots is the number of slots of a localStems (64 bytes each, 2
+// MiB in all: against 512 KiB, it holds enough of a large vocabulary to
+// analyse the build benchmark's corpus 15% faster).
+const localStemSlots = 1 << 15
 
 // term returns the term of word, as stemCache.term does.
 func (l *localStems) term(word []byte) string {
