@@ -150,9 +150,9 @@ func FuzzAnalyze(f *testing.F) {
 	})
 }
 
-// TestLocalStemsKeepResults passes twice more distinct words than it
-// has slots through a local stem table, twice, with words too long for a
-// slot among them, and checks every result against the uncached stemmer.
+// TestLocalStemsKeepResults passes twice as many distinct words as it has
+// slots through a local stem table, in two rounds, with words too long for
+// a slot among them, and checks every result against the uncached stemmer.
 func TestLocalStemsKeepResults(t *testing.T) {
 	var l localStems
 	suffixes := []string{"ing", "s", "ed", "ly", "ness", ""}
