@@ -93,7 +93,8 @@ func (c *writerColumns) close() error {
 // rename, directory fsync) and removes the temporary files. On a count
 // mismatch nothing is written and the writer stays open; any other failure
 // leaves the old file, if any, in place and the writer broken. Finish
-// takes time linear in the postings (a merge of the sorted runs).
+// takes time linear in the postings (a merge of the runs of postings and
+// of the sorted runs of id hashes).
 func (w *FileWriter) Finish(ctx context.Context, want int) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
