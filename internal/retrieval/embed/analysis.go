@@ -33,12 +33,13 @@ type AnalysisScratch struct {
 
 // AnalyzeCounts analyses text once and returns its terms, counts and length.
 func (s *AnalysisScratch) AnalyzeCounts(text string) Analysis {
+	s.stems.hashes = s.stems.hashes[:0]
 	s.toks = appendAnalyzed(s.toks[:0], text, &s.stems)
 	s.distinct.reset(len(s.toks))
 	distinct := s.toks[:0] // overwrites tokens already counted
 	counts := s.counts[:0]
-	for _, t := range s.toks {
-		if i, ok := s.distinct.index(t, distinct); ok {
+	for k, t := range s.toks {
+		if i, ok := s.distinct.index(t, s.stems.hashes[k], distinct); ok {
 			counts[i]++
 			continue
 		}

@@ -1,14 +1,11 @@
 package embed
 
-import "hash/maphash"
-
 // distinctTerms finds each token of one text among the text's distinct
 // terms: an open-addressing table of indices into them, at most half full,
 // sized for the text and cleared for each one. It does what a map from
 // term to index does for AnalyzeCounts, with one probe sequence per token
 // and no allocation once it has grown.
 type distinctTerms struct {
-	seed  maphash.Seed
 	slots []int32 // 1 + the index of a distinct term; 0 is an empty slot
 }
 
@@ -18,9 +15,6 @@ func (d *distinctTerms) reset(tokens int) {
 	for size < 2*tokens {
 		size <<= 1
 	}
-	if d.slots == nil {
-		d.seed = maphash.MakeSeed()
-	}
 	if cap(d.slots) < size {
 		d.slots = make([]int32, size)
 		return
@@ -29,12 +23,12 @@ func (d *distinctTerms) reset(tokens int) {
 	clear(d.slots)
 }
 
-// index returns the index of t in distinct, the terms found so far, and
-// true; or, for a new term, records it at index len(distinct) and returns
-// that and false.
-func (d *distinctTerms) index(t string, distinct []string) (int, bool) {
+// index returns the index of t, whose hash is hash (equal terms must have
+// equal hashes), in distinct, the terms found so far, and true; or, for a
+// new term, records it at index len(distinct) and returns that and false.
+func (d *distinctTerms) index(t string, hash uint64, distinct []string) (int, bool) {
 	mask := uint64(len(d.slots) - 1)
-	for h := maphash.String(d.seed, t) & mask; ; h = (h + 1) & mask {
+	for h := hash & mask; ; h = (h + 1) & mask {
 		switch i := d.slots[h]; {
 		case i == 0:
 			d.slots[h] = int32(len(distinct) + 1)

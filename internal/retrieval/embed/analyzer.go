@@ -166,6 +166,7 @@ type tokenizer struct {
 	hasNumber bool
 	last      runeKind
 	local     *localStems // nil: the shared stem cache alone
+	hash      uint64      // the hash of the last term, with local
 }
 
 // step consumes rune r, followed in the text by rest, appending to dst any
@@ -259,23 +260,33 @@ func (t *tokenizer) flush(dst []string) []string {
 	if !t.overflow {
 		if term := t.term(); term != "" {
 			dst = append(dst, term)
+			if t.local != nil {
+				t.local.hashes = append(t.local.hashes, t.hash)
+			}
 		}
 	}
 	t.n, t.overflow, t.hasNumber, t.last = 0, false, false, kindSeparator
 	return dst
 }
 
-// term returns the index term of the current word, or "" for a stop word.
+// term returns the index term of the current word, or "" for a stop word,
+// and with a local table sets t.hash to the term's hash.
 func (t *tokenizer) term() string {
 	word := t.buf[:t.n]
 	if t.hasNumber {
-		return string(word)
+		term := string(word)
+		if t.local != nil {
+			t.hash = t.local.hashOf(term)
+		}
+		return term
 	}
 	if n := len(word); n > 2 && word[n-2] == '\'' && word[n-1] == 's' {
 		word = word[:n-2]
 	}
 	if t.local != nil {
-		return t.local.term(word)
+		var term string
+		term, t.hash = t.local.term(word)
+		return term
 	}
 	return defaultStems.term(word)
 }

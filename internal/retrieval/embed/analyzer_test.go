@@ -152,7 +152,8 @@ func FuzzAnalyze(f *testing.F) {
 
 // TestLocalStemsKeepResults passes twice as many distinct words as it has
 // slots through a local stem table, in two rounds, with words too long for
-// a slot among them, and checks every result against the uncached stemmer.
+// a slot among them, and checks every result and its hash against the
+// uncached stemmer.
 func TestLocalStemsKeepResults(t *testing.T) {
 	var l localStems
 	suffixes := []string{"ing", "s", "ed", "ly", "ness", ""}
@@ -165,8 +166,9 @@ func TestLocalStemsKeepResults(t *testing.T) {
 				}
 				return r
 			}, w)
-			if got, want := l.term([]byte(w)), stemTerm(w); got != want {
-				t.Fatalf("round %d: term(%q) = %q, want %q", round, w, got, want)
+			want := stemTerm(w)
+			if got, hash := l.term([]byte(w)); got != want || hash != l.hashOf(want) {
+				t.Fatalf("round %d: term(%q) = %q, %x; want %q, %x", round, w, got, hash, want, l.hashOf(want))
 			}
 		}
 	}
