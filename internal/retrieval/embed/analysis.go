@@ -22,31 +22,32 @@ type Analysis struct {
 }
 
 // AnalysisScratch holds the buffers AnalyzeCounts reuses across the texts
-// one goroutine analyses; the zero value is ready.
+// one goroutine analyses (once used, about 2 MiB, most of it a table of
+// frequent words and their terms); the zero value is ready.
 type AnalysisScratch struct {
-	toks  []string
-	index map[string]int
-	ids   []uint64
+	toks     []string
+	stems    localStems
+	distinct distinctTerms
+	counts   []uint32
+	ids      []uint64
 }
 
 // AnalyzeCounts analyses text once and returns its terms, counts and length.
 func (s *AnalysisScratch) AnalyzeCounts(text string) Analysis {
-	s.toks = AppendAnalyzed(s.toks[:0], text)
-	if s.index == nil {
-		s.index = map[string]int{}
-	}
-	clear(s.index)
+	s.stems.hashes = s.stems.hashes[:0]
+	s.toks = appendAnalyzed(s.toks[:0], text, &s.stems)
+	s.distinct.reset(len(s.toks))
 	distinct := s.toks[:0] // overwrites tokens already counted
-	var counts []uint32
-	for _, t := range s.toks {
-		if i, ok := s.index[t]; ok {
+	counts := s.counts[:0]
+	for k, t := range s.toks {
+		if i, ok := s.distinct.index(t, s.stems.hashes[k], distinct); ok {
 			counts[i]++
 			continue
 		}
-		s.index[t] = len(distinct)
 		distinct = append(distinct, t)
 		counts = append(counts, 1)
 	}
+	s.counts = counts
 	a := Analysis{Terms: make([]string, len(distinct)), Counts: make([]uint32, len(distinct)), Tokens: len(s.toks)}
 	copy(a.Terms, distinct)
 	copy(a.Counts, counts)
@@ -106,12 +107,25 @@ func (l *Lexical) EmbedAnalysis(a *Analysis, s *AnalysisScratch) (*vector.Sparse
 	if err != nil {
 		return nil, err
 	}
-	return l.embedAnalysis(st, a, &s.ids), nil
+	ids := l.vocabularyIDs(st, a, &s.ids)
+	sp := l.appendWeights(vector.Sparse{Indices: make([]uint32, 0, len(ids)), Values: make([]float32, 0, len(ids))}, st, a, ids)
+	return &sp, nil
 }
 
-// embedAnalysis weighs the vocabulary terms of a in increasing id order.
-// scratch is reused between calls.
-func (l *Lexical) embedAnalysis(st *lexicalStats, a *Analysis, scratch *[]uint64) *vector.Sparse {
+// AppendAnalysis appends the entries of the vector EmbedAnalysis returns
+// for a to dst's indices and values and returns the extended dst, so that
+// many texts' vectors can share buffers. It fails as EmbedAnalysis does.
+func (l *Lexical) AppendAnalysis(dst vector.Sparse, a *Analysis, s *AnalysisScratch) (vector.Sparse, error) {
+	st, err := l.fitted()
+	if err != nil {
+		return dst, err
+	}
+	return l.appendWeights(dst, st, a, l.vocabularyIDs(st, a, &s.ids)), nil
+}
+
+// vocabularyIDs returns the vocabulary terms of a as id<<32|count, in
+// increasing id order, in scratch, which it reuses.
+func (l *Lexical) vocabularyIDs(st *lexicalStats, a *Analysis, scratch *[]uint64) []uint64 {
 	ids := (*scratch)[:0]
 	for i, t := range a.Terms {
 		if id, ok := st.vocab[t]; ok {
@@ -120,13 +134,18 @@ func (l *Lexical) embedAnalysis(st *lexicalStats, a *Analysis, scratch *[]uint64
 	}
 	slices.Sort(ids)
 	*scratch = ids
+	return ids
+}
+
+// appendWeights appends the weight of each packed id of a text analysed
+// as a to dst.
+func (l *Lexical) appendWeights(dst vector.Sparse, st *lexicalStats, a *Analysis, ids []uint64) vector.Sparse {
 	norm := l.lengthNorm(st, a.Tokens)
-	sp := &vector.Sparse{Indices: make([]uint32, len(ids)), Values: make([]float32, len(ids))}
-	for i, packed := range ids {
-		sp.Indices[i] = uint32(packed >> 32)
-		sp.Values[i] = l.termWeight(uint32(packed), norm)
+	for _, packed := range ids {
+		dst.Indices = append(dst.Indices, uint32(packed>>32))
+		dst.Values = append(dst.Values, l.termWeight(uint32(packed), norm))
 	}
-	return sp
+	return dst
 }
 
 // LexicalPart returns the BM25 embedder inside e: e itself, or the sparse

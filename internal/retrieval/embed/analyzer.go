@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/kljensen/snowball/english"
 )
@@ -69,7 +70,13 @@ const yieldEvery = 8 << 10
 // AppendAnalyzed appends the terms of text, as Analyze returns them, to dst
 // and returns the extended slice, so a caller can reuse one buffer.
 func AppendAnalyzed(dst []string, text string) []string {
-	var t tokenizer
+	return appendAnalyzed(dst, text, nil)
+}
+
+// appendAnalyzed is AppendAnalyzed looking words up in local, when not
+// nil, before the shared stem cache.
+func appendAnalyzed(dst []string, text string, local *localStems) []string {
+	t := tokenizer{local: local}
 	nextYield := yieldEvery
 	for i := 0; i < len(text); {
 		if i >= nextYield {
@@ -158,6 +165,8 @@ type tokenizer struct {
 	overflow  bool
 	hasNumber bool
 	last      runeKind
+	local     *localStems // nil: the shared stem cache alone
+	hash      uint64      // the hash of the last term, with local
 }
 
 // step consumes rune r, followed in the text by rest, appending to dst any
@@ -251,20 +260,33 @@ func (t *tokenizer) flush(dst []string) []string {
 	if !t.overflow {
 		if term := t.term(); term != "" {
 			dst = append(dst, term)
+			if t.local != nil {
+				t.local.hashes = append(t.local.hashes, t.hash)
+			}
 		}
 	}
 	t.n, t.overflow, t.hasNumber, t.last = 0, false, false, kindSeparator
 	return dst
 }
 
-// term returns the index term of the current word, or "" for a stop word.
+// term returns the index term of the current word, or "" for a stop word,
+// and with a local table sets t.hash to the term's hash.
 func (t *tokenizer) term() string {
 	word := t.buf[:t.n]
 	if t.hasNumber {
-		return string(word)
+		term := string(word)
+		if t.local != nil {
+			t.hash = t.local.hashOf(term)
+		}
+		return term
 	}
 	if n := len(word); n > 2 && word[n-2] == '\'' && word[n-1] == 's' {
 		word = word[:n-2]
+	}
+	if t.local != nil {
+		var term string
+		term, t.hash = t.local.term(word)
+		return term
 	}
 	return defaultStems.term(word)
 }
@@ -282,9 +304,25 @@ type stemCache struct {
 	slots []atomic.Pointer[stemEntry]
 }
 
-// stemEntry is one immutable cached word and its term.
+// stemEntry is one immutable cached word and its term. A word of up to
+// len(inline) bytes is kept inside the entry, and so is its term when
+// stemming leaves it unchanged, so that a hit reads one object.
 type stemEntry struct {
 	word, term string
+	inline     [24]byte
+}
+
+// newStemEntry returns the entry of word, computing its term.
+func newStemEntry(word []byte) *stemEntry {
+	e := &stemEntry{}
+	if len(word) > 0 && len(word) <= len(e.inline) {
+		n := copy(e.inline[:], word)
+		e.word = unsafe.String(&e.inline[0], n) // never written again
+	} else {
+		e.word = string(word)
+	}
+	e.term = stemTerm(e.word)
+	return e
 }
 
 // defaultStems is the process-wide stem cache used by Analyze.
@@ -303,8 +341,7 @@ func (c *stemCache) term(word []byte) string {
 			return e.term
 		}
 	}
-	e := &stemEntry{word: string(word)}
-	e.term = stemTerm(e.word)
+	e := newStemEntry(word)
 	set[1].Store(set[0].Load())
 	set[0].Store(e)
 	return e.term

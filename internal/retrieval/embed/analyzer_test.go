@@ -149,3 +149,27 @@ func FuzzAnalyze(f *testing.F) {
 		}
 	})
 }
+
+// TestLocalStemsKeepResults passes twice as many distinct words as it has
+// slots through a local stem table, in two rounds, with words too long for
+// a slot among them, and checks every result and its hash against the
+// uncached stemmer.
+func TestLocalStemsKeepResults(t *testing.T) {
+	var l localStems
+	suffixes := []string{"ing", "s", "ed", "ly", "ness", ""}
+	for round := range 2 {
+		for i := range 2 * localStemSlots {
+			w := strings.Repeat("q", i%60) + fmt.Sprintf("w%cord%x%s", 'a'+rune(i%26), i, suffixes[i%len(suffixes)])
+			w = strings.Map(func(r rune) rune {
+				if r >= '0' && r <= '9' {
+					return 'a' + r - '0'
+				}
+				return r
+			}, w)
+			want := stemTerm(w)
+			if got, hash := l.term([]byte(w)); got != want || hash != l.hashOf(want) {
+				t.Fatalf("round %d: term(%q) = %q, %x; want %q, %x", round, w, got, hash, want, l.hashOf(want))
+			}
+		}
+	}
+}

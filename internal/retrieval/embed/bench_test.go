@@ -3,6 +3,8 @@ package embed
 import (
 	"context"
 	"testing"
+
+	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 )
 
 // benchChildren are synthetic child chunks of about 60 words (~350 bytes),
@@ -60,4 +62,28 @@ func BenchmarkLexicalEmbedQuery(b *testing.B) {
 		}
 		i++
 	}
+}
+
+// BenchmarkAnalyzeCounts analyses 4 MB of the build benchmark's synthetic
+// corpus (a 20,000-word vocabulary) as child-sized texts of about 400
+// bytes, counting each text's terms as a build does, and reports MB/s.
+func BenchmarkAnalyzeCounts(b *testing.B) {
+	s := synthtest.New(21, 20000)
+	var texts []string
+	size := 0
+	for size < 4e6 {
+		doc := s.Document("d", 4).Text
+		size += len(doc)
+		for len(doc) > 400 {
+			texts, doc = append(texts, doc[:400]), doc[400:]
+		}
+		texts = append(texts, doc)
+	}
+	var scratch AnalysisScratch
+	for b.Loop() {
+		for _, t := range texts {
+			scratch.AnalyzeCounts(t)
+		}
+	}
+	b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds()/1e6, "MB/s")
 }

@@ -21,12 +21,18 @@ type slot struct {
 // embeds the texts. With a context weight, each child's vector gains its
 // parent's context vector times the weight; each parent's context is
 // embedded once, as children come in document order and only the parents
-// of the current batch are kept.
+// of the current batch are kept. The BM25 vectors of one batch share two
+// arrays, and the vectorizer reuses its other buffers across batches.
 type vectorizer struct {
 	lex      *embed.Lexical
 	dense    embed.Embedder
 	weight   float32
-	contexts map[string]vector.Vector
+	contexts map[string]vector.Vector // by parent id: the previous batch's parents
+	spare    map[string]vector.Vector // the map before, cleared for the next batch
+	missing  []slot                   // the batch's children whose parent's context is not kept
+	per      []vector.Vector          // the context of each child of the batch
+	children vector.Sparse            // the BM25 child vectors of the batch, end to end
+	ends     []int                    // where each child's entries end in children
 	scratch  embed.AnalysisScratch
 }
 
@@ -37,15 +43,22 @@ func newVectorizer(e embed.Embedder, weight float32) *vectorizer {
 
 // records returns the records of the children of batch, in order.
 func (v *vectorizer) records(ctx context.Context, batch []slot) ([]vectorstore.Record, error) {
-	vecs, err := v.embed(ctx, len(batch), func(i int) *embed.Analysis { return batch[i].childTerms() }, func(i int) string { return batch[i].text() })
+	vecs, err := v.embedDense(ctx, len(batch), func(i int) string { return batch[i].text() })
 	if err != nil {
 		return nil, fmt.Errorf("embedding children: %w", err)
 	}
-	if err := v.addContexts(ctx, batch, vecs); err != nil {
+	contexts, err := v.contextsOf(ctx, batch)
+	if err != nil {
 		return nil, err
+	}
+	if err := v.addSparse(batch, vecs, contexts); err != nil {
+		return nil, fmt.Errorf("embedding children: %w", err)
 	}
 	records := make([]vectorstore.Record, len(batch))
 	for i, s := range batch {
+		if contexts != nil {
+			vecs[i] = v.addContext(vecs[i], contexts[i])
+		}
 		c, p := &s.u.Children[s.child], &s.u.Parents[s.parent]
 		records[i] = vectorstore.Record{ID: c.ID, ParentID: c.ParentID, DocID: c.DocID, Ordinal: c.Ordinal, Vector: vecs[i], Text: c.Text}
 		if len(p.Metadata) > 0 {
@@ -55,15 +68,72 @@ func (v *vectorizer) records(ctx context.Context, batch []slot) ([]vectorstore.R
 	return records, nil
 }
 
-// addContexts replaces vecs[i] with vecs[i] + weight·context(batch[i]),
-// embedding in one call the contexts of the batch's parents not kept from
-// the previous batch.
-func (v *vectorizer) addContexts(ctx context.Context, batch []slot, vecs []vector.Vector) error {
-	if v.weight <= 0 {
+// addSparse sets each vecs[i].Sparse to the BM25 vector of batch[i]'s
+// child plus, when contexts is not nil, weight times contexts[i].Sparse:
+// what vector.Vector.AddScaled gives, entry for entry, in two arrays
+// shared by the batch. It does nothing without a BM25 part.
+func (v *vectorizer) addSparse(batch []slot, vecs, contexts []vector.Vector) error {
+	if v.lex == nil {
 		return nil
 	}
-	kept := map[string]vector.Vector{}
-	var missing []slot
+	v.children = vector.Sparse{Indices: v.children.Indices[:0], Values: v.children.Values[:0]}
+	v.ends = v.ends[:0]
+	size := 0
+	for i, s := range batch {
+		var err error
+		if v.children, err = v.lex.AppendAnalysis(v.children, s.childTerms(), &v.scratch); err != nil {
+			return err
+		}
+		v.ends = append(v.ends, len(v.children.Indices))
+		if contexts != nil {
+			size += len(contexts[i].Sparse.Indices)
+		}
+	}
+	size += len(v.children.Indices)
+	shared := vector.Sparse{Indices: make([]uint32, 0, size), Values: make([]float32, 0, size)}
+	sparse := make([]vector.Sparse, len(batch))
+	start := 0
+	for i, end := range v.ends {
+		child := vector.Sparse{Indices: v.children.Indices[start:end], Values: v.children.Values[start:end]}
+		var context vector.Sparse // none: the child's entries alone
+		if contexts != nil {
+			context = *contexts[i].Sparse
+		}
+		from := len(shared.Indices)
+		shared = vector.AppendScaled(shared, child, context, v.weight)
+		to := len(shared.Indices)
+		sparse[i] = vector.Sparse{Indices: shared.Indices[from:to:to], Values: shared.Values[from:to:to]}
+		vecs[i].Sparse = &sparse[i]
+		start = end
+	}
+	return nil
+}
+
+// addContext returns vec + weight·context as vector.Vector.AddScaled
+// does, for a vec whose BM25 part addSparse already summed.
+func (v *vectorizer) addContext(vec, context vector.Vector) vector.Vector {
+	if v.lex == nil {
+		return vec.AddScaled(context, v.weight)
+	}
+	sum := vector.Vector{Dense: vec.Dense}.AddScaled(vector.Vector{Dense: context.Dense}, v.weight)
+	sum.Sparse = vec.Sparse
+	return sum
+}
+
+// contextsOf returns the context vector of each child's parent, embedding
+// in one call the contexts of the batch's parents not kept from the
+// previous batch, or nil without a context weight. The slice is reused by
+// the next call.
+func (v *vectorizer) contextsOf(ctx context.Context, batch []slot) ([]vector.Vector, error) {
+	if v.weight <= 0 {
+		return nil, nil
+	}
+	kept := v.spare
+	if kept == nil {
+		kept = map[string]vector.Vector{}
+	}
+	clear(kept)
+	missing := v.missing[:0]
 	for _, s := range batch {
 		id := s.u.Parents[s.parent].ID
 		if _, ok := kept[id]; ok {
@@ -77,24 +147,43 @@ func (v *vectorizer) addContexts(ctx context.Context, batch []slot, vecs []vecto
 		missing = append(missing, s)
 	}
 	if len(missing) > 0 {
-		cvecs, err := v.embed(ctx, len(missing), func(i int) *embed.Analysis { return missing[i].contextTerms() }, func(i int) string { return missing[i].u.contextText(missing[i].parent) })
+		cvecs, err := v.embedContexts(ctx, missing)
 		if err != nil {
-			return fmt.Errorf("embedding child contexts: %w", err)
+			return nil, fmt.Errorf("embedding child contexts: %w", err)
 		}
 		for i, s := range missing {
 			kept[s.u.Parents[s.parent].ID] = cvecs[i]
 		}
 	}
-	v.contexts = kept
-	for i, s := range batch {
-		vecs[i] = vecs[i].AddScaled(kept[s.u.Parents[s.parent].ID], v.weight)
+	clear(missing) // drops the units
+	v.missing = missing[:0]
+	v.contexts, v.spare = kept, v.contexts
+	v.per = v.per[:0]
+	for _, s := range batch {
+		v.per = append(v.per, kept[s.u.Parents[s.parent].ID])
 	}
-	return nil
+	return v.per, nil
 }
 
-// embed returns the vectors of n texts: BM25 from analysis(i), the rest
-// from embedding text(i).
-func (v *vectorizer) embed(ctx context.Context, n int, analysis func(int) *embed.Analysis, text func(int) string) ([]vector.Vector, error) {
+// embedContexts returns the vectors of the contexts of the parents of
+// slots: BM25 from their analyses, the rest from embedding their texts.
+func (v *vectorizer) embedContexts(ctx context.Context, slots []slot) ([]vector.Vector, error) {
+	out, err := v.embedDense(ctx, len(slots), func(i int) string { return slots[i].u.contextText(slots[i].parent) })
+	if err != nil || v.lex == nil {
+		return out, err
+	}
+	for i, s := range slots {
+		if out[i].Sparse, err = v.lex.EmbedAnalysis(s.contextTerms(), &v.scratch); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// embedDense returns n vectors holding the embeddings of text(i) by the
+// part of the embedder that is not BM25, if any, and fails once ctx is
+// done.
+func (v *vectorizer) embedDense(ctx context.Context, n int, text func(int) string) ([]vector.Vector, error) {
 	out := make([]vector.Vector, n)
 	if v.dense != nil {
 		texts := make([]string, n)
@@ -110,20 +199,7 @@ func (v *vectorizer) embed(ctx context.Context, n int, analysis func(int) *embed
 		}
 		copy(out, dense)
 	}
-	if v.lex == nil {
-		return out, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	for i := range out {
-		sp, err := v.lex.EmbedAnalysis(analysis(i), &v.scratch)
-		if err != nil {
-			return nil, err
-		}
-		out[i].Sparse = sp
-	}
-	return out, nil
+	return out, ctx.Err()
 }
 
 // childTerms is the analysis of the slot's child.

@@ -48,10 +48,15 @@ func DotDense(a, b []float32) float32 {
 // AddScaled returns s + w·o as a new sparse vector with strictly increasing
 // indices. Neither input is modified.
 func (s Sparse) AddScaled(o Sparse, w float32) Sparse {
-	out := Sparse{
-		Indices: make([]uint32, 0, len(s.Indices)+len(o.Indices)),
-		Values:  make([]float32, 0, len(s.Indices)+len(o.Indices)),
-	}
+	n := len(s.Indices) + len(o.Indices)
+	return AppendScaled(Sparse{Indices: make([]uint32, 0, n), Values: make([]float32, 0, n)}, s, o, w)
+}
+
+// AppendScaled appends the entries of s + w·o, which AddScaled returns, to
+// dst's indices and values and returns the extended dst. Neither input is
+// modified; dst must not overlap them.
+func AppendScaled(dst, s, o Sparse, w float32) Sparse {
+	out := dst
 	i, j := 0, 0
 	for i < len(s.Indices) || j < len(o.Indices) {
 		switch {

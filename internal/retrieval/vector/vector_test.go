@@ -30,3 +30,16 @@ func TestVectorAddScaled(t *testing.T) {
 		t.Fatalf("AddScaled = %+v", got)
 	}
 }
+
+// AppendScaled leaves what dst held in place and appends what AddScaled
+// returns.
+func TestAppendScaled(t *testing.T) {
+	a := Sparse{Indices: []uint32{1, 3, 7}, Values: []float32{1, 2, 3}}
+	b := Sparse{Indices: []uint32{0, 3, 9}, Values: []float32{10, 10, 10}}
+	dst := Sparse{Indices: []uint32{42}, Values: []float32{-1}}
+	got := AppendScaled(dst, a, b, 0.5)
+	want := Sparse{Indices: []uint32{42, 0, 1, 3, 7, 9}, Values: []float32{-1, 5, 1, 7, 3, 5}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("AppendScaled = %+v, want %+v", got, want)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"math"
 	"os"
 	"sync"
 )
@@ -16,14 +15,16 @@ var ErrWriteOnly = errors.New("the file writer is write-only: finish it and load
 
 // FileWriter writes the file Embedded.Save writes for the same records,
 // without holding them: record columns and dense rows stream to temporary
-// files, postings are spilled as sorted runs, and Finish merges them into
-// dir/EmbeddedFile. Its memory is a constant (the run and sort buffers,
-// about 18 MiB, and 256 KiB per column) plus the batch being upserted, plus the
-// term table (about 12 bytes per distinct term) and the interned parent and
-// document ids (their bytes and about 12 more each); it does not grow with
-// the number of children. Temporary files, about 12 bytes per posting and
-// id plus the final file's size, live in a directory inside dir until
-// Finish or Close.
+// files, postings are spilled as runs grouped by term (they arrive in slot
+// order, so nothing is sorted by slot), and Finish merges them into
+// dir/EmbeddedFile. Its memory is a constant (the posting and id buffers,
+// about 16 MiB, 256 KiB per column, and an index of term ids below 2^20 of
+// at most 4 MiB) plus the batch being upserted, plus the term table (about
+// 16 bytes per distinct term) and the interned parent and document ids
+// (their bytes and about 12 more each); it does not grow with the number
+// of children. Temporary files, about 8 bytes per posting, 12 per id, plus
+// the final file's size, live in a directory inside dir until Finish or
+// Close.
 //
 // Records must arrive with distinct ids (the indexer assigns each child one
 // slot, in order); a repeated id is reported by Finish. Search and Delete
@@ -41,20 +42,21 @@ type FileWriter struct {
 	dims    int
 	rows    uint64
 	syms    strTable
-	terms   map[uint32]uint32 // term id -> index in keys and counts
+	terms   termTable
 	keys    []uint32
 	counts  []uint32
 	total   uint64 // postings
 	cols    writerColumns
-	runs    struct{ postings, ids *runSorter }
+	ids     *runSorter
+	posts   *postingRuns
 	row     flatIndex // scratch for one dense row as the store keeps it
 	state   error     // non-nil once the writer is finished, closed or broken
 }
 
 var _ VectorStore = (*FileWriter)(nil)
 
-// writerRunLimit is how many triples (12 bytes each) each sorter buffers
-// before spilling a run.
+// writerRunLimit is how many postings (16 bytes each while buffered and
+// spilled) and ids (12 bytes each) the writer buffers before spilling a run.
 const writerRunLimit = 1 << 19
 
 // NewFileWriter starts a file for a store with opts in dir (created if
@@ -77,10 +79,9 @@ func newFileWriter(dir string, opts EmbeddedOptions, runLimit int) (*FileWriter,
 	}
 	w := &FileWriter{
 		dir: dir, spill: spill, opts: opts.withDefaults(), seed: maphash.MakeSeed(),
-		syms: newStrTable(), terms: make(map[uint32]uint32),
+		syms: newStrTable(), terms: termTable{far: map[uint32]uint32{}},
+		ids: newRunSorter(spill, "ids", runLimit), posts: newPostingRuns(spill, runLimit),
 	}
-	w.runs.postings = newRunSorter(spill, "postings", runLimit, true)
-	w.runs.ids = newRunSorter(spill, "ids", runLimit, false)
 	if err := w.cols.open(spill); err != nil {
 		_ = os.RemoveAll(spill)
 		return nil, fmt.Errorf("new file writer: %w", err)
@@ -149,7 +150,7 @@ func (w *FileWriter) append(r *Record) error {
 	w.cols.doc.w.u32(w.syms.intern(r.DocID))
 	w.cols.ordinal.w.u32(uint32(int32(r.Ordinal)))
 	h := maphash.String(w.seed, r.ID)
-	if err := w.runs.ids.add(triple{uint32(h >> 32), uint32(h), slot}); err != nil {
+	if err := w.ids.add(triple{uint32(h >> 32), uint32(h), slot}); err != nil {
 		return err
 	}
 	if s := r.Vector.Sparse; s != nil {
@@ -157,7 +158,7 @@ func (w *FileWriter) append(r *Record) error {
 			if s.Values[i] == 0 {
 				continue // as invertedIndex.add: zero adds nothing
 			}
-			if err := w.runs.postings.add(triple{w.term(t), slot, math.Float32bits(s.Values[i])}); err != nil {
+			if err := w.posts.add(w.term(t), posting{slot, s.Values[i]}); err != nil {
 				return err
 			}
 		}
@@ -175,16 +176,49 @@ func (w *FileWriter) append(r *Record) error {
 // term returns the index of term id t in the term table, adding it in
 // order of first appearance, and counts one posting for it.
 func (w *FileWriter) term(t uint32) uint32 {
-	li, ok := w.terms[t]
+	li, ok := w.terms.get(t)
 	if !ok {
 		li = uint32(len(w.keys))
-		w.terms[t] = li
+		w.terms.set(t, li)
 		w.keys = append(w.keys, t)
 		w.counts = append(w.counts, 0)
 	}
 	w.counts[li]++
 	w.total++
 	return li
+}
+
+// termTable maps term ids to their index in the writer's term table: ids
+// below nearTerms in a slice indexed by id (lexical embedders number their
+// vocabulary from 0), any other in a map.
+type termTable struct {
+	near []uint32 // index+1 of term id i; 0 when absent
+	far  map[uint32]uint32
+}
+
+// nearTerms bounds the slice of a termTable (4 bytes an id, 4 MiB at most).
+const nearTerms = 1 << 20
+
+func (tt *termTable) get(t uint32) (uint32, bool) {
+	if t < nearTerms {
+		if int(t) < len(tt.near) && tt.near[t] != 0 {
+			return tt.near[t] - 1, true
+		}
+		return 0, false
+	}
+	li, ok := tt.far[t]
+	return li, ok
+}
+
+func (tt *termTable) set(t, li uint32) {
+	if t >= nearTerms {
+		tt.far[t] = li
+		return
+	}
+	if int(t) >= len(tt.near) {
+		tt.near = append(tt.near, make([]uint32, int(t)+1-len(tt.near))...)
+	}
+	tt.near[t] = li + 1
 }
 
 // Count returns the number of records upserted so far.

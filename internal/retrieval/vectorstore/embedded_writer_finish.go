@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 )
@@ -94,7 +93,8 @@ func (c *writerColumns) close() error {
 // rename, directory fsync) and removes the temporary files. On a count
 // mismatch nothing is written and the writer stays open; any other failure
 // leaves the old file, if any, in place and the writer broken. Finish
-// takes time linear in the postings (a merge of the sorted runs).
+// takes time linear in the postings (a merge of the runs of postings and
+// of the sorted runs of id hashes).
 func (w *FileWriter) Finish(ctx context.Context, want int) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -153,28 +153,10 @@ func (w *FileWriter) writeFile(ctx context.Context, f *os.File) error {
 // each list in slot order, and streams each list's block maxima to their
 // column.
 func (w *FileWriter) mergePostings(ctx context.Context, out *binWriter) error {
-	var maxima []float32
-	term, n := uint32(0), 0
-	flush := func() {
+	err := w.posts.each(ctx, out, len(w.keys), func(maxima []float32) {
 		writeArray(w.cols.blockMax.w, maxima)
-		maxima, n = maxima[:0], 0
-	}
-	err := w.runs.postings.each(ctx, func(t triple) error {
-		if n > 0 && t[0] != term {
-			flush()
-		}
-		term = t[0]
-		n++
-		out.u32(t[1])
-		out.u32(t[2])
-		maxima = appendBlockMax(maxima, n, math.Float32frombits(t[2]))
-		return out.err
 	})
-	if err != nil {
-		return err
-	}
-	flush()
-	return w.cols.blockMax.w.err
+	return errors.Join(err, w.cols.blockMax.w.err)
 }
 
 // checkDistinctIDs merges the id hashes and compares the ids of any two
@@ -188,7 +170,7 @@ func (w *FileWriter) checkDistinctIDs(ctx context.Context) error {
 	}
 	var prev triple
 	first := true
-	return w.runs.ids.each(ctx, func(t triple) error {
+	return w.ids.each(ctx, func(t triple) error {
 		same := !first && t[0] == prev[0] && t[1] == prev[1]
 		first = false
 		if same {

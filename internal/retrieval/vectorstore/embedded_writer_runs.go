@@ -32,26 +32,18 @@ func compareTriples(a, b triple) int {
 // of them, spills each full buffer as a sorted run file in dir, and merges
 // the runs when read. Its memory is the buffer plus a read buffer per run
 // while merging.
-//
-// A grouped sorter is for triples added in ascending order of their last
-// two words within each first word, as postings arrive (slots ascend): it
-// sorts a buffer by the first word alone, stably, in linear time, and
-// merges runs group by group, each group's entries run after run, without
-// comparing them.
 type runSorter struct {
 	dir, name string
 	limit     int
-	grouped   bool
 	buf       []triple
-	scratch   []triple // the grouped sort's output buffer
 	runs      []string
 }
 
 // runReadBuffer is the read buffer of each run while merging.
 const runReadBuffer = 64 << 10
 
-func newRunSorter(dir, name string, limit int, grouped bool) *runSorter {
-	return &runSorter{dir: dir, name: name, limit: max(limit, 1), grouped: grouped}
+func newRunSorter(dir, name string, limit int) *runSorter {
+	return &runSorter{dir: dir, name: name, limit: max(limit, 1)}
 }
 
 // add buffers t, spilling a run when the buffer is full.
@@ -63,40 +55,9 @@ func (s *runSorter) add(t triple) error {
 	return nil
 }
 
-// sortBuffer sorts the buffer in place.
-func (s *runSorter) sortBuffer() {
-	if !s.grouped {
-		slices.SortFunc(s.buf, compareTriples)
-		return
-	}
-	s.buf, s.scratch = sortByFirst(s.buf, s.scratch[:0]), s.buf[:0]
-}
-
-// sortByFirst returns ts ordered by first word, stably, written into out
-// (which it grows as needed): a counting sort.
-func sortByFirst(ts, out []triple) []triple {
-	top := uint32(0)
-	for _, t := range ts {
-		top = max(top, t[0])
-	}
-	starts := make([]int, int(top)+2)
-	for _, t := range ts {
-		starts[t[0]+1]++
-	}
-	for i := 1; i < len(starts); i++ {
-		starts[i] += starts[i-1]
-	}
-	out = slices.Grow(out[:0], len(ts))[:len(ts)]
-	for _, t := range ts {
-		out[starts[t[0]]] = t
-		starts[t[0]]++
-	}
-	return out
-}
-
 // spill writes the buffer, sorted, as a new run and empties it.
 func (s *runSorter) spill() error {
-	s.sortBuffer()
+	slices.SortFunc(s.buf, compareTriples)
 	f, err := os.Create(filepath.Join(s.dir, fmt.Sprintf("%s-%05d.run", s.name, len(s.runs))))
 	if err != nil {
 		return fmt.Errorf("spilling a sorted run: %w", err)
@@ -120,7 +81,7 @@ func (s *runSorter) spill() error {
 // the first error fn or ctx returns. It consumes the sorter.
 func (s *runSorter) each(ctx context.Context, fn func(triple) error) error {
 	if len(s.runs) == 0 {
-		s.sortBuffer()
+		slices.SortFunc(s.buf, compareTriples)
 		for i, t := range s.buf {
 			if err := pollContext(ctx, i); err != nil {
 				return err
@@ -141,9 +102,6 @@ func (s *runSorter) each(ctx context.Context, fn func(triple) error) error {
 		return err
 	}
 	defer m.close()
-	if s.grouped {
-		return m.eachGrouped(ctx, fn)
-	}
 	heap.Init(m)
 	for i := 0; m.Len() > 0; i++ {
 		if err := pollContext(ctx, i); err != nil {
@@ -207,41 +165,6 @@ func openRuns(paths []string) (*runMerge, error) {
 		m.heads = append(m.heads, h)
 	}
 	return m, nil
-}
-
-// eachGrouped merges grouped runs, kept in the order they were spilled:
-// for each first word in ascending order, the entries of every run that
-// has it, run after run. A run's entries of one group are contiguous, and
-// all of an earlier run's precede a later run's, so this is their order.
-func (m *runMerge) eachGrouped(ctx context.Context, fn func(triple) error) error {
-	for n := 0; len(m.heads) > 0; {
-		group := m.heads[0].t[0]
-		for _, h := range m.heads[1:] {
-			group = min(group, h.t[0])
-		}
-		for i := range m.heads {
-			h := &m.heads[i]
-			for h.r != nil && h.t[0] == group {
-				if err := pollContext(ctx, n); err != nil {
-					return err
-				}
-				n++
-				if err := fn(h.t); err != nil {
-					return err
-				}
-				ok, err := readTriple(h.r, &h.t)
-				if err != nil {
-					return fmt.Errorf("reading a sorted run: %w", err)
-				}
-				if !ok {
-					_ = h.f.Close()
-					h.r = nil
-				}
-			}
-		}
-		m.heads = slices.DeleteFunc(m.heads, func(h runHead) bool { return h.r == nil })
-	}
-	return nil
 }
 
 // advance replaces the smallest head by the next triple of its run, or

@@ -22,7 +22,8 @@ type writerCase struct {
 }
 
 // writerCases draws sparse-only, dense-only and hybrid streams, with zero
-// weights, records without vectors and ids of every length modulo 4.
+// weights, term ids small and large, records without vectors and ids of
+// every length modulo 4.
 func writerCases() []writerCase {
 	r := rand.New(rand.NewPCG(21, 12))
 	stream := func(dims int, vectors func(Record) vector.Vector) [][]Record {
@@ -43,9 +44,20 @@ func writerCases() []writerCase {
 	sparseOnly := func(rec Record) vector.Vector { return vector.Vector{Sparse: rec.Vector.Sparse} }
 	denseOnly := func(rec Record) vector.Vector { return vector.Vector{Dense: rec.Vector.Dense} }
 	hybrid := func(rec Record) vector.Vector { return rec.Vector }
+	spread := func(rec Record) vector.Vector { // term ids on both sides of nearTerms
+		if rec.Vector.Sparse == nil {
+			return vector.Vector{}
+		}
+		s := &vector.Sparse{Values: rec.Vector.Sparse.Values}
+		for _, t := range rec.Vector.Sparse.Indices {
+			s.Indices = append(s.Indices, t*(nearTerms/20)+t%3)
+		}
+		return vector.Vector{Sparse: s}
+	}
 	return []writerCase{
 		{"empty", EmbeddedOptions{}, nil},
 		{"sparse", EmbeddedOptions{}, stream(0, sparseOnly)},
+		{"sparse-spread-terms", EmbeddedOptions{}, stream(0, spread)},
 		{"dense-cosine", EmbeddedOptions{Metric: Cosine}, stream(6, denseOnly)},
 		{"dense-l2-hnsw", EmbeddedOptions{Metric: L2, HNSW: true, HNSWM: 8}, stream(3, denseOnly)},
 		{"hybrid-ip", EmbeddedOptions{HNSWThreshold: 77}, stream(5, hybrid)},

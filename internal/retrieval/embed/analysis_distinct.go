@@ -1,0 +1,40 @@
+package embed
+
+// distinctTerms finds each token of one text among the text's distinct
+// terms: an open-addressing table of indices into them, at most half full,
+// sized for the text and cleared for each one. It does what a map from
+// term to index does for AnalyzeCounts, with one probe sequence per token
+// and no allocation once it has grown.
+type distinctTerms struct {
+	slots []int32 // 1 + the index of a distinct term; 0 is an empty slot
+}
+
+// reset empties the table for a text of the given number of tokens.
+func (d *distinctTerms) reset(tokens int) {
+	size := 16
+	for size < 2*tokens {
+		size <<= 1
+	}
+	if cap(d.slots) < size {
+		d.slots = make([]int32, size)
+		return
+	}
+	d.slots = d.slots[:size]
+	clear(d.slots)
+}
+
+// index returns the index of t, whose hash is hash (equal terms must have
+// equal hashes), in distinct, the terms found so far, and true; or, for a
+// new term, records it at index len(distinct) and returns that and false.
+func (d *distinctTerms) index(t string, hash uint64, distinct []string) (int, bool) {
+	mask := uint64(len(d.slots) - 1)
+	for h := hash & mask; ; h = (h + 1) & mask {
+		switch i := d.slots[h]; {
+		case i == 0:
+			d.slots[h] = int32(len(distinct) + 1)
+			return len(distinct), false
+		case distinct[i-1] == t:
+			return int(i - 1), true
+		}
+	}
+}

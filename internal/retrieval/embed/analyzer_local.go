@@ -1,0 +1,59 @@
+package embed
+
+import "hash/maphash"
+
+// localStems is a small direct-mapped table of word -> term in front of the
+// shared stem cache, owned by one goroutine (inside an AnalysisScratch), so
+// it needs no atomics. A slot keeps a word of up to len(localStem.word)
+// bytes inline beside its term and the term's hash: a hit reads one cache
+// line, where the shared cache reads its table and then the entry. It also
+// collects the hash of every term the tokenizer emits, for counting them.
+type localStems struct {
+	seed   maphash.Seed
+	slots  []localStem
+	hashes []uint64 // the hash of each term emitted since the caller emptied it
+}
+
+// localStem is one slot: a word of n bytes, its term and the term's hash;
+// n == 0 is empty.
+type localStem struct {
+	term string
+	hash uint64
+	n    uint8
+	word [39]byte
+}
+
+// localStemSlots is the number of slots of a localStems (64 bytes each, 2
+// MiB in all: against 512 KiB, it holds enough of a large vocabulary to
+// analyse the build benchmark's corpus 15% faster).
+const localStemSlots = 1 << 15
+
+// ready allocates the table on first use.
+func (l *localStems) ready() {
+	if l.slots == nil {
+		l.seed, l.slots = maphash.MakeSeed(), make([]localStem, localStemSlots)
+	}
+}
+
+// hashOf returns the hash of term under the table's seed.
+func (l *localStems) hashOf(term string) uint64 {
+	l.ready()
+	return maphash.String(l.seed, term)
+}
+
+// term returns the term of word, as stemCache.term does, and its hash.
+func (l *localStems) term(word []byte) (string, uint64) {
+	if len(word) > len(localStem{}.word) {
+		term := defaultStems.term(word)
+		return term, l.hashOf(term)
+	}
+	l.ready()
+	s := &l.slots[maphash.Bytes(l.seed, word)&(localStemSlots-1)]
+	if int(s.n) == len(word) && string(s.word[:s.n]) == string(word) {
+		return s.term, s.hash
+	}
+	s.term = defaultStems.term(word)
+	s.hash = maphash.String(l.seed, s.term)
+	s.n = uint8(copy(s.word[:], word))
+	return s.term, s.hash
+}
