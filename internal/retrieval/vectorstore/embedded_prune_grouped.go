@@ -28,11 +28,10 @@ import (
 // with the largest bounds are scored first (they hold the likely best
 // records), which fills the top k with a floor close to its final value. The sweep then walks
 // the groups in slot order, skips those whose bound is below the floor,
-// and scores the others (runs of them at once) exactly as windowed search
-// scores a window's candidates: each term's postings there are gathered and
-// each record's products summed in increasing term order (offer), so the
-// hits, scores and ties are the exhaustive scan's. A seeded group is not
-// scored again.
+// and scores the others a batch at a time, term by term
+// (embedded_prune_batch.go): each record's products are summed in
+// increasing term order, as offer sums them, so the hits, scores and ties
+// are the exhaustive scan's. A seeded group is not scored again.
 //
 // Exactness: group bounds are float32 sums of float32 products of the
 // query weight magnitudes and group maxima (never below the weights they
@@ -274,33 +273,36 @@ func (s *pruneSearch) rewind() {
 // bounds so that the sweep does not score them again. It starts and ends
 // with the cursors rewound.
 func (s *pruneSearch) scoreSeeds(ub []float32, groups []int) {
-	s.rewind()
 	slices.Sort(groups)
-	for _, g := range groups {
-		s.scoreGroups(g, g+1)
-		ub[g] = 0
+	for len(groups) > 0 {
+		n := min(len(groups), batchGroups)
+		s.rewind()
+		s.scoreBatch(groups[:n])
+		for _, g := range groups[:n] {
+			ub[g] = 0
+		}
+		groups = groups[n:]
 	}
 	s.rewind()
 }
 
-// sweepGroups scores, in slot order, every run of groups whose bound can
-// still reach the floor.
+// sweepGroups scores, in slot order and a batch at a time, every group
+// whose bound can still reach the floor.
 func (s *pruneSearch) sweepGroups(ctx context.Context, ub []float32) error {
-	const maxRun = windowSize / groupSlots
 	budget := checkEvery
+	batch := s.win.batch.group[:0]
 	theta, cut := s.theta, s.sweepCutoff()
-	for g := firstAtLeast(ub, 0, cut); g < len(ub); g = firstAtLeast(ub, g, cut) {
-		end := g + 1
-		for end < len(ub) && end-g < maxRun && ub[end] >= cut {
-			end++
+	for g := firstAtLeast(ub, 0, cut); g < len(ub); {
+		batch = batch[:0]
+		for ; g < len(ub) && len(batch) < batchGroups; g = firstAtLeast(ub, g+1, cut) {
+			batch = append(batch, g)
 		}
 		before := s.visited
-		s.scoreGroups(g, end)
-		g = end
+		s.scoreBatch(batch)
 		if s.theta != theta {
 			theta, cut = s.theta, s.sweepCutoff()
 		}
-		for budget -= s.visited - before + 1; budget <= 0; budget += checkEvery {
+		for budget -= s.visited - before + len(batch); budget <= 0; budget += checkEvery {
 			if err := checkpoint(ctx); err != nil {
 				return err
 			}
@@ -332,35 +334,6 @@ func (s *pruneSearch) groupCutoff() float32 {
 		u = d
 	}
 	return u
-}
-
-// scoreGroups gathers every term's postings in groups [from, to) and
-// offers each live record there with its exact score. A dense term whose
-// group maxima there are all zero is not gathered: it has no posting
-// there or only zero weights, whose products add nothing to a positive
-// score, and skipping it saves finding its postings (a cache miss or two).
-func (s *pruneSearch) scoreGroups(from, to int) {
-	base, end := uint32(from*groupSlots), uint32(to*groupSlots)
-	for i := range s.cur {
-		if c := &s.cur[i]; c.groups == nil || holdsWeight(c.groups, from, to) {
-			s.gather(i, base, end)
-		}
-	}
-	s.decide(base, int(end-base), 0)
-}
-
-// holdsWeight reports whether any of the group maxima gm of groups
-// [from, to) is above zero; groups past gm's end hold nothing.
-func holdsWeight(gm []uint16, from, to int) bool {
-	if from >= len(gm) {
-		return false
-	}
-	for _, m := range gm[from:min(to, len(gm))] {
-		if m != 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // groupSeeds keeps the k groups of largest bound offered so far, in a
