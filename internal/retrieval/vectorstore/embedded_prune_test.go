@@ -1,6 +1,7 @@
 package vectorstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -406,5 +407,52 @@ func TestGroupIndexFollowsDensity(t *testing.T) {
 	}
 	if !slices.Equal(seen, []bool{true, false, true}) {
 		t.Fatalf("group index presence went %v, want present, absent, present", seen)
+	}
+}
+
+// advance moves a cursor to the first posting at or after the slot it
+// seeks, over lists dense and sparse, evenly and unevenly spread, for
+// seeks in increasing order and for seeks from a cursor moved back to the
+// start (as batched group scoring moves a dense term's cursor).
+func TestAdvanceFindsFirstPostingAtOrAfter(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	for trial := range 200 {
+		n := 1 + r.IntN(5000)
+		list := make([]posting, 0, n)
+		slot := uint32(r.IntN(300))
+		for range n {
+			list = append(list, posting{slot: slot, weight: 1})
+			switch trial % 3 {
+			case 0: // dense, even
+				slot += 1 + uint32(r.IntN(3))
+			case 1: // sparse
+				slot += 1 + uint32(r.IntN(60))
+			default: // bursts and gaps
+				if r.IntN(50) == 0 {
+					slot += uint32(r.IntN(5000))
+				}
+				slot++
+			}
+		}
+		last := list[len(list)-1].slot
+		c := newPruneCursor(queryList{weight: 1, postings: list, blockMax: blockMaxima(list), groups: newGroupIndex(list)})
+		if trial%2 == 1 {
+			c.groups, c.starts = nil, nil
+		}
+		want := func(s uint32) int {
+			i, _ := slices.BinarySearchFunc(list, s, func(p posting, s uint32) int { return cmp.Compare(p.slot, s) })
+			return i
+		}
+		seek := uint32(0)
+		for step := 0; seek <= last+10; step++ {
+			if c.starts != nil && step%3 == 0 {
+				c.pos = 0
+			}
+			c.advance(seek)
+			if got := want(seek); c.pos != got {
+				t.Fatalf("trial %d: advance(%d) at %d, want %d", trial, seek, c.pos, got)
+			}
+			seek += uint32(r.IntN(400))
+		}
 	}
 }
