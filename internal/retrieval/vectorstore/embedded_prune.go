@@ -201,10 +201,21 @@ func (c *pruneCursor) advanceDense(slot uint32) (looked int) {
 		c.pos = max(c.pos, end)
 		return 0
 	}
-	guess := first + int(slot%startSlots)*(end-first)/startSlots
-	guess = min(max(guess, from), end)
+	guess := min(max(c.guessDense(slot), from), end)
 	base := c.pos
 	return c.search(c.postings[base:], from-1-base, guess-base, end-base, slot)
+}
+
+// guessDense estimates the index of a dense list's first posting at or
+// after slot from the density of the run of startSlots slots holding it;
+// slot is in a run the list has.
+func (c *pruneCursor) guessDense(slot uint32) int {
+	r := int(slot / startSlots)
+	first, end := int(c.starts[r]), len(c.postings)
+	if r+1 < len(c.starts) {
+		end = int(c.starts[r+1])
+	}
+	return first + int(slot%startSlots)*(end-first)/startSlots
 }
 
 // guess estimates the index in p (whose first slot is below slot) of the

@@ -30,12 +30,13 @@ const batchGroups = 256
 // batchSlots is how many slots a batch of groups spans.
 const batchSlots = batchGroups * groupSlots
 
-// groupBatch is the scratch of scoreBatch, clean (all zero) between
-// batches.
+// groupBatch is the scratch of scoreBatch; score and held are clean (all
+// zero) between batches.
 type groupBatch struct {
-	score [batchSlots]float32     // the score summed so far at each slot
-	held  [batchSlots / 64]uint64 // slots holding at least one query term
-	group [batchGroups]int        // the batch's groups, increasing
+	score   [batchSlots]float32     // the score summed so far at each slot
+	held    [batchSlots / 64]uint64 // slots holding at least one query term
+	group   [batchGroups]int        // the batch's groups, increasing
+	touched uint32                  // what touch read, kept so that its loads are not dropped
 }
 
 // scoreBatch scores every record of the groups in groups (in increasing
@@ -44,6 +45,11 @@ type groupBatch struct {
 // starts at or after where the previous one ended, or after a rewind.
 func (s *pruneSearch) scoreBatch(groups []int) {
 	b := &s.win.batch
+	for i := range s.cur {
+		if c := &s.cur[i]; c.starts != nil {
+			b.touched ^= c.touch(groups)
+		}
+	}
 	for i := range s.cur {
 		s.addTermScores(&s.cur[i], groups)
 	}
@@ -90,4 +96,24 @@ func (s *pruneSearch) addTermScores(c *pruneCursor, groups []int) {
 		c.pos += j
 		s.visited += j
 	}
+}
+
+// touch reads, for every group of groups where the dense term c may have
+// a posting, the posting advanceDense will guess first there, and returns
+// the exclusive or of their slots. Those loads depend on nothing but the
+// term's posting index and branch on nothing they read, so the processor
+// has many of their cache misses in flight at once; scoring then finds the
+// postings in cache. (A search that branches on each posting it reads
+// overlaps few: a mispredicted branch discards the loads issued past it.)
+func (c *pruneCursor) touch(groups []int) uint32 {
+	var x uint32
+	for _, g := range groups {
+		if g >= len(c.groups) || c.groups[g] == 0 {
+			continue
+		}
+		if i := c.guessDense(uint32(g * groupSlots)); i < len(c.postings) {
+			x ^= c.postings[i].slot
+		}
+	}
+	return x
 }
