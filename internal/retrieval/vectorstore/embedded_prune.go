@@ -51,7 +51,8 @@ import (
 type pruneCursor struct {
 	postings []posting
 	blockMax []float32
-	groups   []uint16 // group maxima, nil unless the list is dense
+	groups   []uint8  // group maxima, nil unless the list is dense
+	unit     float32  // what one of groups stands for
 	starts   []uint32 // posting index per run of startSlots slots, with groups
 	weight   float32  // the query term's weight
 	absQ     float64  // its magnitude
@@ -61,7 +62,7 @@ type pruneCursor struct {
 }
 
 func newPruneCursor(l queryList) pruneCursor {
-	c := pruneCursor{postings: l.postings, blockMax: l.blockMax, groups: l.groups.max, starts: l.groups.starts, weight: l.weight, absQ: math.Abs(float64(l.weight))}
+	c := pruneCursor{postings: l.postings, blockMax: l.blockMax, groups: l.groups.max, unit: l.groups.unit, starts: l.groups.starts, weight: l.weight, absQ: math.Abs(float64(l.weight))}
 	c.bound = c.absQ * float64(l.top)
 	return c
 }

@@ -16,7 +16,7 @@ import (
 // no window, block or candidate is ruled out until most postings are read.
 // Grouped search instead adds up, for every group of groupSlots slots, the
 // bounds of all query terms over it: a dense term's stored group maximum
-// (one bfloat16 per group, see embedded_prune_groups.go) or, for a term too
+// (one byte per group, see embedded_prune_groups.go) or, for a term too
 // sparse to store them, the largest weight among its postings in the group
 // (its postings are read once for that). That costs one addition per group
 // and dense term, fewer and far cheaper operations than scanning the
@@ -149,7 +149,7 @@ func (s *pruneSearch) addDenseBounds(ub []float32, first int) int {
 	for i := range s.cur {
 		c := &s.cur[i]
 		switch {
-		case c.groups == nil:
+		case c.groups == nil, c.absQ == 0: // a zero weight adds nothing (and 0 times an infinite bound is NaN)
 		case vectorBounds || len(c.groups) < first+len(ub):
 			work += c.addGroupMaxBounds(ub, first)
 		default:
@@ -162,7 +162,7 @@ func (s *pruneSearch) addDenseBounds(ub []float32, first int) int {
 		}
 	}
 	if n >= 2 {
-		addTwoGroupMaxima(ub, full[0].groups[first:], float32(full[0].absQ), full[1].groups[first:], float32(full[1].absQ))
+		addTwoGroupMaxima(ub, first, full[0], full[1])
 		work += 2 * len(ub)
 		full[0] = full[2]
 		n -= 2
@@ -180,17 +180,20 @@ func addFourGroupMaxima(ub []float32, first int, c [4]*pruneCursor) {
 	a, b := c[0].groups[first:first+len(ub)], c[1].groups[first:first+len(ub)]
 	d, e := c[2].groups[first:first+len(ub)], c[3].groups[first:first+len(ub)]
 	qa, qb, qd, qe := float32(c[0].absQ), float32(c[1].absQ), float32(c[2].absQ), float32(c[3].absQ)
+	ua, ub2, ud, ue := c[0].unit, c[1].unit, c[2].unit, c[3].unit
 	for g := range ub {
-		ub[g] += (qa*bf16(a[g]) + qb*bf16(b[g])) + (qd*bf16(d[g]) + qe*bf16(e[g]))
+		ub[g] += (qa*decoded(a[g], ua) + qb*decoded(b[g], ub2)) + (qd*decoded(d[g], ud) + qe*decoded(e[g], ue))
 	}
 }
 
-// addTwoGroupMaxima adds qa times a's and qb times b's maxima to ub; a
-// and b hold at least len(ub).
-func addTwoGroupMaxima(ub []float32, a []uint16, qa float32, b []uint16, qb float32) {
-	a, b = a[:len(ub)], b[:len(ub)]
+// addTwoGroupMaxima adds the two cursors' maxima over groups first,
+// first+1, ... to ub, each times its query weight magnitude; both hold
+// maxima for all of them.
+func addTwoGroupMaxima(ub []float32, first int, c, d *pruneCursor) {
+	a, b := c.groups[first:first+len(ub)], d.groups[first:first+len(ub)]
+	qa, qb, ua, ud := float32(c.absQ), float32(d.absQ), c.unit, d.unit
 	for g := range ub {
-		ub[g] += qa*bf16(a[g]) + qb*bf16(b[g])
+		ub[g] += qa*decoded(a[g], ua) + qb*decoded(b[g], ud)
 	}
 }
 
@@ -201,7 +204,7 @@ func (c *pruneCursor) addGroupMaxBounds(ub []float32, first int) int {
 		return 0
 	}
 	gm := c.groups[first:min(first+len(ub), len(c.groups))]
-	addScaledMaxima(ub[:len(gm)], gm, float32(c.absQ))
+	addScaledMaxima(ub[:len(gm)], gm, c.unit, float32(c.absQ))
 	return len(gm)
 }
 
@@ -216,10 +219,10 @@ func firstAtLeastScalar(ub []float32, from int, t float32) int {
 }
 
 // addScaledMaximaScalar is addScaledMaxima one group at a time.
-func addScaledMaximaScalar(ub []float32, m []uint16, q float32) {
+func addScaledMaximaScalar(ub []float32, m []uint8, unit, q float32) {
 	m = m[:len(ub)]
 	for g, h := range m {
-		ub[g] += q * bf16(h)
+		ub[g] += q * decoded(h, unit)
 	}
 }
 
