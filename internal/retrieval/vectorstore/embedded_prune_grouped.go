@@ -139,10 +139,10 @@ func (s *pruneSearch) boundGroups(ctx context.Context, ub, scratch []float32, se
 
 // addDenseBounds adds the stored group maxima of every dense term over
 // groups first, first+1, ... to ub and returns how many maxima it read.
-// With vector instructions it adds one term at a time; the scalar loop
-// adds four terms per pass where they cover all the groups (fewer passes
-// over ub, and four independent products per group for the processor to
-// overlap).
+// It adds four terms per pass where they cover all the groups (fewer
+// passes over ub: with vector instructions, each bound is read and
+// written once per four terms; the scalar loop also has four independent
+// products per group for the processor to overlap).
 func (s *pruneSearch) addDenseBounds(ub []float32, first int) int {
 	var full [4]*pruneCursor
 	n, work := 0, 0
@@ -150,7 +150,7 @@ func (s *pruneSearch) addDenseBounds(ub []float32, first int) int {
 		c := &s.cur[i]
 		switch {
 		case c.groups == nil, c.absQ == 0: // a zero weight adds nothing (and 0 times an infinite bound is NaN)
-		case vectorBounds || len(c.groups) < first+len(ub):
+		case len(c.groups) < first+len(ub):
 			work += c.addGroupMaxBounds(ub, first)
 		default:
 			full[n] = c
@@ -161,14 +161,14 @@ func (s *pruneSearch) addDenseBounds(ub []float32, first int) int {
 			}
 		}
 	}
-	if n >= 2 {
+	if n >= 2 && !vectorBounds {
 		addTwoGroupMaxima(ub, first, full[0], full[1])
 		work += 2 * len(ub)
 		full[0] = full[2]
 		n -= 2
 	}
-	if n == 1 {
-		work += full[0].addGroupMaxBounds(ub, first)
+	for _, c := range full[:n] {
+		work += c.addGroupMaxBounds(ub, first)
 	}
 	return work
 }
@@ -177,12 +177,18 @@ func (s *pruneSearch) addDenseBounds(ub []float32, first int) int {
 // first+1, ... to ub, each times its query weight magnitude; every cursor
 // holds maxima for all of them.
 func addFourGroupMaxima(ub []float32, first int, c [4]*pruneCursor) {
-	a, b := c[0].groups[first:first+len(ub)], c[1].groups[first:first+len(ub)]
-	d, e := c[2].groups[first:first+len(ub)], c[3].groups[first:first+len(ub)]
-	qa, qb, qd, qe := float32(c[0].absQ), float32(c[1].absQ), float32(c[2].absQ), float32(c[3].absQ)
-	ua, ub2, ud, ue := c[0].unit, c[1].unit, c[2].unit, c[3].unit
+	var m [4][]uint8
+	var unit, q [4]float32
+	for i, ci := range c {
+		m[i], unit[i], q[i] = ci.groups[first:first+len(ub)], ci.unit, float32(ci.absQ)
+	}
+	if vectorBounds {
+		addFourScaledMaxima(ub, &m, &unit, &q)
+		return
+	}
 	for g := range ub {
-		ub[g] += (qa*decoded(a[g], ua) + qb*decoded(b[g], ub2)) + (qd*decoded(d[g], ud) + qe*decoded(e[g], ue))
+		ub[g] += (q[0]*decoded(m[0][g], unit[0]) + q[1]*decoded(m[1][g], unit[1])) +
+			(q[2]*decoded(m[2][g], unit[2]) + q[3]*decoded(m[3][g], unit[3]))
 	}
 }
 

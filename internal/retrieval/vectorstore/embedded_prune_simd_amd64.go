@@ -30,6 +30,27 @@ func addScaledMaxima(ub []float32, m []uint8, unit, q float32) {
 //go:noescape
 func addScaledMaximaAVX2(ub *float32, m *uint8, n int, unit, q float32)
 
+// addFourScaledMaxima is addScaledMaxima for four lists of maxima (each
+// holding at least len(ub)), m[0]'s first, in one pass over ub: the same
+// sums, with each bound read and written once.
+func addFourScaledMaxima(ub []float32, m *[4][]uint8, unit, q *[4]float32) {
+	n := len(ub) &^ 7
+	if vectorBounds && n > 0 {
+		addFourScaledMaximaAVX2(&ub[0], &m[0][:n][0], &m[1][:n][0], &m[2][:n][0], &m[3][:n][0], n, unit, q)
+	} else {
+		n = 0
+	}
+	for i := range m {
+		addScaledMaximaScalar(ub[n:], m[i][n:], unit[i], q[i])
+	}
+}
+
+// addFourScaledMaximaAVX2 is addFourScaledMaxima over the first n groups,
+// n a multiple of 8, eight at a time (embedded_prune_simd_amd64.s).
+//
+//go:noescape
+func addFourScaledMaximaAVX2(ub *float32, m0, m1, m2, m3 *uint8, n int, unit, q *[4]float32)
+
 // firstAtLeast returns the index of the first of ub[from:] at or above t
 // (from when it is), len(ub) when none is.
 func firstAtLeast(ub []float32, from int, t float32) int {

@@ -12,6 +12,14 @@ func addScaledMaxima(ub []float32, m []uint8, unit, q float32) {
 	addScaledMaximaScalar(ub, m, unit, q)
 }
 
+// addFourScaledMaxima is addScaledMaxima for four lists of maxima (each
+// holding at least len(ub)), m[0]'s first.
+func addFourScaledMaxima(ub []float32, m *[4][]uint8, unit, q *[4]float32) {
+	for i := range m {
+		addScaledMaximaScalar(ub, m[i], unit[i], q[i])
+	}
+}
+
 // firstAtLeast returns the index of the first of ub[from:] at or above t,
 // len(ub) when none is.
 func firstAtLeast(ub []float32, from int, t float32) int { return firstAtLeastScalar(ub, from, t) }

@@ -36,6 +36,39 @@ func TestAddScaledMaximaMatchesScalar(t *testing.T) {
 	}
 }
 
+// addFourScaledMaxima adds bit for bit what addScaledMaxima's scalar loop
+// adds for each of the four lists in turn, for every length.
+func TestAddFourScaledMaximaMatchesOneByOne(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 13))
+	for n := range 70 {
+		for range 20 {
+			var m [4][]uint8
+			var unit, q [4]float32
+			for i := range m {
+				m[i] = make([]uint8, n+r.IntN(3))
+				for g := range m[i] {
+					m[i][g] = uint8(r.IntN(maxCode + 1))
+				}
+				unit[i], q[i] = unitFor(min(randomFloat(r), math.MaxFloat32)), randomFloat(r)
+			}
+			ub := make([]float32, n)
+			for i := range ub {
+				ub[i] = randomFloat(r)
+			}
+			got, want := slices.Clone(ub), slices.Clone(ub)
+			addFourScaledMaxima(got, &m, &unit, &q)
+			for i := range m {
+				addScaledMaximaScalar(want, m[i], unit[i], q[i])
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n=%d: group %d is %g, one list at a time gives %g (vector: %v)", n, i, got[i], want[i], vectorBounds)
+				}
+			}
+		}
+	}
+}
+
 // randomFloat returns a non-negative float32 of any exponent, zero and
 // +Inf now and then.
 func randomFloat(r *rand.Rand) float32 {
