@@ -51,7 +51,8 @@ import (
 type pruneCursor struct {
 	postings []posting
 	blockMax []float32
-	groups   []uint16 // group maxima, nil unless the list is dense
+	groups   []uint8  // group maxima, nil unless the list is dense
+	unit     float32  // what one of groups stands for
 	starts   []uint32 // posting index per run of startSlots slots, with groups
 	weight   float32  // the query term's weight
 	absQ     float64  // its magnitude
@@ -61,7 +62,7 @@ type pruneCursor struct {
 }
 
 func newPruneCursor(l queryList) pruneCursor {
-	c := pruneCursor{postings: l.postings, blockMax: l.blockMax, groups: l.groups.max, starts: l.groups.starts, weight: l.weight, absQ: math.Abs(float64(l.weight))}
+	c := pruneCursor{postings: l.postings, blockMax: l.blockMax, groups: l.groups.max, unit: l.groups.unit, starts: l.groups.starts, weight: l.weight, absQ: math.Abs(float64(l.weight))}
 	c.bound = c.absQ * float64(l.top)
 	return c
 }
@@ -145,54 +146,77 @@ func narrow(p []posting, lo, hi int, slot uint32, looked *int) int {
 
 // advance moves to the first posting at or after slot and reports how
 // many postings it compared. It guesses the posting's place from the
-// list's density (dense lists are close to uniform, so the guess is
-// usually within a cache line of it), then gallops from the guess,
-// forwards or back, and finishes with a binary search: a few comparisons
-// near the posting sought however far it is, where galloping from the
-// current posting touches a cache line per doubling.
+// density of the postings around it (a dense list's run of startSlots
+// slots, or the whole list), then gallops from the guess, forwards or
+// back, and finishes with a binary search: a few comparisons near the
+// posting sought however far it is, where galloping from the current
+// posting touches a cache line per doubling.
 func (c *pruneCursor) advance(slot uint32) (looked int) {
-	guess := -1
 	if c.starts != nil {
-		guess = c.jump(slot)
+		return c.advanceDense(slot)
 	}
 	p := c.postings[c.pos:]
 	if len(p) == 0 || p[0].slot >= slot {
 		return 0
 	}
-	if guess < 1 || guess > len(p) {
-		guess = c.guess(p, slot)
-	}
-	// Invariant from here: p[lo].slot < slot, and p[hi].slot >= slot
-	// unless hi == len(p).
-	lo, hi := 0, guess
+	return c.search(p, 0, c.guess(p, slot), len(p), slot)
+}
+
+// search moves the cursor, whose remaining postings are p, to the first
+// of p at or after slot, given p[lo].slot < slot (lo may be -1), that no
+// posting from end on is before slot, and a guess in (lo, end]; it
+// reports how many postings it compared.
+func (c *pruneCursor) search(p []posting, lo, guess, end int, slot uint32) (looked int) {
+	hi := guess
 	looked = 1
-	if hi < len(p) && p[hi].slot < slot {
-		lo, hi = c.gallopForward(p, hi, slot, &looked)
+	if hi < end && p[hi].slot < slot {
+		lo, hi = c.gallopForward(p[:end], hi, slot, &looked)
 	} else {
-		lo = c.gallopBack(p, hi, slot, &looked)
+		lo = c.gallopBack(p, hi, lo, slot, &looked)
 	}
 	c.pos += narrow(p, lo, hi, slot, &looked)
 	return looked
 }
 
-// jump moves a cursor over a dense list to the first posting of the run
-// of startSlots slots holding slot, when that is ahead (every posting
-// before it is at a lower slot), and returns a guess of how far past the
-// cursor the posting at slot is, from the run's own density; -1 when it
-// has none.
-func (c *pruneCursor) jump(slot uint32) int {
+// advanceDense is advance over a dense list: the run of startSlots slots
+// holding slot bounds where its posting can be (every posting before the
+// run's first is at a lower slot, every posting of the next run's at a
+// higher one), and the run's own density guesses where in it. It reads no
+// posting but those near the guess, so moving a cursor to a far slot costs
+// a cache miss or so, not one for the run's first posting too.
+func (c *pruneCursor) advanceDense(slot uint32) (looked int) {
 	r := int(slot / startSlots)
 	if r >= len(c.starts) {
 		c.pos = len(c.postings) // no posting at or after slot
-		return -1
+		return 0
 	}
 	first := int(c.starts[r])
-	c.pos = max(c.pos, first)
-	if r+1 == len(c.starts) {
-		return -1
+	end := len(c.postings)
+	if r+1 < len(c.starts) {
+		end = int(c.starts[r+1])
 	}
-	n := int(c.starts[r+1]) - first
-	return first + int(slot%startSlots)*n/startSlots - c.pos
+	// Postings before the cursor are before the slots it was moved to,
+	// which are at most slot; those before first, before the run.
+	from := max(c.pos, first)
+	if from >= end {
+		c.pos = max(c.pos, end)
+		return 0
+	}
+	guess := min(max(c.guessDense(slot), from), end)
+	base := c.pos
+	return c.search(c.postings[base:], from-1-base, guess-base, end-base, slot)
+}
+
+// guessDense estimates the index of a dense list's first posting at or
+// after slot from the density of the run of startSlots slots holding it;
+// slot is in a run the list has.
+func (c *pruneCursor) guessDense(slot uint32) int {
+	r := int(slot / startSlots)
+	first, end := int(c.starts[r]), len(c.postings)
+	if r+1 < len(c.starts) {
+		end = int(c.starts[r+1])
+	}
+	return first + int(slot%startSlots)*(end-first)/startSlots
 }
 
 // guess estimates the index in p (whose first slot is below slot) of the
@@ -216,12 +240,14 @@ func (c *pruneCursor) gallopForward(p []posting, from int, slot uint32, looked *
 	return lo, min(hi, len(p))
 }
 
-// gallopBack moves back from hi, where p[hi].slot >= slot (or hi is past
-// the end), to an lo with p[lo].slot < slot; p[0].slot < slot.
-func (c *pruneCursor) gallopBack(p []posting, hi int, slot uint32, looked *int) (lo int) {
+// gallopBack moves back from hi, where p[hi].slot >= slot (or hi is an
+// end past which no posting is before slot), to an lo
+// above floor with p[lo].slot < slot, or to floor, which is before slot
+// (p[floor].slot < slot, or floor is -1).
+func (c *pruneCursor) gallopBack(p []posting, hi, floor int, slot uint32, looked *int) (lo int) {
 	lo = hi - 1
-	for step := 1; lo > 0 && p[lo].slot >= slot; step *= 2 {
-		lo = max(lo-step, 0)
+	for step := 1; lo > floor && p[lo].slot >= slot; step *= 2 {
+		lo = max(lo-step, floor)
 		*looked++
 	}
 	return lo

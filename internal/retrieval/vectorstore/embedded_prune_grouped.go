@@ -16,7 +16,7 @@ import (
 // no window, block or candidate is ruled out until most postings are read.
 // Grouped search instead adds up, for every group of groupSlots slots, the
 // bounds of all query terms over it: a dense term's stored group maximum
-// (one bfloat16 per group, see embedded_prune_groups.go) or, for a term too
+// (one byte per group, see embedded_prune_groups.go) or, for a term too
 // sparse to store them, the largest weight among its postings in the group
 // (its postings are read once for that). That costs one addition per group
 // and dense term, fewer and far cheaper operations than scanning the
@@ -28,11 +28,10 @@ import (
 // with the largest bounds are scored first (they hold the likely best
 // records), which fills the top k with a floor close to its final value. The sweep then walks
 // the groups in slot order, skips those whose bound is below the floor,
-// and scores the others (runs of them at once) exactly as windowed search
-// scores a window's candidates: each term's postings there are gathered and
-// each record's products summed in increasing term order (offer), so the
-// hits, scores and ties are the exhaustive scan's. A seeded group is not
-// scored again.
+// and scores the others a batch at a time, term by term
+// (embedded_prune_batch.go): each record's products are summed in
+// increasing term order, as offer sums them, so the hits, scores and ties
+// are the exhaustive scan's. A seeded group is not scored again.
 //
 // Exactness: group bounds are float32 sums of float32 products of the
 // query weight magnitudes and group maxima (never below the weights they
@@ -140,18 +139,18 @@ func (s *pruneSearch) boundGroups(ctx context.Context, ub, scratch []float32, se
 
 // addDenseBounds adds the stored group maxima of every dense term over
 // groups first, first+1, ... to ub and returns how many maxima it read.
-// With vector instructions it adds one term at a time; the scalar loop
-// adds four terms per pass where they cover all the groups (fewer passes
-// over ub, and four independent products per group for the processor to
-// overlap).
+// It adds four terms per pass where they cover all the groups (fewer
+// passes over ub: with vector instructions, each bound is read and
+// written once per four terms; the scalar loop also has four independent
+// products per group for the processor to overlap).
 func (s *pruneSearch) addDenseBounds(ub []float32, first int) int {
 	var full [4]*pruneCursor
 	n, work := 0, 0
 	for i := range s.cur {
 		c := &s.cur[i]
 		switch {
-		case c.groups == nil:
-		case vectorBounds || len(c.groups) < first+len(ub):
+		case c.groups == nil, c.absQ == 0: // a zero weight adds nothing (and 0 times an infinite bound is NaN)
+		case len(c.groups) < first+len(ub):
 			work += c.addGroupMaxBounds(ub, first)
 		default:
 			full[n] = c
@@ -162,14 +161,14 @@ func (s *pruneSearch) addDenseBounds(ub []float32, first int) int {
 			}
 		}
 	}
-	if n >= 2 {
-		addTwoGroupMaxima(ub, full[0].groups[first:], float32(full[0].absQ), full[1].groups[first:], float32(full[1].absQ))
+	if n >= 2 && !vectorBounds {
+		addTwoGroupMaxima(ub, first, full[0], full[1])
 		work += 2 * len(ub)
 		full[0] = full[2]
 		n -= 2
 	}
-	if n == 1 {
-		work += full[0].addGroupMaxBounds(ub, first)
+	for _, c := range full[:n] {
+		work += c.addGroupMaxBounds(ub, first)
 	}
 	return work
 }
@@ -178,20 +177,29 @@ func (s *pruneSearch) addDenseBounds(ub []float32, first int) int {
 // first+1, ... to ub, each times its query weight magnitude; every cursor
 // holds maxima for all of them.
 func addFourGroupMaxima(ub []float32, first int, c [4]*pruneCursor) {
-	a, b := c[0].groups[first:first+len(ub)], c[1].groups[first:first+len(ub)]
-	d, e := c[2].groups[first:first+len(ub)], c[3].groups[first:first+len(ub)]
-	qa, qb, qd, qe := float32(c[0].absQ), float32(c[1].absQ), float32(c[2].absQ), float32(c[3].absQ)
+	var m [4][]uint8
+	var unit, q [4]float32
+	for i, ci := range c {
+		m[i], unit[i], q[i] = ci.groups[first:first+len(ub)], ci.unit, float32(ci.absQ)
+	}
+	if vectorBounds {
+		addFourScaledMaxima(ub, &m, &unit, &q)
+		return
+	}
 	for g := range ub {
-		ub[g] += (qa*bf16(a[g]) + qb*bf16(b[g])) + (qd*bf16(d[g]) + qe*bf16(e[g]))
+		ub[g] += (q[0]*decoded(m[0][g], unit[0]) + q[1]*decoded(m[1][g], unit[1])) +
+			(q[2]*decoded(m[2][g], unit[2]) + q[3]*decoded(m[3][g], unit[3]))
 	}
 }
 
-// addTwoGroupMaxima adds qa times a's and qb times b's maxima to ub; a
-// and b hold at least len(ub).
-func addTwoGroupMaxima(ub []float32, a []uint16, qa float32, b []uint16, qb float32) {
-	a, b = a[:len(ub)], b[:len(ub)]
+// addTwoGroupMaxima adds the two cursors' maxima over groups first,
+// first+1, ... to ub, each times its query weight magnitude; both hold
+// maxima for all of them.
+func addTwoGroupMaxima(ub []float32, first int, c, d *pruneCursor) {
+	a, b := c.groups[first:first+len(ub)], d.groups[first:first+len(ub)]
+	qa, qb, ua, ud := float32(c.absQ), float32(d.absQ), c.unit, d.unit
 	for g := range ub {
-		ub[g] += qa*bf16(a[g]) + qb*bf16(b[g])
+		ub[g] += qa*decoded(a[g], ua) + qb*decoded(b[g], ud)
 	}
 }
 
@@ -202,7 +210,7 @@ func (c *pruneCursor) addGroupMaxBounds(ub []float32, first int) int {
 		return 0
 	}
 	gm := c.groups[first:min(first+len(ub), len(c.groups))]
-	addScaledMaxima(ub[:len(gm)], gm, float32(c.absQ))
+	addScaledMaxima(ub[:len(gm)], gm, c.unit, float32(c.absQ))
 	return len(gm)
 }
 
@@ -217,10 +225,10 @@ func firstAtLeastScalar(ub []float32, from int, t float32) int {
 }
 
 // addScaledMaximaScalar is addScaledMaxima one group at a time.
-func addScaledMaximaScalar(ub []float32, m []uint16, q float32) {
+func addScaledMaximaScalar(ub []float32, m []uint8, unit, q float32) {
 	m = m[:len(ub)]
 	for g, h := range m {
-		ub[g] += q * bf16(h)
+		ub[g] += q * decoded(h, unit)
 	}
 }
 
@@ -274,33 +282,36 @@ func (s *pruneSearch) rewind() {
 // bounds so that the sweep does not score them again. It starts and ends
 // with the cursors rewound.
 func (s *pruneSearch) scoreSeeds(ub []float32, groups []int) {
-	s.rewind()
 	slices.Sort(groups)
-	for _, g := range groups {
-		s.scoreGroups(g, g+1)
-		ub[g] = 0
+	for len(groups) > 0 {
+		n := min(len(groups), batchGroups)
+		s.rewind()
+		s.scoreBatch(groups[:n])
+		for _, g := range groups[:n] {
+			ub[g] = 0
+		}
+		groups = groups[n:]
 	}
 	s.rewind()
 }
 
-// sweepGroups scores, in slot order, every run of groups whose bound can
-// still reach the floor.
+// sweepGroups scores, in slot order and a batch at a time, every group
+// whose bound can still reach the floor.
 func (s *pruneSearch) sweepGroups(ctx context.Context, ub []float32) error {
-	const maxRun = windowSize / groupSlots
 	budget := checkEvery
+	batch := s.win.batch.group[:0]
 	theta, cut := s.theta, s.sweepCutoff()
-	for g := firstAtLeast(ub, 0, cut); g < len(ub); g = firstAtLeast(ub, g, cut) {
-		end := g + 1
-		for end < len(ub) && end-g < maxRun && ub[end] >= cut {
-			end++
+	for g := firstAtLeast(ub, 0, cut); g < len(ub); {
+		batch = batch[:0]
+		for ; g < len(ub) && len(batch) < batchGroups; g = firstAtLeast(ub, g+1, cut) {
+			batch = append(batch, g)
 		}
 		before := s.visited
-		s.scoreGroups(g, end)
-		g = end
+		s.scoreBatch(batch)
 		if s.theta != theta {
 			theta, cut = s.theta, s.sweepCutoff()
 		}
-		for budget -= s.visited - before + 1; budget <= 0; budget += checkEvery {
+		for budget -= s.visited - before + len(batch); budget <= 0; budget += checkEvery {
 			if err := checkpoint(ctx); err != nil {
 				return err
 			}
@@ -332,35 +343,6 @@ func (s *pruneSearch) groupCutoff() float32 {
 		u = d
 	}
 	return u
-}
-
-// scoreGroups gathers every term's postings in groups [from, to) and
-// offers each live record there with its exact score. A dense term whose
-// group maxima there are all zero is not gathered: it has no posting
-// there or only zero weights, whose products add nothing to a positive
-// score, and skipping it saves finding its postings (a cache miss or two).
-func (s *pruneSearch) scoreGroups(from, to int) {
-	base, end := uint32(from*groupSlots), uint32(to*groupSlots)
-	for i := range s.cur {
-		if c := &s.cur[i]; c.groups == nil || holdsWeight(c.groups, from, to) {
-			s.gather(i, base, end)
-		}
-	}
-	s.decide(base, int(end-base), 0)
-}
-
-// holdsWeight reports whether any of the group maxima gm of groups
-// [from, to) is above zero; groups past gm's end hold nothing.
-func holdsWeight(gm []uint16, from, to int) bool {
-	if from >= len(gm) {
-		return false
-	}
-	for _, m := range gm[from:min(to, len(gm))] {
-		if m != 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // groupSeeds keeps the k groups of largest bound offered so far, in a

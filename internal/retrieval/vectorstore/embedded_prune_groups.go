@@ -18,15 +18,22 @@ import "math"
 // Only dense lists keep them: a list gets group maxima once it holds at
 // least one posting per 16 slots it spans (denseEnough) and loses them
 // when it falls under one per 32 (tooSparse). A posting takes 8 bytes and
-// a group maximum 2, so the maxima of a list at one posting per 16 slots
-// take as much memory as its postings (at most twice as much before it
-// loses them), and for a term in most records about 6%. Keeping them down
-// to that density pays for the frequent terms just under one posting per
-// 8 slots, which grouped search would otherwise bound by reading all
-// their postings. The maxima are stored as bfloat16
-// rounded up (the top 16 bits of the float32, incremented when any lower
-// bit is set), which keeps them at most 0.4% above the float32 maximum and
-// never below it.
+// a group maximum 1, so the maxima of a list at one posting per 16 slots
+// take half as much memory as its postings, and for a term in most
+// records about 3%. Keeping them down to that density pays for the
+// frequent terms just under one posting per 8 slots, which grouped search
+// would otherwise bound by reading all their postings.
+//
+// A maximum is one byte: a whole number of the list's unit, a power of
+// two chosen so that 255 units reach its largest weight, rounded up (the
+// smallest multiple of the unit at or above the group's largest weight).
+// Its bound is at most one unit (under 1/127 of the list's largest weight)
+// above the weight and never below it (+Inf, which rules nothing out, for
+// weights within 0.4% of the largest float32), and code times unit is
+// exact in float32, so grouped search adds float32 products of the query weight and
+// a float32 bound, as it would with the weight itself. One byte rather
+// than two halves what adding a dense term's maxima over every group
+// reads, which is what that costs (it streams them from memory).
 
 // groupSlots is how many consecutive slots share one group maximum.
 const groupSlots = 4
@@ -49,20 +56,36 @@ func denseEnough(n int, last uint32) bool { return 4*n >= groupsSpanned(last) }
 // postings at least double.
 func tooSparse(n int, last uint32) bool { return 8*n < groupsSpanned(last) }
 
-// bf16Ceil rounds a non-negative float32 up to the nearest bfloat16 (the
-// top 16 bits of a float32); the smallest value at or above m that a
-// bfloat16 holds, +Inf for values beyond the largest finite one.
-func bf16Ceil(m float32) uint16 {
-	b := math.Float32bits(m)
-	hi := uint16(b >> 16)
-	if b&0xffff != 0 {
-		hi++
+// maxCode is the largest group maximum, in units.
+const maxCode = 255
+
+// unitFor returns the smallest power of two u (at least the smallest
+// float32, 2^-149) with maxCode*u at or above top, a non-negative finite
+// float32.
+func unitFor(top float32) float32 {
+	u := math.Ldexp(1, -149)
+	if need := float64(top) / maxCode; need > u {
+		frac, exp := math.Frexp(need) // need = frac * 2^exp, frac in [0.5, 1)
+		u = math.Ldexp(1, exp)
+		if frac == 0.5 {
+			u /= 2
+		}
 	}
-	return hi
+	if u*maxCode < float64(top) {
+		u *= 2
+	}
+	return float32(u)
 }
 
-// bf16 widens a bfloat16 back to float32, exactly.
-func bf16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+// codeOf returns the smallest number of units at or above m, which is at
+// most maxCode*unit: exact, since dividing by a power of two is.
+func codeOf(m, unit float32) uint8 {
+	return uint8(math.Ceil(float64(m) / float64(unit)))
+}
+
+// decoded widens a group maximum to the float32 bound it stands for,
+// exactly.
+func decoded(code uint8, unit float32) float32 { return float32(code) * unit }
 
 // startSlots is how many consecutive slots share one stored posting
 // index in a dense list: a cursor jumps to the run of startSlots slots
@@ -74,34 +97,57 @@ const startSlots = 256
 // posting at or after the run's first slot. The zero value is a list that
 // keeps nothing.
 type groupIndex struct {
-	max    []uint16 // max[g] bounds the weights in slots of group g, as bfloat16
+	max    []uint8  // max[g] bounds the weights in slots of group g, in units
+	unit   float32  // what one of max stands for, a power of two
 	starts []uint32 // starts[r]: first posting at or after slot r*startSlots
 }
 
 // follow extends gi for posting i of a list, p, appended after every
-// posting of a lower slot.
+// posting of a lower slot. A weight beyond what maxCode units reach
+// first doubles the unit as often as needed, halving every maximum
+// (rounded up, which is what rounding the weights up to the new unit
+// gives): the index stays what newGroupIndex builds.
 func (gi *groupIndex) follow(i int, p posting) {
 	g := groupOf(p.slot)
 	for len(gi.max) <= g {
 		gi.max = append(gi.max, 0)
 	}
-	gi.max[g] = max(gi.max[g], bf16Ceil(absWeight(p.weight)))
+	w := absWeight(p.weight)
+	if u := unitFor(w); u > gi.unit {
+		gi.rescale(u)
+	}
+	gi.max[g] = max(gi.max[g], codeOf(w, gi.unit))
 	for len(gi.starts) <= int(p.slot/startSlots) {
 		gi.starts = append(gi.starts, uint32(i))
 	}
 }
 
-// newGroupIndex returns the group index of list, in one pass over it.
+// rescale changes gi's unit to u, a larger power of two, rounding every
+// maximum up to the new unit.
+func (gi *groupIndex) rescale(u float32) {
+	// Past 8, every non-zero maximum becomes 1 unit, as at 8.
+	shift := min(math.Ilogb(float64(u))-math.Ilogb(float64(gi.unit)), 8)
+	for g, m := range gi.max {
+		gi.max[g] = uint8((int(m) + 1<<shift - 1) >> shift)
+	}
+	gi.unit = u
+}
+
+// newGroupIndex returns the group index of list, in two passes over it.
 func newGroupIndex(list []posting) groupIndex {
 	if len(list) == 0 {
 		return groupIndex{}
 	}
 	last := list[len(list)-1].slot
-	gi := groupIndex{max: make([]uint16, groupsSpanned(last)), starts: make([]uint32, last/startSlots+1)}
+	top := float32(0)
+	for _, p := range list {
+		top = max(top, absWeight(p.weight))
+	}
+	gi := groupIndex{max: make([]uint8, groupsSpanned(last)), unit: unitFor(top), starts: make([]uint32, last/startSlots+1)}
 	r := 0
 	for i, p := range list {
 		g := groupOf(p.slot)
-		gi.max[g] = max(gi.max[g], bf16Ceil(absWeight(p.weight)))
+		gi.max[g] = max(gi.max[g], codeOf(absWeight(p.weight), gi.unit))
 		for ; r <= int(p.slot/startSlots); r++ {
 			gi.starts[r] = uint32(i)
 		}

@@ -9,25 +9,47 @@ import "golang.org/x/sys/cpu"
 // one term at a time costs less than the scalar loop's grouping of terms.
 var vectorBounds = cpu.X86.HasAVX2
 
-// addScaledMaxima adds q times each bfloat16 maximum of m to ub (m holds
-// at least len(ub)): ub[g] += q*bf16(m[g]), each product rounded to
-// float32 and then added, exactly as the scalar loop does.
-func addScaledMaxima(ub []float32, m []uint16, q float32) {
+// addScaledMaxima adds q times the bound each maximum of m stands for to
+// ub (m holds at least len(ub)): ub[g] += q*decoded(m[g], unit), each
+// product rounded to float32 and then added, exactly as the scalar loop
+// does.
+func addScaledMaxima(ub []float32, m []uint8, unit, q float32) {
 	m = m[:len(ub)]
 	n := len(ub) &^ 7
 	if vectorBounds && n > 0 {
-		addScaledMaximaAVX2(&ub[0], &m[0], n, q)
+		addScaledMaximaAVX2(&ub[0], &m[0], n, unit, q)
 	} else {
 		n = 0
 	}
-	addScaledMaximaScalar(ub[n:], m[n:], q)
+	addScaledMaximaScalar(ub[n:], m[n:], unit, q)
 }
 
 // addScaledMaximaAVX2 is addScaledMaxima over the first n groups, n a
 // multiple of 8, eight at a time (embedded_prune_simd_amd64.s).
 //
 //go:noescape
-func addScaledMaximaAVX2(ub *float32, m *uint16, n int, q float32)
+func addScaledMaximaAVX2(ub *float32, m *uint8, n int, unit, q float32)
+
+// addFourScaledMaxima is addScaledMaxima for four lists of maxima (each
+// holding at least len(ub)), m[0]'s first, in one pass over ub: the same
+// sums, with each bound read and written once.
+func addFourScaledMaxima(ub []float32, m *[4][]uint8, unit, q *[4]float32) {
+	n := len(ub) &^ 7
+	if vectorBounds && n > 0 {
+		addFourScaledMaximaAVX2(&ub[0], &m[0][:n][0], &m[1][:n][0], &m[2][:n][0], &m[3][:n][0], n, unit, q)
+	} else {
+		n = 0
+	}
+	for i := range m {
+		addScaledMaximaScalar(ub[n:], m[i][n:], unit[i], q[i])
+	}
+}
+
+// addFourScaledMaximaAVX2 is addFourScaledMaxima over the first n groups,
+// n a multiple of 8, eight at a time (embedded_prune_simd_amd64.s).
+//
+//go:noescape
+func addFourScaledMaximaAVX2(ub *float32, m0, m1, m2, m3 *uint8, n int, unit, q *[4]float32)
 
 // firstAtLeast returns the index of the first of ub[from:] at or above t
 // (from when it is), len(ub) when none is.

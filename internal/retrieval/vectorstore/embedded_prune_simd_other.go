@@ -6,9 +6,19 @@ package vectorstore
 // vector instructions; here they are scalar loops.
 const vectorBounds = false
 
-// addScaledMaxima adds q times each bfloat16 maximum of m to ub (m holds
-// at least len(ub)): ub[g] += q*bf16(m[g]).
-func addScaledMaxima(ub []float32, m []uint16, q float32) { addScaledMaximaScalar(ub, m, q) }
+// addScaledMaxima adds q times the bound each maximum of m stands for to
+// ub (m holds at least len(ub)): ub[g] += q*decoded(m[g], unit).
+func addScaledMaxima(ub []float32, m []uint8, unit, q float32) {
+	addScaledMaximaScalar(ub, m, unit, q)
+}
+
+// addFourScaledMaxima is addScaledMaxima for four lists of maxima (each
+// holding at least len(ub)), m[0]'s first.
+func addFourScaledMaxima(ub []float32, m *[4][]uint8, unit, q *[4]float32) {
+	for i := range m {
+		addScaledMaximaScalar(ub, m[i], unit[i], q[i])
+	}
+}
 
 // firstAtLeast returns the index of the first of ub[from:] at or above t,
 // len(ub) when none is.

@@ -9,42 +9,76 @@ import (
 
 // addScaledMaxima (vector instructions where the processor has them) adds
 // bit for bit what the scalar loop adds, for every length (whole vectors
-// and tails) and for maxima from subnormal to infinite.
+// and tails), for units from the smallest float32 to the largest and for
+// bounds and query weights from subnormal to infinite.
 func TestAddScaledMaximaMatchesScalar(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	for n := range 70 {
 		for range 20 {
-			m := make([]uint16, n+r.IntN(3))
+			m := make([]uint8, n+r.IntN(3))
 			for i := range m {
-				m[i] = randomMaximum(r)
+				m[i] = uint8(r.IntN(maxCode + 1))
 			}
 			ub := make([]float32, n)
 			for i := range ub {
-				ub[i] = math.Float32frombits(uint32(randomMaximum(r))<<16 | r.Uint32()&0xffff)
+				ub[i] = randomFloat(r)
 			}
-			q := math.Float32frombits(uint32(randomMaximum(r))<<16 | r.Uint32()&0xffff)
+			unit, q := unitFor(min(randomFloat(r), math.MaxFloat32)), randomFloat(r)
 			got, want := slices.Clone(ub), slices.Clone(ub)
-			addScaledMaxima(got, m, q)
-			addScaledMaximaScalar(want, m, q)
+			addScaledMaxima(got, m, unit, q)
+			addScaledMaximaScalar(want, m, unit, q)
 			for i := range want {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("n=%d q=%g: group %d is %g, the scalar loop gives %g (vector: %v)", n, q, i, got[i], want[i], vectorBounds)
+					t.Fatalf("n=%d unit=%g q=%g: group %d is %g, the scalar loop gives %g (vector: %v)", n, unit, q, i, got[i], want[i], vectorBounds)
 				}
 			}
 		}
 	}
 }
 
-// randomMaximum returns a non-negative bfloat16 of any exponent, zero and
+// addFourScaledMaxima adds bit for bit what addScaledMaxima's scalar loop
+// adds for each of the four lists in turn, for every length.
+func TestAddFourScaledMaximaMatchesOneByOne(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 13))
+	for n := range 70 {
+		for range 20 {
+			var m [4][]uint8
+			var unit, q [4]float32
+			for i := range m {
+				m[i] = make([]uint8, n+r.IntN(3))
+				for g := range m[i] {
+					m[i][g] = uint8(r.IntN(maxCode + 1))
+				}
+				unit[i], q[i] = unitFor(min(randomFloat(r), math.MaxFloat32)), randomFloat(r)
+			}
+			ub := make([]float32, n)
+			for i := range ub {
+				ub[i] = randomFloat(r)
+			}
+			got, want := slices.Clone(ub), slices.Clone(ub)
+			addFourScaledMaxima(got, &m, &unit, &q)
+			for i := range m {
+				addScaledMaximaScalar(want, m[i], unit[i], q[i])
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n=%d: group %d is %g, one list at a time gives %g (vector: %v)", n, i, got[i], want[i], vectorBounds)
+				}
+			}
+		}
+	}
+}
+
+// randomFloat returns a non-negative float32 of any exponent, zero and
 // +Inf now and then.
-func randomMaximum(r *rand.Rand) uint16 {
+func randomFloat(r *rand.Rand) float32 {
 	switch r.IntN(10) {
 	case 0:
 		return 0
 	case 1:
-		return 0x7f80 // +Inf
+		return float32(math.Inf(1))
 	}
-	return uint16(r.IntN(0x7f80))
+	return math.Float32frombits(r.Uint32() % 0x7f800000)
 }
 
 // firstAtLeast finds what the scalar loop finds, from every start, for

@@ -1,6 +1,7 @@
 package vectorstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -295,7 +296,7 @@ func checkMaxima(t *testing.T, label string, x *invertedIndex) {
 		switch g := x.groups[li]; {
 		case g.max == nil && denseEnough(len(list), last):
 			t.Fatalf("%s: term %d has %d postings up to slot %d but no group index", label, x.keys[li], len(list), last)
-		case g.max != nil && (tooSparse(len(list), last) || !slices.Equal(g.max, fresh.max) || !slices.Equal(g.starts, fresh.starts)):
+		case g.max != nil && (tooSparse(len(list), last) || g.unit != fresh.unit || !slices.Equal(g.max, fresh.max) || !slices.Equal(g.starts, fresh.starts)):
 			t.Fatalf("%s: term %d group index %v, want %v", label, x.keys[li], g, fresh)
 		case g.max != nil:
 			dense++
@@ -306,16 +307,27 @@ func checkMaxima(t *testing.T, label string, x *invertedIndex) {
 	}
 }
 
-// A group maximum is the smallest bfloat16 at or above the weight it
-// bounds, and the sweep's float32 cutoff is exactly where the widened
+// A list's unit is the smallest power of two of which maxCode reach its
+// largest weight, a group maximum the smallest number of units at or
+// above the weight it bounds (for weights from subnormal to the largest
+// float32), and the sweep's float32 cutoff is exactly where the widened
 // comparison with the floor changes.
 func TestGroupBoundRounding(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 1))
 	for range 100000 {
-		m := math.Float32frombits(r.Uint32() & 0x7f7fffff)
-		h := bf16Ceil(m)
-		if bf16(h) < m || (h > 0 && bf16(h-1) >= m) {
-			t.Fatalf("bf16Ceil(%v) = %v", m, bf16(h))
+		top := math.Float32frombits(r.Uint32() & 0x7f7fffff)
+		if r.IntN(20) == 0 {
+			top = math.MaxFloat32
+		}
+		u := unitFor(top)
+		if frac, _ := math.Frexp(float64(u)); frac != 0.5 || float64(u)*maxCode < float64(top) ||
+			u > math.SmallestNonzeroFloat32 && float64(u)/2*maxCode >= float64(top) {
+			t.Fatalf("unitFor(%v) = %v", top, u)
+		}
+		m := top * float32(r.Float64())
+		h := codeOf(m, u)
+		if decoded(h, u) < m || (h > 0 && decoded(h-1, u) >= m) {
+			t.Fatalf("codeOf(%v) at unit %v = %v units", m, u, h)
 		}
 	}
 	s := &pruneSearch{cur: make([]pruneCursor, 5), widen: 1 + 7*0x1p-23, slack: 6 * 0x1p-149}
@@ -368,11 +380,17 @@ func TestPrunedSearchSkipsWindowsExactly(t *testing.T) {
 
 // A term's group index appears once its list is dense enough, goes when
 // the list thins out under the lower threshold, and comes back once the
-// list is dense again, always equal to a fresh build while present.
+// list is dense again, always equal to a fresh build while present, also
+// once weights grow past what its unit reaches (the last slots' weights
+// grow 500-fold).
 func TestGroupIndexFollowsDensity(t *testing.T) {
 	x := newInvertedIndex()
 	one := func(slot uint32) {
-		x.add(slot, &vector.Sparse{Indices: []uint32{7}, Values: []float32{float32(slot%13) + 0.5}})
+		w := float32(slot%13) + 0.5
+		if slot > 200000 {
+			w *= 1 + float32(slot-200000)/100
+		}
+		x.add(slot, &vector.Sparse{Indices: []uint32{7}, Values: []float32{w}})
 	}
 	var seen []bool
 	check := func(slot uint32) {
@@ -380,7 +398,7 @@ func TestGroupIndexFollowsDensity(t *testing.T) {
 		changed := len(seen) == 0 || seen[len(seen)-1] != (gi.max != nil)
 		if gi.max != nil && (changed || len(list)%1000 == 0) {
 			fresh := newGroupIndex(list)
-			if !slices.Equal(gi.max, fresh.max) || !slices.Equal(gi.starts, fresh.starts) {
+			if gi.unit != fresh.unit || !slices.Equal(gi.max, fresh.max) || !slices.Equal(gi.starts, fresh.starts) {
 				t.Fatalf("after slot %d: group index differs from a fresh build", slot)
 			}
 		}
@@ -406,5 +424,52 @@ func TestGroupIndexFollowsDensity(t *testing.T) {
 	}
 	if !slices.Equal(seen, []bool{true, false, true}) {
 		t.Fatalf("group index presence went %v, want present, absent, present", seen)
+	}
+}
+
+// advance moves a cursor to the first posting at or after the slot it
+// seeks, over lists dense and sparse, evenly and unevenly spread, for
+// seeks in increasing order and for seeks from a cursor moved back to the
+// start (as batched group scoring moves a dense term's cursor).
+func TestAdvanceFindsFirstPostingAtOrAfter(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	for trial := range 200 {
+		n := 1 + r.IntN(5000)
+		list := make([]posting, 0, n)
+		slot := uint32(r.IntN(300))
+		for range n {
+			list = append(list, posting{slot: slot, weight: 1})
+			switch trial % 3 {
+			case 0: // dense, even
+				slot += 1 + uint32(r.IntN(3))
+			case 1: // sparse
+				slot += 1 + uint32(r.IntN(60))
+			default: // bursts and gaps
+				if r.IntN(50) == 0 {
+					slot += uint32(r.IntN(5000))
+				}
+				slot++
+			}
+		}
+		last := list[len(list)-1].slot
+		c := newPruneCursor(queryList{weight: 1, postings: list, blockMax: blockMaxima(list), groups: newGroupIndex(list)})
+		if trial%2 == 1 {
+			c.groups, c.starts = nil, nil
+		}
+		want := func(s uint32) int {
+			i, _ := slices.BinarySearchFunc(list, s, func(p posting, s uint32) int { return cmp.Compare(p.slot, s) })
+			return i
+		}
+		seek := uint32(0)
+		for step := 0; seek <= last+10; step++ {
+			if c.starts != nil && step%3 == 0 {
+				c.pos = 0
+			}
+			c.advance(seek)
+			if got := want(seek); c.pos != got {
+				t.Fatalf("trial %d: advance(%d) at %d, want %d", trial, seek, c.pos, got)
+			}
+			seek += uint32(r.IntN(400))
+		}
 	}
 }

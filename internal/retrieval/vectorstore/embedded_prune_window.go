@@ -24,6 +24,7 @@ type pruneWindow struct {
 	bound   [windowSize]float64     // bound on the slot's gathered contributions
 	touched [windowSize / 64]uint64 // slots holding at least one term
 	weights []float32               // term i's weight for offset o at i*windowSize+o
+	batch   groupBatch              // grouped search's scratch
 }
 
 var windows = sync.Pool{New: func() any { return &pruneWindow{} }}

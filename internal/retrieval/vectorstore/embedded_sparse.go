@@ -252,7 +252,7 @@ func (x *invertedIndex) memory() int64 {
 	}
 	mem += 4 * int64(cap(x.tops))
 	for _, g := range x.groups {
-		mem += 48 + 2*int64(cap(g.max)) + 4*int64(cap(g.starts))
+		mem += 56 + int64(cap(g.max)) + 4*int64(cap(g.starts))
 	}
 	// Swiss-table maps hold a control byte plus the 8-byte entry per slot
 	// at up to 7/8 load; 12 bytes per term is a fair estimate.
