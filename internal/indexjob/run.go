@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -109,12 +110,21 @@ func (r *Runner) build(ctx context.Context, plan *Plan, rep *reporter) (*Result,
 	if err != nil {
 		return nil, err
 	}
+	releaseDocuments(set)
 	res := &Result{Manifest: m, SourceErrors: set.Errors, SourceErrorCount: set.ErrorCount}
 	res.EmbeddingCache = CacheStatus(cache)
 	if err := r.check(ctx, plan, res); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// releaseDocuments drops the documents once the bundle is written and
+// returns their memory to the system, so that the checks, which map the
+// bundle's child index, do not stack its pages on the text's.
+func releaseDocuments(set *sourceset.Set) {
+	set.Docs = nil
+	debug.FreeOSMemory()
 }
 
 // readSources reads exactly the sources the operator read and refuses to
