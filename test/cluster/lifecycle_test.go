@@ -14,6 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,8 +32,15 @@ func TestOperatorKilledMidBuild(t *testing.T) {
 	applyKustomization(t, "config/samples", ns)
 	c, _ := waitSamplesReady(t, ns)
 	first := c.Status.ActiveRevision.Name
-	// Suspended while the documents arrive, so that they make one revision.
+	// Suspended while the documents arrive, so that they make one revision:
+	// the operator must have seen the suspension first, or a ConfigMap's
+	// arrival could start a build of only some of them.
 	patchCorpus(t, c, func(c *v1alpha1.Corpus) { c.Spec.Suspend = true })
+	eventually(t, time.Minute, "the Corpus to say it is suspended", func() (bool, error) {
+		get(t, c)
+		ready := apimeta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady)
+		return ready != nil && ready.Reason == v1alpha1.ReasonSuspended && ready.ObservedGeneration == c.Generation, fmt.Errorf("Ready %+v", ready)
+	})
 	createBulkDocuments(t, ns, 12, 600<<10)
 	patchCorpus(t, c, func(c *v1alpha1.Corpus) { c.Spec.Suspend = false })
 
