@@ -90,7 +90,12 @@ func (p *Pending) Commit(ix *indexer.Index, m Manifest) (Manifest, error) {
 }
 
 // Abort removes the pending bundle; dir is left as it was.
-func (p *Pending) Abort() { os.RemoveAll(p.tmp) }
+func (p *Pending) Abort() {
+	if p.parents != nil {
+		p.parents.Abort()
+	}
+	os.RemoveAll(p.tmp)
+}
 
 // writeContents writes parents, children, embedder state and, last, the
 // manifest into dir.

@@ -85,6 +85,14 @@ func (w *FileWriter) Close() error {
 	return nil
 }
 
+// Abort closes and removes what the writer wrote, for a build that fails
+// before Close; after Close it does nothing.
+func (w *FileWriter) Abort() {
+	if w.data.Close() == nil {
+		os.Remove(w.data.Name())
+	}
+}
+
 // writeIndex writes the id -> location table: magic, count, then for each
 // parent its id length, id, offset and length, little-endian.
 func (w *FileWriter) writeIndex() error {

@@ -87,3 +87,37 @@ func TestFileWriterLeavesNothingBeforeClose(t *testing.T) {
 		t.Fatalf("data file visible before Close: %v", err)
 	}
 }
+
+// TestFileWriterAbort checks that an aborted writer leaves no file behind
+// and that aborting after Close leaves the store whole.
+func TestFileWriterAbort(t *testing.T) {
+	p := hierarchy.Parent{ID: "d#p0", DocID: "d", Text: "text"}
+	aborted := t.TempDir()
+	w, err := NewFileWriter(aborted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add(p); err != nil {
+		t.Fatal(err)
+	}
+	w.Abort()
+	if entries, _ := os.ReadDir(aborted); len(entries) != 0 {
+		t.Errorf("an aborted writer left %d files", len(entries))
+	}
+	closed := t.TempDir()
+	if w, err = NewFileWriter(closed); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w.Abort()
+	for _, name := range []string{DataFile, IndexFile} {
+		if _, err := os.Stat(filepath.Join(closed, name)); err != nil {
+			t.Errorf("aborting after Close removed %s: %v", name, err)
+		}
+	}
+}
