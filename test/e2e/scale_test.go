@@ -358,8 +358,11 @@ func measureCache(t *testing.T, ctx context.Context, env *devcluster.Env, bin, f
 		t.Fatal(err)
 	}
 	parent, child := *p.Spec.Parent, *p.Spec.Child
-	smallerChild := v1alpha1.ChunkSize{ChunkSize: child.ChunkSize * 5 / 6, ChunkOverlap: child.ChunkOverlap * 5 / 6}
-	largerParent := v1alpha1.ChunkSize{ChunkSize: parent.ChunkSize * 4 / 3, ChunkOverlap: parent.ChunkOverlap}
+	// Copies keep every other field (the parent's Sections boundaries and
+	// minimum size), so each build changes one size and nothing else.
+	smallerChild, largerParent := child, parent
+	smallerChild.ChunkSize, smallerChild.ChunkOverlap = child.ChunkSize*5/6, child.ChunkOverlap*5/6
+	largerParent.ChunkSize = parent.ChunkSize * 4 / 3
 	builds := []cacheBuild{
 		{Change: "first build, empty cache", Parent: parent, Child: child},
 		{Change: "child size only", Parent: parent, Child: smallerChild},
@@ -388,6 +391,9 @@ func measureCache(t *testing.T, ctx context.Context, env *devcluster.Env, bin, f
 		b.Revision, b.Children, b.Embedded, b.Cache, b.Index = run.Revision, corpus.Status.ActiveRevision.Children, embedded.Load()-sent, lb.EmbeddingCache, run.Exit
 		out.Builds = append(out.Builds, b)
 		previous = run.Revision
+	}
+	if last := out.Builds[len(out.Builds)-1].Cache; last.Hits < last.Misses {
+		t.Fatalf("a new parent size alone re-embedded %d children and reused %d: it moves few child boundaries", last.Misses, last.Hits)
 	}
 	waitServing(t, env, corpus, retriever, out.Builds[len(out.Builds)-2].Revision)
 	var d appsv1.Deployment
