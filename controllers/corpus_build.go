@@ -69,7 +69,13 @@ func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name strin
 	}
 	defer release()
 	started := metav1.Now()
-	defer func() { s.corpus.Status.LastBuild = inProcessBuild(s.revision, started, cache, err) }()
+	reused := 0
+	defer func() {
+		s.corpus.Status.LastBuild = inProcessBuild(s.revision, started, cache, err)
+		if err == nil {
+			s.corpus.Status.LastBuild.UnitCache = indexjob.UnitStatus(reused, len(s.sources.Docs))
+		}
+	}()
 	tmp, err := os.MkdirTemp("", "parentrag-build-*")
 	if err != nil {
 		return err
@@ -79,7 +85,6 @@ func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name strin
 	if err != nil {
 		return err
 	}
-	reused := 0
 	req.OnProgress = build.TrackReused(req.OnProgress, &reused)
 	if _, err := build.Run(ctx, req); err != nil {
 		return err

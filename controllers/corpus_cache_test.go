@@ -35,6 +35,9 @@ func TestEmbeddingCacheReembedsOnlyNewChildren(t *testing.T) {
 		first.EmbeddingCache.Hits+first.EmbeddingCache.Misses != int64(c.Status.ActiveRevision.Children) {
 		t.Fatalf("first build %+v (cache %+v), %d children", first, first.EmbeddingCache, c.Status.ActiveRevision.Children)
 	}
+	if u := first.UnitCache; u == nil || u.Reused != 0 || u.Split != len(docs) {
+		t.Fatalf("first build's unit cache %+v, want every one of %d documents split", u, len(docs))
+	}
 	before := texts.Load()
 	// One document gains a paragraph: only its changed children are new.
 	get(t, c)
@@ -55,6 +58,10 @@ func TestEmbeddingCacheReembedsOnlyNewChildren(t *testing.T) {
 	queries := int64(2 * rollout.DefaultSamples)
 	if second == nil || second.Hits == 0 || second.Misses == 0 || second.Hits+second.Misses != children || sent < second.Misses || sent > second.Misses+queries {
 		t.Fatalf("second build cache %+v: %d texts sent (at most %d sample queries), %d children", second, sent, queries, children)
+	}
+	// Only the edited document is split again.
+	if u := c.Status.LastBuild.UnitCache; u == nil || u.Reused != len(docs)-1 || u.Split != 1 {
+		t.Fatalf("second build's unit cache %+v, want %d documents reused and 1 split", u, len(docs)-1)
 	}
 	t.Logf("second build: %d hits, %d misses, hit rate %s; %d texts sent to the model", second.Hits, second.Misses, second.HitRate, sent)
 }

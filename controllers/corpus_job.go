@@ -174,7 +174,8 @@ func (r *CorpusReconciler) storeJobRevision(ctx context.Context, s *corpusState,
 	s.corpus.Status.SourceErrors = res.SourceErrors
 	finished := metav1.NewTime(finishedAt(job))
 	s.corpus.Status.LastBuild = &v1alpha1.BuildStatus{Revision: s.revision, Mode: v1alpha1.IndexingJob, Job: job.Name, Logs: jobLogs(job),
-		Result: "Succeeded", StartedAt: job.Status.StartTime, FinishedAt: &finished, EmbeddingCache: res.EmbeddingCache}
+		Result: "Succeeded", StartedAt: job.Status.StartTime, FinishedAt: &finished, EmbeddingCache: res.EmbeddingCache,
+		UnitCache: res.UnitCache}
 	built, err := revisionFromManifest(cm)
 	if err != nil {
 		return err

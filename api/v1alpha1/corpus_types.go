@@ -830,6 +830,19 @@ type BuildStatus struct {
 	// (hits) and from the embedding API (misses), with an embedding model.
 	// +optional
 	EmbeddingCache *EmbeddingCacheStatus `json:"embeddingCache,omitempty"`
+	// unitCache counts the documents a successful build took whole from
+	// the unit cache (their split, analyses and contexts, because their
+	// content and the policy were unchanged) and those it split again.
+	// +optional
+	UnitCache *UnitCacheStatus `json:"unitCache,omitempty"`
+}
+
+// UnitCacheStatus reports how much of a build the unit cache saved.
+type UnitCacheStatus struct {
+	// reused documents were unchanged since a build that kept their units.
+	Reused int `json:"reused"`
+	// split documents were new or changed: split and analysed again.
+	Split int `json:"split"`
 }
 
 // EmbeddingCacheStatus reports how much of a build the embedding cache

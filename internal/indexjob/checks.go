@@ -77,6 +77,12 @@ func CacheStatus(cache *embed.Cached) *v1alpha1.EmbeddingCacheStatus {
 	return &v1alpha1.EmbeddingCacheStatus{Hits: st.Hits, Misses: st.Misses, HitRate: strconv.FormatFloat(st.HitRate(), 'f', 3, 64)}
 }
 
+// UnitStatus reports what a build's unit cache saved: reused of its
+// documents came from the cache, the others were split again.
+func UnitStatus(reused, documents int) *v1alpha1.UnitCacheStatus {
+	return &v1alpha1.UnitCacheStatus{Reused: reused, Split: documents - reused}
+}
+
 // Verify checks a revision as it was opened: the error of opening it, or
 // the opened bundle. What speaks against the revision (a count mismatch,
 // a failed check) is recorded as a failed verification; an error that

@@ -77,6 +77,7 @@ type Result struct {
 	Verification     *v1alpha1.VerificationStatus   `json:"verification"`
 	QualityGate      *v1alpha1.QualityGateStatus    `json:"qualityGate,omitempty"`
 	EmbeddingCache   *v1alpha1.EmbeddingCacheStatus `json:"embeddingCache,omitempty"`
+	UnitCache        *v1alpha1.UnitCacheStatus      `json:"unitCache,omitempty"`
 }
 
 // Failure is a build that failed, with the document at fault when one was.

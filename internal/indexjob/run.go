@@ -106,13 +106,17 @@ func (r *Runner) build(ctx context.Context, plan *Plan, rep *reporter) (*Result,
 		return nil, err
 	}
 	defer release()
-	m, err := r.index(ctx, plan, compiled, set, e, rep)
+	reused := 0
+	m, err := r.index(ctx, plan, compiled, set, e, rep, &reused)
 	if err != nil {
 		return nil, err
 	}
 	releaseDocuments(set)
 	res := &Result{Manifest: m, SourceErrors: set.Errors, SourceErrorCount: set.ErrorCount}
 	res.EmbeddingCache = CacheStatus(cache)
+	if r.unitCacheDir() != "" {
+		res.UnitCache = UnitStatus(reused, m.Documents)
+	}
 	if err := r.check(ctx, plan, res); err != nil {
 		return nil, err
 	}
@@ -145,12 +149,13 @@ func (r *Runner) readSources(ctx context.Context, plan *Plan) (*sourceset.Set, e
 	return set, nil
 }
 
-// index builds the bundle into the volume and returns its manifest.
-func (r *Runner) index(ctx context.Context, plan *Plan, compiled *policy.Compiled, set *sourceset.Set, e embed.Embedder, rep *reporter) (bundle.Manifest, error) {
+// index builds the bundle into the volume and returns its manifest; it
+// keeps in *reused how many documents the unit cache gave.
+func (r *Runner) index(ctx context.Context, plan *Plan, compiled *policy.Compiled, set *sourceset.Set, e embed.Embedder, rep *reporter, reused *int) (bundle.Manifest, error) {
 	req := build.Request{
 		Docs: set.Docs, Policy: compiled.Manifested(), Embedder: e, EmbedderConfig: plan.Embedder,
 		Revision: plan.Revision, SourceDigest: plan.SourceDigest, VectorStore: plan.VectorStore,
-		OnProgress: func(p indexer.Progress) { rep.progress(ctx, p) },
+		OnProgress: build.TrackReused(func(p indexer.Progress) { rep.progress(ctx, p) }, reused),
 		OnUnitsNotStored: func(n int, first error) {
 			log.FromContext(ctx).Info("some units could not be written to the unit cache; the next build makes them again", "units", n, "error", first.Error())
 		},

@@ -5,6 +5,7 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,6 +73,37 @@ func TestClaimsSampleIsBuiltByAJobAndServedFromItsClaim(t *testing.T) {
 	checkNoLeaks(t, c)
 	t.Logf("Job %s built revision %s (%d parents, %d children) onto claim %s (volume %s); %d query pods serve it read-only; %q answered from %s",
 		job.Name, a.Name[:8], a.Parents, a.Children, claim.Name, claim.Spec.VolumeName, len(retrieverPods(t, ns, r.Name)), docsQuestions[0], resp.Results[0].DocID)
+	checkOneEditSplitsOneDocument(t, ctx, c, r, e)
+}
+
+// checkOneEditSplitsOneDocument adds a sentence to one page of the docs
+// ConfigMap, as a user editing it would, and requires the next Job to take
+// every other document from the unit cache on the cache claim, the
+// Corpus's status to say so, and the Service to answer with the new text.
+func checkOneEditSplitsOneDocument(t *testing.T, ctx context.Context, c *v1alpha1.Corpus, r *v1alpha1.Retriever, e *serviceEndpoint) {
+	t.Helper()
+	before := c.Status.ActiveRevision
+	const sentence = "Quokkas guard the marmalade lighthouse of this edited page."
+	cm := &corev1.ConfigMap{}
+	cm.Namespace, cm.Name = c.Namespace, samplesCorpus
+	get(t, cm)
+	patch := client.MergeFrom(cm.DeepCopy())
+	cm.Data["cli.md"] += "\n" + sentence + "\n"
+	if err := k8s.Patch(ctx, cm, patch); err != nil {
+		t.Fatal(err)
+	}
+	rev := waitServedAfter(t, c, r, before.Name)
+	get(t, c)
+	lb := c.Status.LastBuild
+	if lb == nil || lb.Revision != rev || lb.Mode != v1alpha1.IndexingJob || lb.UnitCache == nil ||
+		lb.UnitCache.Split != 1 || lb.UnitCache.Reused != before.Documents-1 {
+		t.Fatalf("after one edited page, lastBuild %+v (unit cache %+v): want a Job that split 1 document and reused %d", lb, lb.UnitCache, before.Documents-1)
+	}
+	resp, err := e.retrieve(ctx, "quokkas marmalade lighthouse", 1)
+	if err != nil || resp.Revision != rev || len(resp.Results) == 0 || !strings.Contains(resp.Results[0].Text, sentence) {
+		t.Fatalf("query for the edited sentence: %+v, %v; want revision %s to answer with it", resp, err, rev)
+	}
+	t.Logf("one edited page: Job built %s, split %d and reused %d documents; the Service answered from %s", rev[:8], lb.UnitCache.Split, lb.UnitCache.Reused, resp.Results[0].DocID)
 }
 
 // mountsClaimReadOnly reports whether the pod mounts the claim read-only.
