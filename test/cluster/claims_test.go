@@ -99,6 +99,7 @@ func checkOneEditSplitsOneDocument(t *testing.T, ctx context.Context, c *v1alpha
 		lb.UnitCache.Split != 1 || lb.UnitCache.Reused != before.Documents-1 {
 		t.Fatalf("after one edited page, lastBuild %+v (unit cache %+v): want a Job that split 1 document and reused %d", lb, lb.UnitCache, before.Documents-1)
 	}
+	waitOnlyRevision(t, c.Namespace, r.Name, rev)
 	resp, err := e.retrieve(ctx, "quokkas marmalade lighthouse", 1)
 	if err != nil || resp.Revision != rev || len(resp.Results) == 0 || !strings.Contains(resp.Results[0].Text, sentence) {
 		t.Fatalf("query for the edited sentence: %+v, %v; want revision %s to answer with it", resp, err, rev)
