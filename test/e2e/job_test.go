@@ -86,6 +86,10 @@ func TestJobBuiltCorpusServesFromItsVolume(t *testing.T) {
 	}
 	checkJobLockedDown(t, corpus, second)
 	checkPromoted(t, ctx, env, corpus, second)
+	// A new child size is a new policy: no unit of the first build fits.
+	if u, docs := corpus.Status.LastBuild.UnitCache, corpus.Status.ActiveRevision.Documents; u == nil || u.Reused != 0 || u.Split != docs {
+		t.Fatalf("after a policy change the Job reported unit cache %+v, want all %d documents split", u, docs)
+	}
 	if got := waitServing(t, env, corpus, retriever, first.Revision); got != second.Revision {
 		t.Fatalf("the Retriever serves %s, want %s", got, second.Revision)
 	}
