@@ -1,12 +1,14 @@
 // Command docs-configmap writes config/samples/docs-configmap.yaml: the
-// project's own documentation as a ConfigMap, the sample corpus of the
+// project's own documentation as ConfigMaps, the sample corpus of the
 // operator. Run by `make manifests`; `make verify` fails when it is stale.
 package main
 
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,30 +31,53 @@ func main() {
 	}
 }
 
-// write renders the ConfigMap; keys are the pages' paths with "/" as ".".
+// ownConfigMap names the pages kept in a ConfigMap of their own: the
+// measurements, which grow the most, so that no ConfigMap of the samples
+// passes what `kubectl apply` can keep in its last-applied annotation
+// (256 KiB of JSON). The Corpus selects every one by its label.
+var ownConfigMap = map[string]string{"benchmarks.md": "parentrag-docs-benchmarks"}
+
+// write renders the ConfigMaps, parentrag-docs first and the others by
+// name; keys are the pages' paths with "/" as ".".
 func write(path string) error {
-	cm := corev1.ConfigMap{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:   "parentrag-docs",
-			Labels: map[string]string{"parentrag.io/sample": "docs"},
-		},
-		Data: map[string]string{},
-	}
+	cms := map[string]*corev1.ConfigMap{}
 	err := fs.WalkDir(docs.Files, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		data, err := fs.ReadFile(docs.Files, p)
-		cm.Data[strings.ReplaceAll(p, "/", ".")] = string(data)
+		configMapOf(cms, p).Data[strings.ReplaceAll(p, "/", ".")] = string(data)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	out, err := yaml.Marshal(cm)
-	if err != nil {
-		return err
+	out := []byte(header)
+	for i, name := range slices.Sorted(maps.Keys(cms)) {
+		b, err := yaml.Marshal(cms[name])
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			out = append(out, "---\n"...)
+		}
+		out = append(out, b...)
 	}
-	return os.WriteFile(path, append([]byte(header), out...), 0o644)
+	return os.WriteFile(path, out, 0o644)
+}
+
+// configMapOf returns the ConfigMap that holds page p, made on first use.
+func configMapOf(cms map[string]*corev1.ConfigMap, p string) *corev1.ConfigMap {
+	name := ownConfigMap[p]
+	if name == "" {
+		name = "parentrag-docs"
+	}
+	if cms[name] == nil {
+		cms[name] = &corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"parentrag.io/sample": "docs"}},
+			Data:       map[string]string{},
+		}
+	}
+	return cms[name]
 }
