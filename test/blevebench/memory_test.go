@@ -1,0 +1,120 @@
+package blevebench
+
+import (
+	"bufio"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+)
+
+// memory is the process's resident memory, in bytes, as /proc/self/status
+// gives it: all of it, its anonymous pages (the heap) and its file pages
+// (mapped index files).
+type memory struct{ rss, anon, file float64 }
+
+// readMemory returns the process's resident memory after a garbage
+// collection that hands freed heap back to the kernel, so it counts what
+// the process holds, not what it has thrown away. Off Linux it is zero.
+func readMemory(b *testing.B) memory {
+	b.Helper()
+	runtime.GC()
+	debug.FreeOSMemory()
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return memory{}
+	}
+	defer f.Close()
+	var m memory
+	fields := map[string]*float64{"VmRSS:": &m.rss, "RssAnon:": &m.anon, "RssFile:": &m.file}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var name string
+		var kB float64
+		if _, err := fmt.Sscan(sc.Text(), &name, &kB); err == nil && fields[name] != nil {
+			*fields[name] = kB * 1024
+		}
+	}
+	if err := sc.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// record puts into got, in MiB, how much more memory m holds than
+// before, as the engine's RSS and its anonymous and file parts.
+func (m memory) record(got metrics, engine string, before memory) {
+	got.set((m.rss-before.rss)/(1<<20), engine+"-rss-MiB")
+	got.set((m.anon-before.anon)/(1<<20), engine+"-anon-MiB")
+	got.set((m.file-before.file)/(1<<20), engine+"-file-MiB")
+}
+
+// diskMiB returns the size of the files under dir, in MiB.
+func diskMiB(b *testing.B, dir string) float64 {
+	b.Helper()
+	var size int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		size += info.Size()
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return float64(size) / (1 << 20)
+}
+
+// phaseLog writes to standard error how far a long phase has come, so a
+// run at millions of children shows it is alive: every tenth of each
+// step's total, and the time since the phase began.
+type phaseLog struct {
+	name    string
+	started time.Time
+	next    map[string]int
+}
+
+// newPhaseLog starts the clock of the phase name (the engine and size).
+func newPhaseLog(name string) *phaseLog {
+	return &phaseLog{name: name, started: time.Now(), next: map[string]int{}}
+}
+
+// progress logs step's count done of total when it has passed the next
+// tenth of total, or reached it.
+func (l *phaseLog) progress(step string, done, total int) {
+	if done < l.next[step] && done < total {
+		return
+	}
+	l.next[step] = done + max(1, total/10)
+	l.logf("%s %d of %d", step, done, total)
+}
+
+// logf writes one line with the phase's name and elapsed time.
+func (l *phaseLog) logf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	fmt.Fprintf(os.Stderr, "blevebench: %s: %s (%s)\n", l.name, strings.TrimSpace(msg), time.Since(l.started).Round(time.Second))
+}
+
+// elapsed is the time since the phase began.
+func (l *phaseLog) elapsed() time.Duration { return time.Since(l.started) }
+
+// metrics are figures measured before a benchmark's loop, reported after
+// it (testing.B forgets metrics reported before its loop starts).
+type metrics map[string]float64
+
+// set records one figure under its unit.
+func (m metrics) set(value float64, unit string) { m[unit] = value }
+
+// report reports every figure.
+func (m metrics) report(b *testing.B) {
+	for unit, v := range m {
+		b.ReportMetric(v, unit)
+	}
+}
