@@ -23,10 +23,11 @@ const bleveBatch = 2000
 // parentrag's default k1 and b, nothing stored beside the postings, split
 // afresh one document at a time so that no child is kept, and merges it
 // to one segment. It puts the index and merge times in seconds and the
-// index's size on disk in MiB into got. The caller closes the index.
-func bleveSide(b *testing.B, c corpus, log *phaseLog, got metrics) bleve.Index {
+// index's size on disk in MiB into got. It returns the index and its
+// directory; the caller closes the index.
+func bleveSide(b *testing.B, c corpus, log *phaseLog, got metrics) (idx bleve.Index, dir string) {
 	b.Helper()
-	dir := filepath.Join(b.TempDir(), "bleve")
+	dir = filepath.Join(b.TempDir(), "bleve")
 	idx, err := bleve.New(dir, bleveMapping())
 	if err != nil {
 		b.Fatal(err)
@@ -39,7 +40,7 @@ func bleveSide(b *testing.B, c corpus, log *phaseLog, got metrics) bleve.Index {
 	got.set(indexed.Seconds(), "bleve-index-s")
 	got.set((log.elapsed() - indexed).Seconds(), "bleve-merge-s")
 	got.set(diskMiB(b, dir), "bleve-disk-MiB")
-	return idx
+	return idx, dir
 }
 
 // bleveMapping maps a child to one text field, analysed in English,

@@ -15,8 +15,8 @@ import (
 
 // memory is the process's resident memory, in bytes, as /proc/self/status
 // gives it: all of it, its anonymous pages (the heap) and its file pages
-// (mapped index files).
-type memory struct{ rss, anon, file float64 }
+// (mapped index files), and the most it has held (peak).
+type memory struct{ rss, anon, file, peak float64 }
 
 // readMemory returns the process's resident memory after a garbage
 // collection that hands freed heap back to the kernel, so it counts what
@@ -31,7 +31,7 @@ func readMemory(b *testing.B) memory {
 	}
 	defer f.Close()
 	var m memory
-	fields := map[string]*float64{"VmRSS:": &m.rss, "RssAnon:": &m.anon, "RssFile:": &m.file}
+	fields := map[string]*float64{"VmRSS:": &m.rss, "RssAnon:": &m.anon, "RssFile:": &m.file, "VmHWM:": &m.peak}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var name string
@@ -47,8 +47,12 @@ func readMemory(b *testing.B) memory {
 }
 
 // record puts into got, in MiB, how much more memory m holds than
-// before, as the engine's RSS and its anonymous and file parts.
+// before, as the engine's RSS and its anonymous and file parts, and the
+// process's peak RSS so far; it logs them too.
 func (m memory) record(got metrics, engine string, before memory) {
+	fmt.Fprintf(os.Stderr, "blevebench: %s: RSS +%.0f MiB (anonymous +%.0f, file +%.0f); peak so far %.0f MiB\n",
+		engine, (m.rss-before.rss)/(1<<20), (m.anon-before.anon)/(1<<20), (m.file-before.file)/(1<<20), m.peak/(1<<20))
+	got.set(m.peak/(1<<20), "peak-rss-MiB")
 	got.set((m.rss-before.rss)/(1<<20), engine+"-rss-MiB")
 	got.set((m.anon-before.anon)/(1<<20), engine+"-anon-MiB")
 	got.set((m.file-before.file)/(1<<20), engine+"-file-MiB")
@@ -117,4 +121,34 @@ func (m metrics) report(b *testing.B) {
 	for unit, v := range m {
 		b.ReportMetric(v, unit)
 	}
+}
+
+// mappedMiB returns, in MiB, the resident pages of the process's mappings
+// of files under dir (from /proc/self/smaps): how much of an engine's
+// mapped index its searches have brought into memory. Off Linux it is 0.
+func mappedMiB(b *testing.B, dir string) float64 {
+	b.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var kB float64
+	inside := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		switch {
+		case len(fields) >= 5 && strings.Contains(fields[0], "-"):
+			inside = len(fields) == 6 && strings.HasPrefix(fields[5], dir+string(filepath.Separator))
+		case inside && len(fields) == 3 && fields[0] == "Rss:":
+			var n float64
+			fmt.Sscan(fields[1], &n)
+			kB += n
+		}
+	}
+	if err := sc.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return kB / 1024
 }

@@ -20,10 +20,11 @@ import (
 // child index memory-mapped, the parents read by offset. It reports the
 // build and open times in seconds into got, the bundle's size on disk and that of
 // its child index in MiB. The documents are dropped once built, so the
-// process then holds what a query pod holds. The caller closes the bundle.
-func parentragSide(b *testing.B, c corpus, log *phaseLog, got metrics) *bundle.Bundle {
+// process then holds what a query pod holds. It returns the bundle and its
+// directory; the caller closes the bundle.
+func parentragSide(b *testing.B, c corpus, log *phaseLog, got metrics) (bun *bundle.Bundle, dir string) {
 	b.Helper()
-	dir := filepath.Join(b.TempDir(), "bundle")
+	dir = filepath.Join(b.TempDir(), "bundle")
 	buildBundle(b, c, dir, log)
 	built := log.elapsed()
 	bun, err := bundle.Open(dir)
@@ -35,7 +36,7 @@ func parentragSide(b *testing.B, c corpus, log *phaseLog, got metrics) *bundle.B
 	got.set((log.elapsed() - built).Seconds(), "parentrag-open-s")
 	got.set(diskMiB(b, dir), "parentrag-disk-MiB")
 	got.set(diskMiB(b, filepath.Join(dir, bundle.ChildrenDir)), "parentrag-index-MiB")
-	return bun
+	return bun, dir
 }
 
 // buildBundle runs the streaming build of the corpus's documents into dir,
