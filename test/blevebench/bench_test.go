@@ -7,6 +7,7 @@ package blevebench
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 
 	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
@@ -48,12 +50,23 @@ func BenchmarkSideBySide(b *testing.B) {
 			log := newPhaseLog(fmt.Sprintf("children=%d questions", n))
 			sideBySide(b, ours.Retriever, theirs, c.questions(1000), log)
 			log.logf("answered %d questions", b.N)
-			got.set(mappedMiB(b, oursDir), "parentrag-mapped-after-MiB")
-			got.set(mappedMiB(b, theirsDir), "bleve-mapped-after-MiB")
+			recordFiles(b, got, oursDir, theirsDir)
 			got.set(float64(ours.Manifest.Children), "children")
 			got.report(b)
 		})
 	}
+}
+
+// recordFiles puts into got, in MiB, the size on disk of the bundle, of
+// its child index and of the bleve index, and how much of each engine's
+// mapped files its searches brought into memory. It runs after the
+// questions, once bleve has removed the segments its merge replaced.
+func recordFiles(b *testing.B, got metrics, bundleDir, bleveDir string) {
+	got.set(diskMiB(b, bundleDir), "parentrag-disk-MiB")
+	got.set(diskMiB(b, filepath.Join(bundleDir, bundle.ChildrenDir)), "parentrag-index-MiB")
+	got.set(diskMiB(b, bleveDir), "bleve-disk-MiB")
+	got.set(mappedMiB(b, bundleDir), "parentrag-mapped-after-MiB")
+	got.set(mappedMiB(b, bleveDir), "bleve-mapped-after-MiB")
 }
 
 // benchSizes reads PARENTRAG_BLEVE_SIZES.
@@ -95,8 +108,9 @@ func sideBySide(b *testing.B, r *retrieval.Retriever, idx bleve.Index, questions
 			return err
 		})
 		shared, found = shared+overlap(mine, others), found+len(others.Hits)
-		i++
-		log.progress("questions", i, b.N)
+		if i++; i%100 == 0 {
+			log.logf("answered %d questions", i)
+		}
 	}
 	if found == 0 {
 		b.Fatal("bleve found nothing for any question")

@@ -22,8 +22,8 @@ const bleveBatch = 2000
 // index with the English analyser (stop words, Porter stems) and BM25 with
 // parentrag's default k1 and b, nothing stored beside the postings, split
 // afresh one document at a time so that no child is kept, and merges it
-// to one segment. It puts the index and merge times in seconds and the
-// index's size on disk in MiB into got. It returns the index and its
+// to one segment. It puts the index and merge times in seconds into got.
+// It returns the index and its
 // directory; the caller closes the index.
 func bleveSide(b *testing.B, c corpus, log *phaseLog, got metrics) (idx bleve.Index, dir string) {
 	b.Helper()
@@ -39,7 +39,6 @@ func bleveSide(b *testing.B, c corpus, log *phaseLog, got metrics) (idx bleve.In
 	log.logf("merged")
 	got.set(indexed.Seconds(), "bleve-index-s")
 	got.set((log.elapsed() - indexed).Seconds(), "bleve-merge-s")
-	got.set(diskMiB(b, dir), "bleve-disk-MiB")
 	return idx, dir
 }
 

@@ -17,9 +17,8 @@ import (
 // parentragSide builds the corpus into a bundle with the streaming
 // builder, with plain BM25 (the lexical embedder at context weight 0,
 // which is what bleve scores), and opens it as `parentrag serve` does: the
-// child index memory-mapped, the parents read by offset. It reports the
-// build and open times in seconds into got, the bundle's size on disk and that of
-// its child index in MiB. The documents are dropped once built, so the
+// child index memory-mapped, the parents read by offset. It puts the
+// build and open times in seconds into got. The documents are dropped once built, so the
 // process then holds what a query pod holds. It returns the bundle and its
 // directory; the caller closes the bundle.
 func parentragSide(b *testing.B, c corpus, log *phaseLog, got metrics) (bun *bundle.Bundle, dir string) {
@@ -34,8 +33,6 @@ func parentragSide(b *testing.B, c corpus, log *phaseLog, got metrics) (bun *bun
 	log.logf("opened the bundle")
 	got.set(built.Seconds(), "parentrag-build-s")
 	got.set((log.elapsed() - built).Seconds(), "parentrag-open-s")
-	got.set(diskMiB(b, dir), "parentrag-disk-MiB")
-	got.set(diskMiB(b, filepath.Join(dir, bundle.ChildrenDir)), "parentrag-index-MiB")
 	return bun, dir
 }
 
