@@ -5,53 +5,68 @@
 package blevebench
 
 import (
-	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/analysis/lang/en"
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	"github.com/blevesearch/bleve/v2/search"
 
 	"github.com/parentrag/parentrag/internal/retrieval"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
-	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
-	"github.com/parentrag/parentrag/internal/retrieval/indexer"
-	"github.com/parentrag/parentrag/internal/retrieval/split"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
-// childrenPerDoc is how many children the default policy makes of a
-// synthetic document on average; it sizes the corpora.
-const childrenPerDoc = 9.8
-
 // BenchmarkSideBySide indexes the same synthetic children (the default
 // policy's split of Zipf-distributed English-like documents) in
-// parentrag's embedded store, with plain BM25 (context weight 0), and in a
-// bleve scorch index merged to one segment, with bleve's BM25 and the same
-// k1 and b, then answers the same 4 to 8 word questions with both, one
-// after the other for each question, top 20. It reports each engine's p50
-// and p99 wall time and process CPU time per question and the ratios of
-// bleve's to parentrag's. Sizes come from PARENTRAG_BLEVE_SIZES (children,
-// comma separated; default 100000). Run with -cpu 1.
+// parentrag's child index, with plain BM25 (context weight 0), built by
+// the streaming builder and opened memory-mapped as a query pod serves it,
+// and in a bleve scorch index merged to one segment, with bleve's BM25 and
+// the same k1 and b, then answers the same 4 to 8 word questions with
+// both, one after the other for each question, top 20. It reports each
+// engine's p50 and p99 wall time and process CPU time per question and
+// the ratios of bleve's to parentrag's; each engine's build time, size on
+// disk and the resident memory it adds to the process once built (all,
+// anonymous, file pages). Neither side keeps the documents or children
+// once it has indexed them, so only the two indexes stay in memory. Sizes
+// come from PARENTRAG_BLEVE_SIZES (children, comma separated; default
+// 100000). Run with -cpu 1.
 func BenchmarkSideBySide(b *testing.B) {
 	for _, n := range benchSizes(b) {
 		b.Run(fmt.Sprintf("children=%d", n), func(b *testing.B) {
-			gen := synthtest.New(5, 20000)
-			ix := parentragIndex(b, gen.Documents(int(float64(n)/childrenPerDoc+0.5)))
-			idx := bleveIndex(b, ix.Children, childTexts(ix))
-			defer idx.Close()
-			questions := gen.Questions(1000)
-			sideBySide(b, ix, idx, questions)
-			b.ReportMetric(float64(len(ix.Children)), "children")
+			c := newCorpus(b, n)
+			got, start := metrics{}, readMemory(b)
+			ours, oursDir := parentragSide(b, c, newPhaseLog(fmt.Sprintf("children=%d parentrag", n)), got)
+			defer ours.Close()
+			loaded := readMemory(b)
+			loaded.record(got, "parentrag", start)
+			theirs, theirsDir := bleveSide(b, c, newPhaseLog(fmt.Sprintf("children=%d bleve", n)), got)
+			defer theirs.Close()
+			readMemory(b).record(got, "bleve", loaded)
+			log := newPhaseLog(fmt.Sprintf("children=%d questions", n))
+			sideBySide(b, ours.Retriever, theirs, c.questions(1000), log)
+			log.logf("answered %d questions", b.N)
+			recordFiles(b, got, oursDir, theirsDir)
+			got.set(float64(ours.Manifest.Children), "children")
+			got.report(b)
 		})
 	}
+}
+
+// recordFiles puts into got, in MiB, the size on disk of the bundle, of
+// its child index and of the bleve index, and how much of each engine's
+// mapped files its searches brought into memory. It runs after the
+// questions, once bleve has removed the segments its merge replaced.
+func recordFiles(b *testing.B, got metrics, bundleDir, bleveDir string) {
+	got.set(diskMiB(b, bundleDir), "parentrag-disk-MiB")
+	got.set(diskMiB(b, filepath.Join(bundleDir, bundle.ChildrenDir)), "parentrag-index-MiB")
+	got.set(diskMiB(b, bleveDir), "bleve-disk-MiB")
+	got.set(mappedMiB(b, bundleDir), "parentrag-mapped-after-MiB")
+	got.set(mappedMiB(b, bleveDir), "bleve-mapped-after-MiB")
 }
 
 // benchSizes reads PARENTRAG_BLEVE_SIZES.
@@ -71,99 +86,12 @@ func benchSizes(b *testing.B) []int {
 	return sizes
 }
 
-// parentragIndex builds the children with the default policy's sizes and
-// plain BM25, which is what bleve scores.
-func parentragIndex(b *testing.B, docs []hierarchy.Document) *indexer.Index {
-	b.Helper()
-	parent, err := split.NewRecursive(split.DefaultOptions(1500, 0))
-	if err != nil {
-		b.Fatal(err)
-	}
-	child, err := split.NewRecursive(split.DefaultOptions(300, 30))
-	if err != nil {
-		b.Fatal(err)
-	}
-	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
-	if err != nil {
-		b.Fatal(err)
-	}
-	builder := &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "bench", Parent: parent, Child: child}
-	ix, err := indexer.Build(context.Background(), docs, builder, lex, indexer.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return ix
-}
-
-// childTexts returns each child's text.
-func childTexts(ix *indexer.Index) []string {
-	out := make([]string, len(ix.Children))
-	for i, c := range ix.Children {
-		out[i] = c.Text
-	}
-	return out
-}
-
-// bleveIndex indexes texts, keyed by child id, in a scorch index with the
-// English analyser (stop words, Porter stems) and BM25 with parentrag's
-// default k1 and b, nothing stored beside the postings, and merges it to
-// one segment.
-func bleveIndex(b *testing.B, children []hierarchy.Child, texts []string) bleve.Index {
-	b.Helper()
-	search.BM25_k1, search.BM25_b = embed.DefaultK1, embed.DefaultB
-	field := bleve.NewTextFieldMapping()
-	field.Analyzer = en.AnalyzerName
-	field.Store, field.IncludeTermVectors, field.IncludeInAll, field.DocValues = false, false, false, false
-	doc := bleve.NewDocumentStaticMapping()
-	doc.AddFieldMappingsAt("text", field)
-	m := bleve.NewIndexMapping()
-	m.DefaultMapping = doc
-	m.ScoringModel = "bm25"
-	m.StoreDynamic, m.IndexDynamic, m.DocValuesDynamic = false, false, false
-	idx, err := bleve.New(b.TempDir()+"/bleve", m)
-	if err != nil {
-		b.Fatal(err)
-	}
-	batch := idx.NewBatch()
-	for i, c := range children {
-		if err := batch.Index(c.ID, map[string]any{"text": texts[i]}); err != nil {
-			b.Fatal(err)
-		}
-		if batch.Size() == 2000 || i == len(children)-1 {
-			if err := idx.Batch(batch); err != nil {
-				b.Fatal(err)
-			}
-			batch.Reset()
-		}
-	}
-	mergeToOneSegment(b, idx)
-	return idx
-}
-
-// mergeToOneSegment force-merges a scorch index, so bleve searches one
-// segment as parentrag searches one index.
-func mergeToOneSegment(b *testing.B, idx bleve.Index) {
-	b.Helper()
-	adv, err := idx.Advanced()
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, ok := adv.(*scorch.Scorch)
-	if !ok {
-		b.Fatalf("bleve index is %T, not scorch", adv)
-	}
-	if err := s.ForceMerge(context.Background(), nil); err != nil {
-		b.Fatal(err)
-	}
-}
-
 // sideBySide answers question i with parentrag (embed the question,
 // search the children) and then with bleve, once per iteration, and
 // reports both engines' latencies, their ratios, and the share of bleve's
 // hits parentrag found too (top20-shared), which shows both answer the
 // same question.
-func sideBySide(b *testing.B, ix *indexer.Index, idx bleve.Index, questions []string) {
-	store := ix.Store.(*vectorstore.Embedded)
+func sideBySide(b *testing.B, r *retrieval.Retriever, idx bleve.Index, questions []string, log *phaseLog) {
 	var ours, theirs timings
 	var shared, found int
 	i := 0
@@ -172,7 +100,7 @@ func sideBySide(b *testing.B, ix *indexer.Index, idx bleve.Index, questions []st
 		var mine []vectorstore.Hit
 		var others *bleve.SearchResult
 		ours.time(b, func() (err error) {
-			mine, err = searchParentrag(ix, store, q)
+			mine, err = searchParentrag(r, q)
 			return err
 		})
 		theirs.time(b, func() (err error) {
@@ -180,7 +108,9 @@ func sideBySide(b *testing.B, ix *indexer.Index, idx bleve.Index, questions []st
 			return err
 		})
 		shared, found = shared+overlap(mine, others), found+len(others.Hits)
-		i++
+		if i++; i%100 == 0 {
+			log.logf("answered %d questions", i)
+		}
 	}
 	if found == 0 {
 		b.Fatal("bleve found nothing for any question")
@@ -190,22 +120,8 @@ func sideBySide(b *testing.B, ix *indexer.Index, idx bleve.Index, questions []st
 	theirs.report(b, "bleve")
 	b.ReportMetric(theirs.wallQuantile(0.50)/ours.wallQuantile(0.50), "p50-ratio")
 	b.ReportMetric(theirs.wallQuantile(0.99)/ours.wallQuantile(0.99), "p99-ratio")
-}
-
-// searchParentrag embeds q and searches the children, top 20.
-func searchParentrag(ix *indexer.Index, store *vectorstore.Embedded, q string) ([]vectorstore.Hit, error) {
-	v, err := ix.Embedder.EmbedQuery(context.Background(), q)
-	if err != nil {
-		return nil, err
-	}
-	return store.Search(context.Background(), vectorstore.SearchRequest{Vector: v, TopK: retrieval.DefaultChildTopK})
-}
-
-// searchBleve matches q against the children's text field, top 20.
-func searchBleve(idx bleve.Index, q string) (*bleve.SearchResult, error) {
-	query := bleve.NewMatchQuery(q)
-	query.SetField("text")
-	return idx.Search(bleve.NewSearchRequestOptions(query, retrieval.DefaultChildTopK, 0, false))
+	b.ReportMetric(quantile(theirs.cpu, 0.50)/quantile(ours.cpu, 0.50), "p50-cpu-ratio")
+	b.ReportMetric(quantile(theirs.cpu, 0.99)/quantile(ours.cpu, 0.99), "p99-cpu-ratio")
 }
 
 // overlap counts bleve's hits that parentrag found too: the analysers
