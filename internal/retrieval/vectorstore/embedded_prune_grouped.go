@@ -66,16 +66,20 @@ func getGroupBounds(n int) *[]float32 {
 	return ub
 }
 
-// groupedPays reports whether grouped search should answer the query:
-// when its dense terms (those keeping group maxima) together bound more
-// than half of what its heaviest other term does. Otherwise windowed
-// MaxScore is cheaper: once the floor passes the dense terms' bounds,
-// which the heaviest term's records soon lift it to, it leaves them
-// non-essential and only probes them for a few candidates, while grouped
-// search would still read a bound per group of each. (Of the factors one
-// and two, two gave the lower p99 on both benchmark corpora at 1M
-// children.)
-func (s *pruneSearch) groupedPays() bool {
+// groupedPays reports whether grouped search should answer the query,
+// over a store of the given number of slots: when its dense terms (those
+// keeping group maxima) together bound more than what its heaviest other
+// term does, divided by the store's size in units of minGroupedSlots.
+// Otherwise windowed MaxScore is cheaper: once the floor passes the dense
+// terms' bounds, which the heaviest term's records soon lift it to, it
+// leaves them non-essential and only probes them for a few candidates,
+// while grouped search would still read a bound per group of each. The
+// factor grows with the store because windowed search's cost grows faster
+// than grouped search's: at 100k children the two cost the same where the
+// dense terms bound about a third of the heaviest other term, at 1M
+// children grouped search was faster down to a twentieth
+// (docs/benchmarks.md, "Pruned search").
+func (s *pruneSearch) groupedPays(slots int) bool {
 	var dense, heaviest float64
 	for i := range s.cur {
 		if s.cur[i].groups != nil {
@@ -84,7 +88,7 @@ func (s *pruneSearch) groupedPays() bool {
 			heaviest = max(heaviest, s.cur[i].bound)
 		}
 	}
-	return 2*dense > heaviest
+	return dense*float64(slots)/minGroupedSlots > heaviest
 }
 
 // runGrouped ranks the records of a store of the given number of slots by
