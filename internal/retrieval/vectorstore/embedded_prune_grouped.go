@@ -26,10 +26,10 @@ import (
 //
 // The floor is seeded before the sweep: the seedGroups groups (k, if more)
 // with the largest bounds are scored first (they hold the likely best
-// records), which fills the top k with a floor close to its final value. The sweep then walks
-// the groups in slot order, skips those whose bound is below the floor,
-// and scores the others a batch at a time, term by term
-// (embedded_prune_batch.go): each record's products are summed in
+// records), which fills the top k with a floor close to its final value.
+// The sweep then scores the groups whose bound still reaches the floor,
+// best bound first (embedded_prune_sweep.go), a batch at a time, term by
+// term (embedded_prune_batch.go): each record's products are summed in
 // increasing term order, as offer sums them, so the hits, scores and ties
 // are the exhaustive scan's. A seeded group is not scored again.
 //
@@ -297,31 +297,6 @@ func (s *pruneSearch) scoreSeeds(ub []float32, groups []int) {
 		groups = groups[n:]
 	}
 	s.rewind()
-}
-
-// sweepGroups scores, in slot order and a batch at a time, every group
-// whose bound can still reach the floor.
-func (s *pruneSearch) sweepGroups(ctx context.Context, ub []float32) error {
-	budget := checkEvery
-	batch := s.win.batch.group[:0]
-	theta, cut := s.theta, s.sweepCutoff()
-	for g := firstAtLeast(ub, 0, cut); g < len(ub); {
-		batch = batch[:0]
-		for ; g < len(ub) && len(batch) < batchGroups; g = firstAtLeast(ub, g+1, cut) {
-			batch = append(batch, g)
-		}
-		before := s.visited
-		s.scoreBatch(batch)
-		if s.theta != theta {
-			theta, cut = s.theta, s.sweepCutoff()
-		}
-		for budget -= s.visited - before + len(batch); budget <= 0; budget += checkEvery {
-			if err := checkpoint(ctx); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // sweepCutoff returns the smallest bound of a group the sweep scores: at

@@ -25,6 +25,7 @@ type pruneWindow struct {
 	touched [windowSize / 64]uint64 // slots holding at least one term
 	weights []float32               // term i's weight for offset o at i*windowSize+o
 	batch   groupBatch              // grouped search's scratch
+	order   []uint64                // the groups grouped search sweeps, by bound (sweepGroups)
 }
 
 var windows = sync.Pool{New: func() any { return &pruneWindow{} }}
