@@ -1,6 +1,7 @@
 package vectorstore
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -54,15 +55,14 @@ const groupChunk = 1 << 12
 
 var groupBoundPool = sync.Pool{New: func() any { return new([]float32) }}
 
-// getGroupBounds returns n zeroed group bounds from the pool, followed by
-// groupChunk more for boundGroups' scratch.
+// getGroupBounds returns n zeroed group bounds from the pool.
 func getGroupBounds(n int) *[]float32 {
 	ub := groupBoundPool.Get().(*[]float32)
-	if cap(*ub) < n+groupChunk {
-		*ub = make([]float32, n+groupChunk)
+	if cap(*ub) < n {
+		*ub = make([]float32, n)
 	}
-	*ub = (*ub)[:n+groupChunk]
-	clear((*ub)[:n])
+	*ub = (*ub)[:n]
+	clear(*ub)
 	return ub
 }
 
@@ -98,9 +98,9 @@ func (s *pruneSearch) runGrouped(ctx context.Context, slots int) error {
 	n := (slots + groupSlots - 1) / groupSlots
 	ubp := getGroupBounds(n)
 	defer groupBoundPool.Put(ubp)
-	ub, scratch := (*ubp)[:n], (*ubp)[n:]
+	ub := *ubp
 	seeds := groupSeeds{k: max(s.h.k, seedGroups)}
-	if err := s.boundGroups(ctx, ub, scratch, &seeds); err != nil {
+	if err := s.boundGroups(ctx, ub, &seeds); err != nil {
 		return err
 	}
 	s.scoreSeeds(ub, seeds.groups)
@@ -115,17 +115,23 @@ func (s *pruneSearch) groupCannotReach(ub float32) bool {
 	return float64(ub)*s.widen*(1+(n+1)*0x1p-23)+s.slack+(n+1)*0x1p-149 < s.theta
 }
 
+// maximaPerPosting is how many group maxima boundGroups adds in the time
+// a search spends on a posting, about: it adds eight per vector
+// instruction. boundGroups counts its work in postings so that it looks at
+// its context about as often as the other scans do (every checkEvery
+// postings' worth, tens of microseconds), not several times a chunk.
+const maximaPerPosting = 8
+
 // boundGroups sums every term's bound over each group into ub, chunk by
-// chunk (with groupChunk floats of scratch), and offers each group to
-// seeds.
-func (s *pruneSearch) boundGroups(ctx context.Context, ub, scratch []float32, seeds *groupSeeds) error {
+// chunk, and offers each group to seeds.
+func (s *pruneSearch) boundGroups(ctx context.Context, ub []float32, seeds *groupSeeds) error {
 	budget := checkEvery
 	for c0 := 0; c0 < len(ub); c0 += groupChunk {
 		c1 := min(c0+groupChunk, len(ub))
-		work := s.addDenseBounds(ub[c0:c1], c0)
+		work := s.addDenseBounds(ub[c0:c1], c0) / maximaPerPosting
 		for i := range s.cur {
 			if s.cur[i].groups == nil {
-				work += s.cur[i].addPostingBounds(ub[c0:c1], scratch, c0)
+				work += s.cur[i].addPostingBounds(ub[c0:c1], s.win.maxBits[:], c0)
 			}
 		}
 		chunk := ub[c0:c1]
@@ -239,14 +245,12 @@ func addScaledMaximaScalar(ub []float32, m []uint8, unit, q float32) {
 // addPostingBounds adds the bound of a term without group maxima over
 // groups first, first+1, ... to ub: it reads the term's postings in those
 // groups, advancing the cursor, and adds the largest weight of each group.
-// It returns how many postings it read.
-func (c *pruneCursor) addPostingBounds(ub, scratch []float32, first int) int {
-	end := uint64(first+len(ub)) * groupSlots
+// It returns how many postings it read. scratch (len(ub) words at least)
+// is all zero before and after.
+func (c *pruneCursor) addPostingBounds(ub []float32, scratch []uint32, first int) int {
+	end := uint32(min(uint64(first+len(ub))*groupSlots, noSlot))
 	p := c.postings[c.pos:]
-	j := 0
-	for j < len(p) && uint64(p[j].slot) < end {
-		j++
-	}
+	j, _ := slices.BinarySearchFunc(p, end, func(e posting, slot uint32) int { return cmp.Compare(e.slot, slot) })
 	p = p[:j]
 	c.pos += j
 	q := float32(c.absQ)
@@ -262,18 +266,28 @@ func (c *pruneCursor) addPostingBounds(ub, scratch []float32, first int) int {
 		}
 		return j
 	}
-	// Many: take the maxima in scratch first, branch-free.
+	// Many: take the maxima in scratch first, branch-free, as bits (a
+	// magnitude's bits order as the magnitude does).
 	m := scratch[:len(ub)]
-	clear(m)
 	for _, e := range p {
 		g := groupOf(e.slot) - first
-		m[g] = max(m[g], absWeight(e.weight))
+		m[g] = max(m[g], math.Float32bits(e.weight)&^signBit)
 	}
-	for g, w := range m {
-		ub[g] += q * w
-	}
+	addScaledBits(ub, m, q)
 	return j
 }
+
+// addScaledBitsScalar is addScaledBits one group at a time.
+func addScaledBitsScalar(ub []float32, m []uint32, q float32) {
+	m = m[:len(ub)]
+	for g, w := range m {
+		ub[g] += q * math.Float32frombits(w)
+		m[g] = 0
+	}
+}
+
+// signBit is a float32's sign bit.
+const signBit = 1 << 31
 
 // rewind moves every cursor back to its first posting.
 func (s *pruneSearch) rewind() {
