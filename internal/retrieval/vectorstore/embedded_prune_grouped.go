@@ -55,14 +55,15 @@ const groupChunk = 1 << 12
 
 var groupBoundPool = sync.Pool{New: func() any { return new([]float32) }}
 
-// getGroupBounds returns n zeroed group bounds from the pool.
+// getGroupBounds returns n group bounds from the pool, not cleared
+// (boundGroups clears each chunk as it starts on it, while it is in the
+// cache).
 func getGroupBounds(n int) *[]float32 {
 	ub := groupBoundPool.Get().(*[]float32)
 	if cap(*ub) < n {
 		*ub = make([]float32, n)
 	}
 	*ub = (*ub)[:n]
-	clear(*ub)
 	return ub
 }
 
@@ -103,7 +104,7 @@ func (s *pruneSearch) runGrouped(ctx context.Context, slots int) error {
 	if err := s.boundGroups(ctx, ub, &seeds); err != nil {
 		return err
 	}
-	s.scoreSeeds(ub, seeds.groups)
+	s.scoreSeeds(ub, &seeds)
 	return s.sweepGroups(ctx, ub)
 }
 
@@ -128,6 +129,7 @@ func (s *pruneSearch) boundGroups(ctx context.Context, ub []float32, seeds *grou
 	budget := checkEvery
 	for c0 := 0; c0 < len(ub); c0 += groupChunk {
 		c1 := min(c0+groupChunk, len(ub))
+		clear(ub[c0:c1])
 		work := s.addDenseBounds(ub[c0:c1], c0) / maximaPerPosting
 		for i := range s.cur {
 			if s.cur[i].groups == nil {
@@ -294,23 +296,6 @@ func (s *pruneSearch) rewind() {
 	for i := range s.cur {
 		s.cur[i].pos, s.cur[i].block = 0, 0
 	}
-}
-
-// scoreSeeds scores the seed groups, in slot order, and zeroes their
-// bounds so that the sweep does not score them again. It starts and ends
-// with the cursors rewound.
-func (s *pruneSearch) scoreSeeds(ub []float32, groups []int) {
-	slices.Sort(groups)
-	for len(groups) > 0 {
-		n := min(len(groups), batchGroups)
-		s.rewind()
-		s.scoreBatch(groups[:n])
-		for _, g := range groups[:n] {
-			ub[g] = 0
-		}
-		groups = groups[n:]
-	}
-	s.rewind()
 }
 
 // sweepCutoff returns the smallest bound of a group the sweep scores: at

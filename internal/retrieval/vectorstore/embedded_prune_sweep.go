@@ -26,40 +26,74 @@ import (
 // applied; within a batch the groups are scored in slot order, as
 // scoreBatch requires, each record's products summed as offer sums them.
 
+// firstSeeds is how many seed groups, at least, scoreSeeds scores in its
+// first batch: enough to fill the top k of 20 records, so that the floor
+// is set and the other seeds can be dropped early (no group can be while
+// the top k is not full).
+const firstSeeds = 32
+
+// scoreSeeds scores the seed groups best bound first: the first
+// firstSeeds (k, if more) in one batch, then those whose bound still
+// reaches the floor, a batch at a time. It zeroes all their bounds, so
+// that the sweep does not score them again (those not scored are below
+// the floor, which only rises), and ends with the cursors rewound.
+func (s *pruneSearch) scoreSeeds(ub []float32, seeds *groupSeeds) {
+	order := s.win.order[:0]
+	for i, g := range seeds.groups {
+		order = append(order, packGroupBound(seeds.bounds[i], g))
+	}
+	slices.Sort(order)
+	s.win.order = order
+	order, _ = s.scoreBest(order, min(max(s.h.k, firstSeeds), batchGroups))
+	for len(order) > 0 {
+		order, _ = s.scoreBest(order, batchGroups)
+	}
+	for _, g := range seeds.groups {
+		ub[g] = 0
+	}
+	s.rewind()
+}
+
 // sweepGroups scores, best bound first and a batch at a time, every group
 // whose bound can still reach the floor. It looks at ctx between batches
 // and returns ctx's error once ctx is done.
 func (s *pruneSearch) sweepGroups(ctx context.Context, ub []float32) error {
 	order := s.byGroupBound(ub)
 	budget := checkEvery
-	theta, cut := s.theta, s.sweepCutoff()
 	for len(order) > 0 {
-		batch := s.win.batch.group[:0]
-		for ; len(order) > 0 && len(batch) < batchGroups; order = order[:len(order)-1] {
-			b, g := unpackGroupBound(order[len(order)-1])
-			if b < cut {
-				order = order[:0]
-				break
-			}
-			batch = append(batch, g)
-		}
-		if len(batch) == 0 {
-			break
-		}
-		slices.Sort(batch)
-		s.rewind()
 		before := s.visited
-		s.scoreBatch(batch)
-		if s.theta != theta {
-			theta, cut = s.theta, s.sweepCutoff()
-		}
-		for budget -= s.visited - before + len(batch); budget <= 0; budget += checkEvery {
+		var scored int
+		order, scored = s.scoreBest(order, batchGroups)
+		for budget -= s.visited - before + scored; budget <= 0; budget += checkEvery {
 			if err := checkpoint(ctx); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// scoreBest scores in one batch the groups of the last n of order (the
+// best) whose bound reaches the sweep's cutoff, and returns the rest of
+// order and how many it scored. The rest is empty once a bound is below
+// the cutoff: every bound before it in order is at most its own.
+func (s *pruneSearch) scoreBest(order []uint64, n int) (rest []uint64, scored int) {
+	cut := s.sweepCutoff()
+	batch := s.win.batch.group[:0]
+	for ; len(order) > 0 && len(batch) < n; order = order[:len(order)-1] {
+		b, g := unpackGroupBound(order[len(order)-1])
+		if b < cut {
+			order = order[:0]
+			break
+		}
+		batch = append(batch, g)
+	}
+	if len(batch) > 0 {
+		slices.Sort(batch)
+		s.rewind()
+		s.scoreBatch(batch)
+	}
+	return order, len(batch)
 }
 
 // byGroupBound returns the groups whose bound in ub reaches the sweep's
