@@ -22,7 +22,7 @@ type Interval struct {
 type candidate struct {
 	group  group
 	parent hierarchy.Parent
-	runes  []rune
+	runes  []rune              // the parent's text, converted on first use (textRunes)
 	spans  map[string]Interval // child id -> span in the parent
 	keep   []Interval          // sorted, disjoint; nil means nothing yet
 	whole  bool
@@ -58,13 +58,22 @@ func assemble(groups []group, parents []hierarchy.Parent, opts Options) []Result
 
 // newCandidate indexes a parent's child spans for its group.
 func newCandidate(g group, p hierarchy.Parent) *candidate {
-	c := &candidate{group: g, parent: p, runes: []rune(p.Text), spans: map[string]Interval{}}
+	c := &candidate{group: g, parent: p, spans: map[string]Interval{}}
 	for _, s := range p.Children {
 		if s.Start >= 0 {
 			c.spans[s.ID] = Interval{Start: s.Start, End: s.End}
 		}
 	}
 	return c
+}
+
+// textRunes returns the parent's text as code points, converting it on
+// first use: a parent returned whole never needs them.
+func (c *candidate) textRunes() []rune {
+	if c.runes == nil {
+		c.runes = []rune(c.parent.Text)
+	}
+	return c.runes
 }
 
 // text returns what the candidate currently contributes.
@@ -74,7 +83,7 @@ func (c *candidate) text() string {
 	}
 	parts := make([]string, len(c.keep))
 	for i, iv := range c.keep {
-		parts[i] = string(c.runes[iv.Start:iv.End])
+		parts[i] = string(c.textRunes()[iv.Start:iv.End])
 	}
 	return strings.Join(parts, Ellipsis)
 }
@@ -173,11 +182,12 @@ func (b *budgeter) pad(c *candidate) {
 	if len(seeds) == 0 {
 		seeds = c.seed()
 	}
-	lo, hi := 0, len(c.runes)
+	runes := c.textRunes()
+	lo, hi := 0, len(runes)
 	best := c.keep
 	for lo <= hi {
 		mid := (lo + hi) / 2
-		c.keep = padIntervals(c.runes, seeds, mid)
+		c.keep = padIntervals(runes, seeds, mid)
 		if b.fits() {
 			best = c.keep
 			lo = mid + 1
@@ -195,8 +205,9 @@ func (b *budgeter) pad(c *candidate) {
 func smallestText(g group, p hierarchy.Parent, opts Options) int {
 	c := newCandidate(g, p)
 	seeds := c.seed()
-	for pad := 1; pad <= len(c.runes); pad++ {
-		if c.keep = padIntervals(c.runes, seeds, pad); len(c.keep) > 0 {
+	runes := c.textRunes()
+	for pad := 1; pad <= len(runes); pad++ {
+		if c.keep = padIntervals(runes, seeds, pad); len(c.keep) > 0 {
 			return opts.Length(c.text())
 		}
 	}

@@ -114,7 +114,7 @@ func (rr *Rerank) rescoreChildren(ctx context.Context, query string, groups []gr
 		for j, h := range g.hits {
 			out[i].hits[j].Score = -1e30
 			if iv, ok := c.spans[h.ID]; ok {
-				texts = append(texts, string(c.runes[iv.Start:iv.End]))
+				texts = append(texts, string(c.textRunes()[iv.Start:iv.End]))
 				refs = append(refs, ref{i, j})
 			}
 		}

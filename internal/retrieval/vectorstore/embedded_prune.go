@@ -419,5 +419,6 @@ func (e *Embedded) grouped(s *pruneSearch) bool {
 	case groupedOnly:
 		return true
 	}
-	return e.recs.slots() >= minGroupedSlots && s.groupedPays()
+	slots := e.recs.slots()
+	return slots >= minGroupedSlots && s.groupedPays(slots)
 }

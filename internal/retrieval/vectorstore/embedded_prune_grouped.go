@@ -1,6 +1,7 @@
 package vectorstore
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -26,10 +27,10 @@ import (
 //
 // The floor is seeded before the sweep: the seedGroups groups (k, if more)
 // with the largest bounds are scored first (they hold the likely best
-// records), which fills the top k with a floor close to its final value. The sweep then walks
-// the groups in slot order, skips those whose bound is below the floor,
-// and scores the others a batch at a time, term by term
-// (embedded_prune_batch.go): each record's products are summed in
+// records), which fills the top k with a floor close to its final value.
+// The sweep then scores the groups whose bound still reaches the floor,
+// best bound first (embedded_prune_sweep.go), a batch at a time, term by
+// term (embedded_prune_batch.go): each record's products are summed in
 // increasing term order, as offer sums them, so the hits, scores and ties
 // are the exhaustive scan's. A seeded group is not scored again.
 //
@@ -54,28 +55,32 @@ const groupChunk = 1 << 12
 
 var groupBoundPool = sync.Pool{New: func() any { return new([]float32) }}
 
-// getGroupBounds returns n zeroed group bounds from the pool, followed by
-// groupChunk more for boundGroups' scratch.
+// getGroupBounds returns n group bounds from the pool, not cleared
+// (boundGroups clears each chunk as it starts on it, while it is in the
+// cache).
 func getGroupBounds(n int) *[]float32 {
 	ub := groupBoundPool.Get().(*[]float32)
-	if cap(*ub) < n+groupChunk {
-		*ub = make([]float32, n+groupChunk)
+	if cap(*ub) < n {
+		*ub = make([]float32, n)
 	}
-	*ub = (*ub)[:n+groupChunk]
-	clear((*ub)[:n])
+	*ub = (*ub)[:n]
 	return ub
 }
 
-// groupedPays reports whether grouped search should answer the query:
-// when its dense terms (those keeping group maxima) together bound more
-// than half of what its heaviest other term does. Otherwise windowed
-// MaxScore is cheaper: once the floor passes the dense terms' bounds,
-// which the heaviest term's records soon lift it to, it leaves them
-// non-essential and only probes them for a few candidates, while grouped
-// search would still read a bound per group of each. (Of the factors one
-// and two, two gave the lower p99 on both benchmark corpora at 1M
-// children.)
-func (s *pruneSearch) groupedPays() bool {
+// groupedPays reports whether grouped search should answer the query,
+// over a store of the given number of slots: when its dense terms (those
+// keeping group maxima) together bound more than what its heaviest other
+// term does, divided by the store's size in units of minGroupedSlots.
+// Otherwise windowed MaxScore is cheaper: once the floor passes the dense
+// terms' bounds, which the heaviest term's records soon lift it to, it
+// leaves them non-essential and only probes them for a few candidates,
+// while grouped search would still read a bound per group of each. The
+// factor grows with the store because windowed search's cost grows faster
+// than grouped search's: at 100k children the two cost the same where the
+// dense terms bound about a third of the heaviest other term, at 1M
+// children grouped search was faster down to a twentieth
+// (docs/benchmarks.md, "Pruned search").
+func (s *pruneSearch) groupedPays(slots int) bool {
 	var dense, heaviest float64
 	for i := range s.cur {
 		if s.cur[i].groups != nil {
@@ -84,7 +89,7 @@ func (s *pruneSearch) groupedPays() bool {
 			heaviest = max(heaviest, s.cur[i].bound)
 		}
 	}
-	return 2*dense > heaviest
+	return dense*float64(slots)/minGroupedSlots > heaviest
 }
 
 // runGrouped ranks the records of a store of the given number of slots by
@@ -94,12 +99,12 @@ func (s *pruneSearch) runGrouped(ctx context.Context, slots int) error {
 	n := (slots + groupSlots - 1) / groupSlots
 	ubp := getGroupBounds(n)
 	defer groupBoundPool.Put(ubp)
-	ub, scratch := (*ubp)[:n], (*ubp)[n:]
+	ub := *ubp
 	seeds := groupSeeds{k: max(s.h.k, seedGroups)}
-	if err := s.boundGroups(ctx, ub, scratch, &seeds); err != nil {
+	if err := s.boundGroups(ctx, ub, &seeds); err != nil {
 		return err
 	}
-	s.scoreSeeds(ub, seeds.groups)
+	s.scoreSeeds(ub, &seeds)
 	return s.sweepGroups(ctx, ub)
 }
 
@@ -111,17 +116,24 @@ func (s *pruneSearch) groupCannotReach(ub float32) bool {
 	return float64(ub)*s.widen*(1+(n+1)*0x1p-23)+s.slack+(n+1)*0x1p-149 < s.theta
 }
 
+// maximaPerPosting is how many group maxima boundGroups adds in the time
+// a search spends on a posting, about: it adds eight per vector
+// instruction. boundGroups counts its work in postings so that it looks at
+// its context about as often as the other scans do (every checkEvery
+// postings' worth, tens of microseconds), not several times a chunk.
+const maximaPerPosting = 8
+
 // boundGroups sums every term's bound over each group into ub, chunk by
-// chunk (with groupChunk floats of scratch), and offers each group to
-// seeds.
-func (s *pruneSearch) boundGroups(ctx context.Context, ub, scratch []float32, seeds *groupSeeds) error {
+// chunk, and offers each group to seeds.
+func (s *pruneSearch) boundGroups(ctx context.Context, ub []float32, seeds *groupSeeds) error {
 	budget := checkEvery
 	for c0 := 0; c0 < len(ub); c0 += groupChunk {
 		c1 := min(c0+groupChunk, len(ub))
-		work := s.addDenseBounds(ub[c0:c1], c0)
+		clear(ub[c0:c1])
+		work := s.addDenseBounds(ub[c0:c1], c0) / maximaPerPosting
 		for i := range s.cur {
 			if s.cur[i].groups == nil {
-				work += s.cur[i].addPostingBounds(ub[c0:c1], scratch, c0)
+				work += s.cur[i].addPostingBounds(ub[c0:c1], s.win.maxBits[:], c0)
 			}
 		}
 		chunk := ub[c0:c1]
@@ -235,14 +247,12 @@ func addScaledMaximaScalar(ub []float32, m []uint8, unit, q float32) {
 // addPostingBounds adds the bound of a term without group maxima over
 // groups first, first+1, ... to ub: it reads the term's postings in those
 // groups, advancing the cursor, and adds the largest weight of each group.
-// It returns how many postings it read.
-func (c *pruneCursor) addPostingBounds(ub, scratch []float32, first int) int {
-	end := uint64(first+len(ub)) * groupSlots
+// It returns how many postings it read. scratch (len(ub) words at least)
+// is all zero before and after.
+func (c *pruneCursor) addPostingBounds(ub []float32, scratch []uint32, first int) int {
+	end := uint32(min(uint64(first+len(ub))*groupSlots, noSlot))
 	p := c.postings[c.pos:]
-	j := 0
-	for j < len(p) && uint64(p[j].slot) < end {
-		j++
-	}
+	j, _ := slices.BinarySearchFunc(p, end, func(e posting, slot uint32) int { return cmp.Compare(e.slot, slot) })
 	p = p[:j]
 	c.pos += j
 	q := float32(c.absQ)
@@ -258,66 +268,34 @@ func (c *pruneCursor) addPostingBounds(ub, scratch []float32, first int) int {
 		}
 		return j
 	}
-	// Many: take the maxima in scratch first, branch-free.
+	// Many: take the maxima in scratch first, branch-free, as bits (a
+	// magnitude's bits order as the magnitude does).
 	m := scratch[:len(ub)]
-	clear(m)
 	for _, e := range p {
 		g := groupOf(e.slot) - first
-		m[g] = max(m[g], absWeight(e.weight))
+		m[g] = max(m[g], math.Float32bits(e.weight)&^signBit)
 	}
-	for g, w := range m {
-		ub[g] += q * w
-	}
+	addScaledBits(ub, m, q)
 	return j
 }
+
+// addScaledBitsScalar is addScaledBits one group at a time.
+func addScaledBitsScalar(ub []float32, m []uint32, q float32) {
+	m = m[:len(ub)]
+	for g, w := range m {
+		ub[g] += q * math.Float32frombits(w)
+		m[g] = 0
+	}
+}
+
+// signBit is a float32's sign bit.
+const signBit = 1 << 31
 
 // rewind moves every cursor back to its first posting.
 func (s *pruneSearch) rewind() {
 	for i := range s.cur {
 		s.cur[i].pos, s.cur[i].block = 0, 0
 	}
-}
-
-// scoreSeeds scores the seed groups, in slot order, and zeroes their
-// bounds so that the sweep does not score them again. It starts and ends
-// with the cursors rewound.
-func (s *pruneSearch) scoreSeeds(ub []float32, groups []int) {
-	slices.Sort(groups)
-	for len(groups) > 0 {
-		n := min(len(groups), batchGroups)
-		s.rewind()
-		s.scoreBatch(groups[:n])
-		for _, g := range groups[:n] {
-			ub[g] = 0
-		}
-		groups = groups[n:]
-	}
-	s.rewind()
-}
-
-// sweepGroups scores, in slot order and a batch at a time, every group
-// whose bound can still reach the floor.
-func (s *pruneSearch) sweepGroups(ctx context.Context, ub []float32) error {
-	budget := checkEvery
-	batch := s.win.batch.group[:0]
-	theta, cut := s.theta, s.sweepCutoff()
-	for g := firstAtLeast(ub, 0, cut); g < len(ub); {
-		batch = batch[:0]
-		for ; g < len(ub) && len(batch) < batchGroups; g = firstAtLeast(ub, g+1, cut) {
-			batch = append(batch, g)
-		}
-		before := s.visited
-		s.scoreBatch(batch)
-		if s.theta != theta {
-			theta, cut = s.theta, s.sweepCutoff()
-		}
-		for budget -= s.visited - before + len(batch); budget <= 0; budget += checkEvery {
-			if err := checkpoint(ctx); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // sweepCutoff returns the smallest bound of a group the sweep scores: at

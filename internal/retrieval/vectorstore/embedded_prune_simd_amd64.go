@@ -71,3 +71,24 @@ func firstAtLeast(ub []float32, from int, t float32) int {
 //
 //go:noescape
 func firstAtLeastAVX2(ub *float32, n int, t float32) int
+
+// addScaledBits adds q times the float32 whose bits each of m holds to ub
+// (m holds at least len(ub)) and zeroes those of m: ub[g] +=
+// q*math.Float32frombits(m[g]), each product rounded to float32 and then
+// added, exactly as the scalar loop does.
+func addScaledBits(ub []float32, m []uint32, q float32) {
+	m = m[:len(ub)]
+	n := len(ub) &^ 7
+	if vectorBounds && n > 0 {
+		addScaledBitsAVX2(&ub[0], &m[0], n, q)
+	} else {
+		n = 0
+	}
+	addScaledBitsScalar(ub[n:], m[n:], q)
+}
+
+// addScaledBitsAVX2 is addScaledBits over the first n groups, n a multiple
+// of 8, eight at a time (embedded_prune_simd_amd64.s).
+//
+//go:noescape
+func addScaledBitsAVX2(ub *float32, m *uint32, n int, q float32)

@@ -122,3 +122,32 @@ loop4:
 done4:
 	VZEROUPPER
 	RET
+
+// func addScaledBitsAVX2(ub *float32, m *uint32, n int, q float32)
+//
+// For each of n groups (n a multiple of 8), eight at a time: read the
+// float32 whose bits m holds, multiply by q, add to ub, and zero m.
+// VMULPS and VADDPS round the product and the sum to float32 as the
+// scalar loop does.
+TEXT ·addScaledBitsAVX2(SB), NOSPLIT, $0-28
+	MOVQ         ub+0(FP), DI
+	MOVQ         m+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS q+24(FP), Y0
+	VXORPS       Y3, Y3, Y3
+	SHRQ         $3, CX
+	JZ           doneb
+
+loopb:
+	VMULPS  (SI), Y0, Y1
+	VADDPS  (DI), Y1, Y1
+	VMOVUPS Y1, (DI)
+	VMOVUPS Y3, (SI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     loopb
+
+doneb:
+	VZEROUPPER
+	RET

@@ -23,3 +23,7 @@ func addFourScaledMaxima(ub []float32, m *[4][]uint8, unit, q *[4]float32) {
 // firstAtLeast returns the index of the first of ub[from:] at or above t,
 // len(ub) when none is.
 func firstAtLeast(ub []float32, from int, t float32) int { return firstAtLeastScalar(ub, from, t) }
+
+// addScaledBits adds q times the float32 whose bits each of m holds to ub
+// (m holds at least len(ub)) and zeroes those of m.
+func addScaledBits(ub []float32, m []uint32, q float32) { addScaledBitsScalar(ub, m, q) }

@@ -36,6 +36,39 @@ func TestAddScaledMaximaMatchesScalar(t *testing.T) {
 	}
 }
 
+// addScaledBits (vector instructions where the processor has them) adds
+// bit for bit what the scalar loop adds and leaves every maximum zero, for
+// every length and for bounds, maxima and query weights from subnormal to
+// infinite.
+func TestAddScaledBitsMatchesScalar(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 17))
+	for n := range 70 {
+		for range 20 {
+			m := make([]uint32, n+r.IntN(3))
+			for i := range m {
+				m[i] = math.Float32bits(randomFloat(r))
+			}
+			ub := make([]float32, n)
+			for i := range ub {
+				ub[i] = randomFloat(r)
+			}
+			q := randomFloat(r)
+			got, want := slices.Clone(ub), slices.Clone(ub)
+			gotM, wantM := slices.Clone(m), slices.Clone(m)
+			addScaledBits(got, gotM, q)
+			addScaledBitsScalar(want, wantM, q)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n=%d q=%g: group %d is %g, the scalar loop gives %g (vector: %v)", n, q, i, got[i], want[i], vectorBounds)
+				}
+			}
+			if !slices.Equal(gotM, wantM) || slices.ContainsFunc(gotM[:n], func(b uint32) bool { return b != 0 }) {
+				t.Fatalf("n=%d: maxima left %v, want the first %d zero and the rest %v", n, gotM, n, wantM[n:])
+			}
+		}
+	}
+}
+
 // addFourScaledMaxima adds bit for bit what addScaledMaxima's scalar loop
 // adds for each of the four lists in turn, for every length.
 func TestAddFourScaledMaximaMatchesOneByOne(t *testing.T) {

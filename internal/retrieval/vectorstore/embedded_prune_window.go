@@ -25,6 +25,8 @@ type pruneWindow struct {
 	touched [windowSize / 64]uint64 // slots holding at least one term
 	weights []float32               // term i's weight for offset o at i*windowSize+o
 	batch   groupBatch              // grouped search's scratch
+	order   []uint64                // the groups grouped search sweeps, by bound (sweepGroups)
+	maxBits [groupChunk]uint32      // addPostingBounds' scratch
 }
 
 var windows = sync.Pool{New: func() any { return &pruneWindow{} }}
