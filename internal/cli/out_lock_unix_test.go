@@ -61,19 +61,30 @@ func TestLocalIndexTempsOfLiveAndKilledRuns(t *testing.T) {
 	}
 }
 
-// waitLocked waits until another process holds a flock on path.
+// waitLocked waits until another process holds a shared flock on path:
+// the lock a run keeps while it writes, taken once it has removed the
+// temporary folders of dead runs under the exclusive one (an exclusive
+// lock makes a shared attempt fail too, so this never returns mid-removal).
 func waitLocked(t *testing.T, path string) {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		f, err := os.Open(path)
-		if err != nil {
-			continue
-		}
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if heldShared(path) {
 			return
 		}
 	}
-	t.Fatalf("no process locked %s", path)
+	t.Fatalf("no process locked %s shared", path)
+}
+
+// heldShared reports whether another process holds path's flock shared:
+// an exclusive attempt fails while a shared one succeeds.
+func heldShared(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); !errors.Is(err, syscall.EWOULDBLOCK) {
+		return false
+	}
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) == nil
 }
