@@ -2,9 +2,7 @@ package embed
 
 import (
 	"fmt"
-	"math"
 	"slices"
-	"strings"
 
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
@@ -16,7 +14,12 @@ import (
 // EmbedDocuments give for the texts they were made from, without analysing
 // any text again.
 type Analysis struct {
-	Terms  []string
+	Terms []string
+	// IDs, set in place of Terms, are the terms as ids of the vocabulary
+	// of the embedder that embeds the analysis (see
+	// CorpusStats.VocabularyID), with the terms that vocabulary lacks
+	// left out; Counts follow them.
+	IDs    []uint32
 	Counts []uint32
 	Tokens int
 }
@@ -54,50 +57,6 @@ func (s *AnalysisScratch) AnalyzeCounts(text string) Analysis {
 	return a
 }
 
-// CorpusStats accumulates the corpus statistics of a lexical embedder (N,
-// the document frequency of every term, the total token count) from the
-// analyses of every child text, in any order.
-type CorpusStats struct {
-	df     map[string]uint32
-	docs   int
-	tokens uint64
-}
-
-// NewCorpusStats returns statistics of no text.
-func NewCorpusStats() *CorpusStats {
-	return &CorpusStats{df: map[string]uint32{}}
-}
-
-// Add counts one text. A term seen for the first time is copied, so the
-// statistics never keep the memory of the analysis it came from (a
-// decoded unit's terms are slices of its encoding).
-func (c *CorpusStats) Add(a Analysis) {
-	c.docs++
-	c.tokens += uint64(a.Tokens)
-	for _, t := range a.Terms {
-		known := len(c.df)
-		if c.df[t]++; len(c.df) > known {
-			delete(c.df, t)
-			c.df[strings.Clone(t)] = 1
-		}
-	}
-}
-
-// Docs returns how many texts were added.
-func (c *CorpusStats) Docs() int { return c.docs }
-
-// FitCorpus gives l the statistics c counted, exactly those Fit computes
-// from the same texts, and replaces any previous ones. c must not be used
-// after.
-func (l *Lexical) FitCorpus(c *CorpusStats) error {
-	if uint64(c.docs) > math.MaxUint32 {
-		return fmt.Errorf("fit: %d texts exceed the 2^32-1 document limit", c.docs)
-	}
-	l.stats.Store(newLexicalStats(c.df, c.docs, c.tokens))
-	c.df = nil
-	return nil
-}
-
 // EmbedAnalysis returns the BM25 document vector of the analysed text, bit
 // for bit what EmbedDocuments returns for the text itself. It fails with
 // ErrNotFitted before Fit or FitCorpus. The scratch buffer s is reused
@@ -107,7 +66,10 @@ func (l *Lexical) EmbedAnalysis(a *Analysis, s *AnalysisScratch) (*vector.Sparse
 	if err != nil {
 		return nil, err
 	}
-	ids := l.vocabularyIDs(st, a, &s.ids)
+	ids, err := l.vocabularyIDs(st, a, &s.ids)
+	if err != nil {
+		return nil, err
+	}
 	sp := l.appendWeights(vector.Sparse{Indices: make([]uint32, 0, len(ids)), Values: make([]float32, 0, len(ids))}, st, a, ids)
 	return &sp, nil
 }
@@ -120,13 +82,26 @@ func (l *Lexical) AppendAnalysis(dst vector.Sparse, a *Analysis, s *AnalysisScra
 	if err != nil {
 		return dst, err
 	}
-	return l.appendWeights(dst, st, a, l.vocabularyIDs(st, a, &s.ids)), nil
+	ids, err := l.vocabularyIDs(st, a, &s.ids)
+	if err != nil {
+		return dst, err
+	}
+	return l.appendWeights(dst, st, a, ids), nil
 }
 
 // vocabularyIDs returns the vocabulary terms of a as id<<32|count, in
-// increasing id order, in scratch, which it reuses.
-func (l *Lexical) vocabularyIDs(st *lexicalStats, a *Analysis, scratch *[]uint64) []uint64 {
+// increasing id order, in scratch, which it reuses. An analysis given as
+// ids must hold ids of st's vocabulary.
+func (l *Lexical) vocabularyIDs(st *lexicalStats, a *Analysis, scratch *[]uint64) ([]uint64, error) {
 	ids := (*scratch)[:0]
+	if a.Terms == nil {
+		for i, id := range a.IDs {
+			if int(id) >= len(st.df) {
+				return nil, fmt.Errorf("term id %d is beyond the vocabulary of %d terms", id, len(st.df))
+			}
+			ids = append(ids, uint64(id)<<32|uint64(a.Counts[i]))
+		}
+	}
 	for i, t := range a.Terms {
 		if id, ok := st.vocab[t]; ok {
 			ids = append(ids, uint64(id)<<32|uint64(a.Counts[i]))
@@ -134,7 +109,7 @@ func (l *Lexical) vocabularyIDs(st *lexicalStats, a *Analysis, scratch *[]uint64
 	}
 	slices.Sort(ids)
 	*scratch = ids
-	return ids
+	return ids, nil
 }
 
 // appendWeights appends the weight of each packed id of a text analysed

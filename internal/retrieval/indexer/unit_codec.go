@@ -42,10 +42,26 @@ func (w *unitWriter) strs(s []string) {
 // encodeUnitPayload serialises u: its split, then its analyses, which a
 // reader can decode alone.
 func encodeUnitPayload(u *Unit) []byte {
+	return append(encodeSplitField(u), u.packedAnalyses()...)
+}
+
+// encodeSplitField serialises the split of u as a unit payload begins:
+// its length, then the split.
+func encodeSplitField(u *Unit) []byte {
 	split := encodeSplit(u)
-	w := &unitWriter{b: make([]byte, 0, 2*len(split))}
+	w := &unitWriter{b: make([]byte, 0, len(split)+binary.MaxVarintLen64)}
 	w.str(string(split))
-	return append(w.b, u.packedAnalyses()...)
+	return w.b
+}
+
+// splitFieldOf returns the split field that begins payload, a slice of
+// it, or false when payload does not begin with one.
+func splitFieldOf(payload []byte) ([]byte, bool) {
+	n, k := binary.Uvarint(payload)
+	if k <= 0 || n > uint64(len(payload)-k) {
+		return nil, false
+	}
+	return payload[:k+int(n)], true
 }
 
 // packedAnalyses returns u's analyses encoded: u.packed when the build
@@ -237,13 +253,8 @@ const (
 // decodeUnitPayload decodes what encodeUnitPayload wrote, as mode says.
 func decodeUnitPayload(payload []byte, mode decodeMode) (*Unit, error) {
 	r := &unitReader{s: string(payload)}
-	split := &unitReader{s: r.str(), view: mode == decodeView}
 	u := &Unit{}
-	split.split(u)
-	r.err = cmp.Or(r.err, split.err)
-	if r.err == nil && split.s != "" {
-		r.err = errUnitPayload
-	}
+	r.splitField(u, mode == decodeView)
 	if r.err == nil && mode == decodeOwned {
 		u.packed = []byte(r.s)
 	}
@@ -260,6 +271,17 @@ func (r *unitReader) unitAnalyses(u *Unit) {
 	u.ChildTerms = r.analyses()
 	u.ContextTerms = r.analyses()
 	if r.err == nil && r.s != "" {
+		r.err = errUnitPayload
+	}
+}
+
+// splitField decodes the split field of a unit payload into u, its texts
+// slices of the payload when view is set.
+func (r *unitReader) splitField(u *Unit, view bool) {
+	split := &unitReader{s: r.str(), view: view}
+	split.split(u)
+	r.err = cmp.Or(r.err, split.err)
+	if r.err == nil && split.s != "" {
 		r.err = errUnitPayload
 	}
 }

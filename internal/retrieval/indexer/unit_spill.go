@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
 )
 
 // unitSpill is the file a streaming build keeps its units in between its
-// two passes: the first pass appends each unit's payload (see
-// encodeUnitPayload) as soon as the unit is counted and drops the unit,
+// two passes: the first pass appends each unit (see spillAnalyses) as
+// soon as the unit is counted and drops the unit,
 // the second reads each back, in document order, just before embedding
 // it. So a build holds a unit per worker instead of every unit. Each
 // payload carries a CRC-32C: a spill damaged on disk fails the build
@@ -63,9 +65,10 @@ func (s *unitSpill) finish() error {
 // errDamagedSpill reports a spilled unit that does not read back whole.
 var errDamagedSpill = errors.New("damaged unit spill")
 
-// take reads the i-th unit back, whole (its analyses decoded, nothing
-// packed), holding none of the spill's buffer.
-func (s *unitSpill) take(i int) (*Unit, error) {
+// take reads the i-th unit back, whole (its analyses decoded as ids of
+// the vocabulary stats fitted, nothing packed), holding none of the
+// spill's buffer.
+func (s *unitSpill) take(i int, stats *embed.CorpusStats) (*Unit, error) {
 	ref := s.refs[i]
 	if cap(s.buf) < ref.n {
 		s.buf = make([]byte, ref.n)
@@ -77,7 +80,7 @@ func (s *unitSpill) take(i int) (*Unit, error) {
 	if crc32.Checksum(payload, castagnoli) != ref.sum {
 		return nil, errDamagedSpill
 	}
-	u, err := decodeUnitPayload(payload, decodeWhole)
+	u, err := decodeSpilled(payload, stats)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errDamagedSpill, err)
 	}

@@ -17,6 +17,8 @@ type unitSource struct {
 	cache *UnitCache
 	scope []byte
 	spill *unitSpill // nil: units stay in memory between the passes
+	// stats are the first pass's, whose term ids the spill holds.
+	stats *embed.CorpusStats
 }
 
 // newUnitSource readies the units of docs, kept in opts.Units when set
@@ -45,22 +47,24 @@ func (s *unitSource) close() {
 // firstPass is what the first pass of a build leaves: every unit in
 // document order (none when the build spills them), how many came from
 // the cache, the corpus statistics of their child texts and how many
-// parents and children they hold.
+// parents and children they hold; ids and spilled are its scratch.
 type firstPass struct {
 	units             []*Unit
 	reused            int
 	stats             *embed.CorpusStats
 	parents, children int
+	ids               []uint32
+	spilled           []byte
 }
 
 // made is a unit a worker of the first pass hands on: the i-th document's,
-// its payload when the build spills units, and whether it came from the
-// cache.
+// the split field of its payload when the build spills units, and whether
+// it came from the cache.
 type made struct {
-	i       int
-	u       *Unit
-	payload []byte
-	reused  bool
+	i      int
+	u      *Unit
+	split  []byte
+	reused bool
 }
 
 // unitsOf is the first pass of a build: it makes or loads the unit of
@@ -97,6 +101,7 @@ func (s *unitSource) unitsOf(ctx context.Context, opts Options) (*firstPass, err
 		}
 	}()
 	pass := &firstPass{stats: embed.NewCorpusStats()}
+	s.stats = pass.stats
 	if s.spill == nil {
 		pass.units = make([]*Unit, len(s.docs))
 	}
@@ -130,18 +135,20 @@ func stop(cancel context.CancelFunc, wg *sync.WaitGroup, done chan made) {
 	}
 }
 
-// keep counts the unit m and keeps it in pass, or in the spill.
+// keep counts the unit m and keeps it in pass, or in the spill with its
+// analyses as term ids.
 func (s *unitSource) keep(m made, pass *firstPass) error {
 	if m.reused {
 		pass.reused++
 	}
 	pass.parents += len(m.u.Parents)
 	pass.children += len(m.u.Children)
-	for i := range m.u.ChildTerms {
-		pass.stats.Add(m.u.ChildTerms[i])
-	}
 	if s.spill != nil {
-		return s.spill.put(m.i, m.payload)
+		pass.spilled = spillAnalyses(append(pass.spilled[:0], m.split...), m.u, pass.stats, &pass.ids)
+		return s.spill.put(m.i, pass.spilled)
+	}
+	for i := range m.u.ChildTerms {
+		pass.ids = pass.stats.Add(m.u.ChildTerms[i], pass.ids[:0])
 	}
 	m.u.packedAnalyses()
 	m.u.ChildTerms, m.u.ContextTerms = nil, nil
@@ -159,8 +166,8 @@ func (s *unitSource) finishSpill() error {
 
 // unit returns the i-th document's unit from the cache when it holds it,
 // and otherwise makes it and, with a cache, queues it to be stored. When
-// the build spills, the unit comes with its payload, and a unit from the
-// cache is a view of its payload, to be counted and dropped.
+// the build spills, the unit comes with its split field, and a unit from
+// the cache is a view of its payload, to be counted and dropped.
 func (s *unitSource) unit(i int, scratch *embed.AnalysisScratch) made {
 	doc := s.docs[i]
 	var key unitKey
@@ -171,14 +178,15 @@ func (s *unitSource) unit(i int, scratch *embed.AnalysisScratch) made {
 		}
 	}
 	m := made{i: i, u: newUnit(doc, s.split, s.shape, scratch)}
-	if s.spill != nil || s.cache != nil {
+	switch {
+	case s.cache != nil:
 		payload := encodeUnitPayload(m.u)
-		if s.cache != nil {
-			s.cache.storePayload(key, payload)
-		}
+		s.cache.storePayload(key, payload)
 		if s.spill != nil {
-			m.payload = payload
+			m.split, _ = splitFieldOf(payload)
 		}
+	case s.spill != nil:
+		m.split = encodeSplitField(m.u)
 	}
 	return m
 }
@@ -195,7 +203,8 @@ func (s *unitSource) cached(i int, key unitKey) (made, bool) {
 		return made{}, false
 	}
 	u, err := decodeUnitPayload(payload, decodeView)
-	return made{i: i, u: u, payload: payload, reused: true}, err == nil
+	split, ok := splitFieldOf(payload)
+	return made{i: i, u: u, split: split, reused: true}, err == nil && ok
 }
 
 // take returns the i-th document's unit, whole, for the second pass: from
@@ -210,7 +219,7 @@ func (s *unitSource) take(i int, units []*Unit, scratch *embed.AnalysisScratch) 
 
 // spilled reads the i-th document's unit back from the spill.
 func (s *unitSource) spilled(i int) (*Unit, error) {
-	u, err := s.spill.take(i)
+	u, err := s.spill.take(i, s.stats)
 	if err != nil {
 		return nil, fmt.Errorf("unit of document %s: %w", s.docs[i].ID, err)
 	}
