@@ -69,13 +69,8 @@ func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name strin
 	}
 	defer release()
 	started := metav1.Now()
-	reused := 0
-	defer func() {
-		s.corpus.Status.LastBuild = inProcessBuild(s.revision, started, cache, err)
-		if err == nil {
-			s.corpus.Status.LastBuild.UnitCache = indexjob.UnitStatus(reused, len(s.sources.Docs))
-		}
-	}()
+	var built build.Built
+	defer func() { s.corpus.Status.LastBuild = inProcessBuild(s.revision, started, cache, built, err) }()
 	tmp, err := os.MkdirTemp("", "parentrag-build-*")
 	if err != nil {
 		return err
@@ -85,11 +80,10 @@ func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name strin
 	if err != nil {
 		return err
 	}
-	req.OnProgress = build.TrackReused(req.OnProgress, &reused)
-	if _, err := build.Run(ctx, req); err != nil {
+	if built, err = build.Run(ctx, req); err != nil {
 		return err
 	}
-	log.FromContext(ctx).Info("built revision", "revision", s.revision, "documents", len(s.sources.Docs), "reusedFromUnitCache", reused)
+	log.FromContext(ctx).Info("built revision", "revision", s.revision, "documents", len(s.sources.Docs), "reusedFromUnitCache", built.Reused)
 	return r.store(ctx, s, req.Dir, name)
 }
 
@@ -168,13 +162,16 @@ func revisionFromManifest(cm *corev1.ConfigMap) (*v1alpha1.RevisionStatus, error
 	return rev, nil
 }
 
-// inProcessBuild records a build that ran in the operator.
-func inProcessBuild(revision string, started metav1.Time, cache *embed.Cached, err error) *v1alpha1.BuildStatus {
+// inProcessBuild records a build that ran in the operator and, when it
+// succeeded, what its unit cache saved.
+func inProcessBuild(revision string, started metav1.Time, cache *embed.Cached, built build.Built, err error) *v1alpha1.BuildStatus {
 	finished := metav1.Now()
 	b := &v1alpha1.BuildStatus{Revision: revision, Mode: v1alpha1.IndexingInProcess, Result: "Succeeded",
 		StartedAt: &started, FinishedAt: &finished, EmbeddingCache: indexjob.CacheStatus(cache), Logs: "the operator's log"}
 	if err != nil {
 		b.Result, b.Message = "Failed", stalledMessage(err)
+		return b
 	}
+	b.UnitCache = indexjob.UnitStatus(built.Reused, built.Manifest.Documents)
 	return b
 }

@@ -209,18 +209,17 @@ func indexDocuments(ctx context.Context, req indexRequest, progress *progressRep
 		return bundle.Manifest{}, 0, err
 	}
 	digest := bundle.SourceDigest(req.docs)
-	reused := 0
-	m, err := build.Run(ctx, build.Request{
+	built, err := build.Run(ctx, build.Request{
 		Docs: req.docs, Policy: req.compiled.Manifested(), Embedder: e, EmbedderConfig: ecfg,
 		Revision: bundle.Revision(req.compiled.Revision, digest, ecfg, bundle.VectorStoreRef{}, ""), SourceDigest: digest,
-		OnProgress: build.TrackReused(progress.report, &reused),
+		OnProgress: progress.report,
 		OnUnitsNotStored: func(n int, first error) {
 			fmt.Fprintf(progress.w, "warning: %d units could not be written to the unit cache and are made again next run: %v\n", n, first)
 		},
 		Dir: req.out, Replace: req.replace, UnitCacheDir: req.unitCache, UnitCacheMaxAge: req.unitMaxAge,
 	})
 	progress.finishStage()
-	return m, reused, err
+	return built.Manifest, built.Reused, err
 }
 
 // humanBytes formats a size with a binary unit.

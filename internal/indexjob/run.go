@@ -106,16 +106,15 @@ func (r *Runner) build(ctx context.Context, plan *Plan, rep *reporter) (*Result,
 		return nil, err
 	}
 	defer release()
-	reused := 0
-	m, err := r.index(ctx, plan, compiled, set, e, rep, &reused)
+	built, err := r.index(ctx, plan, compiled, set, e, rep)
 	if err != nil {
 		return nil, err
 	}
 	releaseDocuments(set)
-	res := &Result{Manifest: m, SourceErrors: set.Errors, SourceErrorCount: set.ErrorCount}
+	res := &Result{Manifest: built.Manifest, SourceErrors: set.Errors, SourceErrorCount: set.ErrorCount}
 	res.EmbeddingCache = CacheStatus(cache)
 	if r.unitCacheDir() != "" {
-		res.UnitCache = UnitStatus(reused, m.Documents)
+		res.UnitCache = UnitStatus(built.Reused, built.Manifest.Documents)
 	}
 	if err := r.check(ctx, plan, res); err != nil {
 		return nil, err
@@ -149,13 +148,12 @@ func (r *Runner) readSources(ctx context.Context, plan *Plan) (*sourceset.Set, e
 	return set, nil
 }
 
-// index builds the bundle into the volume and returns its manifest; it
-// keeps in *reused how many documents the unit cache gave.
-func (r *Runner) index(ctx context.Context, plan *Plan, compiled *policy.Compiled, set *sourceset.Set, e embed.Embedder, rep *reporter, reused *int) (bundle.Manifest, error) {
+// index builds the bundle into the volume and returns what it built.
+func (r *Runner) index(ctx context.Context, plan *Plan, compiled *policy.Compiled, set *sourceset.Set, e embed.Embedder, rep *reporter) (build.Built, error) {
 	req := build.Request{
 		Docs: set.Docs, Policy: compiled.Manifested(), Embedder: e, EmbedderConfig: plan.Embedder,
 		Revision: plan.Revision, SourceDigest: plan.SourceDigest, VectorStore: plan.VectorStore,
-		OnProgress: build.TrackReused(func(p indexer.Progress) { rep.progress(ctx, p) }, reused),
+		OnProgress: func(p indexer.Progress) { rep.progress(ctx, p) },
 		OnUnitsNotStored: func(n int, first error) {
 			log.FromContext(ctx).Info("some units could not be written to the unit cache; the next build makes them again", "units", n, "error", first.Error())
 		},

@@ -47,7 +47,7 @@ func buildBundle(b *testing.B, c corpus, dir string, log *phaseLog) {
 	}
 	docs := c.documents()
 	log.logf("drew %d documents", len(docs))
-	m, err := build.Run(context.Background(), build.Request{
+	built, err := build.Run(context.Background(), build.Request{
 		Docs: docs, Policy: build.Policy{Splitter: c.splitter, Revision: "bench"},
 		Embedder: e, EmbedderConfig: cfg, Revision: "bench", Dir: dir,
 		OnProgress: func(p indexer.Progress) { log.progress(progressUnit(p.Stage), p.Done, p.Total) },
@@ -55,7 +55,7 @@ func buildBundle(b *testing.B, c corpus, dir string, log *phaseLog) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	log.logf("built %d children and %d parents", m.Children, m.Parents)
+	log.logf("built %d children and %d parents", built.Manifest.Children, built.Manifest.Parents)
 }
 
 // progressUnit names what a build stage counts.

@@ -72,11 +72,10 @@ func timedBuild(b *testing.B, docs []hierarchy.Document, cacheDir string) (map[s
 		b.Fatal(err)
 	}
 	clock := &stageClock{last: time.Now(), spent: map[string]time.Duration{}}
-	reused := 0
 	dir := filepath.Join(b.TempDir(), "bundle")
-	_, err = build.Run(context.Background(), build.Request{
+	built, err := build.Run(context.Background(), build.Request{
 		Docs: docs, Policy: compiled.Manifested(), Embedder: e, EmbedderConfig: cfg, Revision: "bench",
-		OnProgress: build.TrackReused(clock.report, &reused), SaveProgress: indexer.Progress{Stage: "save"},
+		OnProgress: clock.report, SaveProgress: indexer.Progress{Stage: "save"},
 		Dir: dir, UnitCacheDir: cacheDir,
 	})
 	if err != nil {
@@ -85,7 +84,7 @@ func timedBuild(b *testing.B, docs []hierarchy.Document, cacheDir string) (map[s
 	clock.report(indexer.Progress{Stage: "end"})
 	clock.spent["save"] = clock.spent["end"]
 	os.RemoveAll(dir)
-	return clock.spent, reused
+	return clock.spent, built.Reused
 }
 
 // BenchmarkRevision measures whole builds (split, analyse, fit, embed,

@@ -76,6 +76,13 @@ type Request struct {
 	CreatedAt time.Time
 }
 
+// Built is what a build made: the saved bundle's manifest, and how many
+// of its documents the unit cache gave (0 without one).
+type Built struct {
+	Manifest bundle.Manifest
+	Reused   int
+}
+
 // Run builds the revision req describes and returns its manifest. When a
 // collection is asked for, it is created, filled, flushed, indexed and
 // loaded with its row count checked before the bundle is saved, so a
@@ -87,7 +94,7 @@ type Request struct {
 // neither the index nor every unit in memory: beyond the documents, a
 // unit per worker and a batch of children. The bundle is the same, byte
 // for byte, as saving the index built in memory.
-func Run(ctx context.Context, req Request) (bundle.Manifest, error) {
+func Run(ctx context.Context, req Request) (Built, error) {
 	opts := indexer.Options{Workers: req.Workers, OnProgress: req.OnProgress, ContextWeight: float32(req.EmbedderConfig.ContextWeight)}
 	started := time.Now()
 	// Reading the documents leaves as much garbage as their text, which
@@ -98,22 +105,22 @@ func Run(ctx context.Context, req Request) (bundle.Manifest, error) {
 	if req.UnitCacheDir != "" {
 		var err error
 		if opts.Units, err = indexer.OpenUnitCache(req.UnitCacheDir); err != nil {
-			return bundle.Manifest{}, err
+			return Built{}, err
 		}
 		opts.UnitScope = req.Policy.unitScope()
 	}
 	pending, err := bundle.Begin(req.Dir, req.Replace)
 	if err != nil {
-		return bundle.Manifest{}, err
+		return Built{}, err
 	}
 	if err := streamInto(pending, &opts); err != nil {
 		pending.Abort()
-		return bundle.Manifest{}, err
+		return Built{}, err
 	}
 	ix, err := req.index(ctx, pending, opts)
 	if err != nil {
 		pending.Abort()
-		return bundle.Manifest{}, err
+		return Built{}, err
 	}
 	if ix.UnitsNotStored > 0 && req.OnUnitsNotStored != nil {
 		req.OnUnitsNotStored(ix.UnitsNotStored, ix.UnitStoreErr)
@@ -122,11 +129,14 @@ func Run(ctx context.Context, req Request) (bundle.Manifest, error) {
 		req.OnProgress(req.SaveProgress)
 	}
 	m, err := pending.Commit(ix, req.manifest())
-	if err == nil && opts.Units != nil && req.UnitCacheMaxAge > 0 {
+	if err != nil {
+		return Built{}, err
+	}
+	if opts.Units != nil && req.UnitCacheMaxAge > 0 {
 		// Best effort: a unit left behind costs disk, never correctness.
 		_, _ = opts.Units.Prune(started.Add(-req.UnitCacheMaxAge))
 	}
-	return m, err
+	return Built{Manifest: m, Reused: ix.Reused}, nil
 }
 
 // streamInto makes the build stream into the pending bundle: units spill
@@ -177,19 +187,6 @@ func (req *Request) index(ctx context.Context, pending *bundle.Pending, opts ind
 		return nil, err
 	}
 	return ix, finish(ix.ChildCount)
-}
-
-// TrackReused returns a progress callback that passes every report to next
-// (when set) and keeps in *reused how many documents the unit cache gave.
-func TrackReused(next func(indexer.Progress), reused *int) func(indexer.Progress) {
-	return func(p indexer.Progress) {
-		if p.Stage == indexer.StageSplit {
-			*reused = p.Reused
-		}
-		if next != nil {
-			next(p)
-		}
-	}
 }
 
 // unitScope identifies the policy in unit keys: its revision, spec, length

@@ -64,10 +64,11 @@ func TestRunSavesAnOpenableBundle(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bundle")
 	var stages []string
 	req := request(t, dir, &stages)
-	m, err := build.Run(context.Background(), req)
+	built, err := build.Run(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := built.Manifest
 	if m.Revision != req.Revision || m.SourceDigest != req.SourceDigest || m.PolicyRevision != req.Policy.Revision || m.Embedder != req.EmbedderConfig {
 		t.Errorf("manifest %+v does not record the request", m)
 	}
@@ -118,10 +119,11 @@ func TestRunFillsTheCollection(t *testing.T) {
 	cfg := milvus.Config{Address: srv.Addr(), Collection: "children_build", Retry: milvus.Retry{Attempts: 2, Backoff: time.Millisecond, MaxBackoff: time.Millisecond}}
 	req.Collection = &cfg
 	req.VectorStore = bundle.VectorStoreRef{Kind: bundle.VectorStoreMilvus, Address: cfg.Address, Collection: cfg.Collection}
-	m, err := build.Run(context.Background(), req)
+	built, err := build.Run(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := built.Manifest
 	store, err := milvus.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -37,14 +37,14 @@ func cachedBuild(t *testing.T, docs []hierarchy.Document, spec policy.Compiled, 
 		t.Fatal(err)
 	}
 	digest := bundle.SourceDigest(docs)
-	reused := -1
+	reported := -1
 	dir := filepath.Join(t.TempDir(), "bundle")
-	_, err = build.Run(context.Background(), build.Request{
+	built, err := build.Run(context.Background(), build.Request{
 		Docs: docs, Policy: spec.Manifested(), Embedder: e, EmbedderConfig: cfg,
 		Revision: bundle.Revision(spec.Revision, digest, cfg, bundle.VectorStoreRef{}, ""), SourceDigest: digest,
 		OnProgress: func(p indexer.Progress) {
 			if p.Stage == indexer.StageSplit && p.Done == p.Total {
-				reused = p.Reused
+				reported = p.Reused
 			}
 		},
 		Dir: dir, UnitCacheDir: cacheDir, CreatedAt: createdAt,
@@ -52,7 +52,10 @@ func cachedBuild(t *testing.T, docs []hierarchy.Document, spec policy.Compiled, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dir, reused
+	if reported != built.Reused {
+		t.Fatalf("the split stage reported %d documents reused, Run %d", reported, built.Reused)
+	}
+	return dir, built.Reused
 }
 
 // sameBundles fails unless directories a and b hold the same files with
