@@ -140,6 +140,18 @@ func (w *unitWriter) parent(p *hierarchy.Parent) {
 
 // analyses appends a list of analyses, telling none from an empty list.
 func (w *unitWriter) analyses(as []embed.Analysis) {
+	w.analysisList(as, func(a embed.Analysis) {
+		for i, t := range a.Terms {
+			w.str(t)
+			w.uint(uint64(a.Counts[i]))
+		}
+	})
+}
+
+// analysisList appends a list of analyses, telling none from an empty
+// list: its length, then per analysis its tokens, its number of terms and
+// what terms appends of them.
+func (w *unitWriter) analysisList(as []embed.Analysis, terms func(embed.Analysis)) {
 	if as == nil {
 		w.uint(0)
 		return
@@ -148,10 +160,7 @@ func (w *unitWriter) analyses(as []embed.Analysis) {
 	for _, a := range as {
 		w.uint(uint64(a.Tokens))
 		w.uint(uint64(len(a.Terms)))
-		for i, t := range a.Terms {
-			w.str(t)
-			w.uint(uint64(a.Counts[i]))
-		}
+		terms(a)
 	}
 }
 
@@ -320,14 +329,7 @@ func (r *unitReader) parent(p *hierarchy.Parent) {
 
 // analyses reads a list of analyses.
 func (r *unitReader) analyses() []embed.Analysis {
-	n := r.uint()
-	if n == 0 || n-1 > uint64(len(r.s)) {
-		if n != 0 {
-			r.err = errUnitPayload
-		}
-		return nil
-	}
-	out := make([]embed.Analysis, n-1)
+	out := r.analysisList()
 	for i := range out {
 		out[i].Tokens = int(r.uint())
 		m := r.count()
@@ -338,4 +340,17 @@ func (r *unitReader) analyses() []embed.Analysis {
 		}
 	}
 	return out
+}
+
+// analysisList reads the length of a list of analyses and returns a list
+// that long, its analyses to be read; nil for none.
+func (r *unitReader) analysisList() []embed.Analysis {
+	n := r.uint()
+	if n == 0 || n-1 > uint64(len(r.s)) {
+		if n != 0 {
+			r.err = errUnitPayload
+		}
+		return nil
+	}
+	return make([]embed.Analysis, n-1)
 }

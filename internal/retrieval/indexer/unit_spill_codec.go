@@ -23,20 +23,13 @@ func spillAnalyses(dst []byte, u *Unit, stats *embed.CorpusStats, ids *[]uint32)
 // idAnalyses appends a list of analyses, each term as the id idOf gives
 // it, telling none from an empty list.
 func (w *unitWriter) idAnalyses(as []embed.Analysis, ids *[]uint32, idOf func(embed.Analysis, []uint32) []uint32) {
-	if as == nil {
-		w.uint(0)
-		return
-	}
-	w.uint(uint64(len(as)) + 1)
-	for _, a := range as {
+	w.analysisList(as, func(a embed.Analysis) {
 		*ids = idOf(a, (*ids)[:0])
-		w.uint(uint64(a.Tokens))
-		w.uint(uint64(len(a.Terms)))
 		for i, id := range *ids {
 			w.uint(uint64(id))
 			w.uint(uint64(a.Counts[i]))
 		}
-	}
+	})
 }
 
 // decodeSpilled decodes what a build spilled of a unit: its texts in
@@ -61,14 +54,7 @@ func decodeSpilled(payload []byte, stats *embed.CorpusStats) (*Unit, error) {
 // keeping of each the terms stats's vocabulary holds, as their
 // vocabulary ids.
 func (r *unitReader) idAnalyses(stats *embed.CorpusStats) []embed.Analysis {
-	n := r.uint()
-	if n == 0 || n-1 > uint64(len(r.s)) {
-		if n != 0 {
-			r.err = errUnitPayload
-		}
-		return nil
-	}
-	out := make([]embed.Analysis, n-1)
+	out := r.analysisList()
 	for i := range out {
 		out[i].Tokens = int(r.uint())
 		m := r.count()
