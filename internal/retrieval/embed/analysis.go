@@ -95,21 +95,39 @@ func (l *Lexical) AppendAnalysis(dst vector.Sparse, a *Analysis, s *AnalysisScra
 func (l *Lexical) vocabularyIDs(st *lexicalStats, a *Analysis, scratch *[]uint64) ([]uint64, error) {
 	ids := (*scratch)[:0]
 	if a.Terms == nil {
-		for i, id := range a.IDs {
-			if int(id) >= len(st.df) {
-				return nil, fmt.Errorf("term id %d is beyond the vocabulary of %d terms", id, len(st.df))
-			}
-			ids = append(ids, uint64(id)<<32|uint64(a.Counts[i]))
+		var err error
+		if ids, err = appendGivenIDs(ids, st, a); err != nil {
+			return nil, err
 		}
-	}
-	for i, t := range a.Terms {
-		if id, ok := st.vocab[t]; ok {
-			ids = append(ids, uint64(id)<<32|uint64(a.Counts[i]))
-		}
+	} else {
+		ids = appendTermIDs(ids, st, a)
 	}
 	slices.Sort(ids)
 	*scratch = ids
 	return ids, nil
+}
+
+// appendGivenIDs appends the ids of an analysis given as ids, each as
+// id<<32|count, refusing one beyond st's vocabulary.
+func appendGivenIDs(dst []uint64, st *lexicalStats, a *Analysis) ([]uint64, error) {
+	for i, id := range a.IDs {
+		if int(id) >= len(st.df) {
+			return nil, fmt.Errorf("term id %d is beyond the vocabulary of %d terms", id, len(st.df))
+		}
+		dst = append(dst, uint64(id)<<32|uint64(a.Counts[i]))
+	}
+	return dst, nil
+}
+
+// appendTermIDs appends the vocabulary id of each term of a the
+// vocabulary holds, each as id<<32|count.
+func appendTermIDs(dst []uint64, st *lexicalStats, a *Analysis) []uint64 {
+	for i, t := range a.Terms {
+		if id, ok := st.vocab[t]; ok {
+			dst = append(dst, uint64(id)<<32|uint64(a.Counts[i]))
+		}
+	}
+	return dst
 }
 
 // appendWeights appends the weight of each packed id of a text analysed

@@ -44,6 +44,15 @@ func (c *CorpusStats) Add(a Analysis, ids []uint32) []uint32 {
 	return ids
 }
 
+// Count counts one text, as Add does, keeping no ids.
+func (c *CorpusStats) Count(a Analysis) {
+	c.docs++
+	c.tokens += uint64(a.Tokens)
+	for _, t := range a.Terms {
+		c.df[c.id(t)]++
+	}
+}
+
 // Intern appends to ids the id of each term of a, in order, without
 // counting a: a text embedded with the corpus's statistics but not part
 // of the corpus (a child's context). A term met only here stays out of

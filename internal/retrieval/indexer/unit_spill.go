@@ -11,18 +11,22 @@ import (
 )
 
 // unitSpill is the file a streaming build keeps its units in between its
-// two passes: the first pass appends each unit (see spillAnalyses) as
-// soon as the unit is counted and drops the unit,
-// the second reads each back, in document order, just before embedding
-// it. So a build holds a unit per worker instead of every unit. Each
-// payload carries a CRC-32C: a spill damaged on disk fails the build
-// instead of indexing something else.
+// two passes: the first pass appends each unit (see spillAnalyses), which
+// counts it into the spill's corpus statistics, and drops the unit; the
+// second reads each back, in document order, just before embedding it,
+// its terms as ids of the vocabulary fitted on those statistics. So a
+// build holds a unit per worker instead of every unit. Each payload
+// carries a CRC-32C: a spill damaged on disk fails the build instead of
+// indexing something else.
 type unitSpill struct {
-	f    *os.File
-	w    *bufio.Writer
-	end  int64
-	refs []spillRef
-	buf  []byte
+	f     *os.File
+	w     *bufio.Writer
+	end   int64
+	refs  []spillRef
+	stats *embed.CorpusStats
+	ids   []uint32 // put's scratch
+	out   []byte   // put's scratch
+	buf   []byte   // take's scratch
 }
 
 // spillRef is where one unit lies in the spill file.
@@ -35,17 +39,21 @@ type spillRef struct {
 // spillBuffer is the spill's write buffer.
 const spillBuffer = 1 << 20
 
-// newUnitSpill creates an empty spill for n units in dir; close removes it.
-func newUnitSpill(dir string, n int) (*unitSpill, error) {
+// newUnitSpill creates an empty spill for n units in dir, counting them
+// into stats; close removes it.
+func newUnitSpill(dir string, n int, stats *embed.CorpusStats) (*unitSpill, error) {
 	f, err := os.CreateTemp(dir, ".units-*.spill")
 	if err != nil {
 		return nil, fmt.Errorf("creating unit spill: %w", err)
 	}
-	return &unitSpill{f: f, w: bufio.NewWriterSize(f, spillBuffer), refs: make([]spillRef, n)}, nil
+	return &unitSpill{f: f, w: bufio.NewWriterSize(f, spillBuffer), refs: make([]spillRef, n), stats: stats}, nil
 }
 
-// put appends the payload of the i-th unit.
-func (s *unitSpill) put(i int, payload []byte) error {
+// put counts the i-th unit u into the spill's statistics and appends it:
+// split, the split field of its payload, then its analyses as term ids.
+func (s *unitSpill) put(i int, u *Unit, split []byte) error {
+	s.out = spillAnalyses(append(s.out[:0], split...), u, s.stats, &s.ids)
+	payload := s.out
 	if _, err := s.w.Write(payload); err != nil {
 		return fmt.Errorf("writing unit spill: %w", err)
 	}
@@ -66,9 +74,9 @@ func (s *unitSpill) finish() error {
 var errDamagedSpill = errors.New("damaged unit spill")
 
 // take reads the i-th unit back, whole (its analyses decoded as ids of
-// the vocabulary stats fitted, nothing packed), holding none of the
-// spill's buffer.
-func (s *unitSpill) take(i int, stats *embed.CorpusStats) (*Unit, error) {
+// the vocabulary fitted on the spill's statistics, nothing packed),
+// holding none of the spill's buffer.
+func (s *unitSpill) take(i int) (*Unit, error) {
 	ref := s.refs[i]
 	if cap(s.buf) < ref.n {
 		s.buf = make([]byte, ref.n)
@@ -80,7 +88,7 @@ func (s *unitSpill) take(i int, stats *embed.CorpusStats) (*Unit, error) {
 	if crc32.Checksum(payload, castagnoli) != ref.sum {
 		return nil, errDamagedSpill
 	}
-	u, err := decodeSpilled(payload, stats)
+	u, err := decodeSpilled(payload, s.stats)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errDamagedSpill, err)
 	}

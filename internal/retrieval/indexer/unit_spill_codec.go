@@ -61,7 +61,11 @@ func (r *unitReader) idAnalyses(stats *embed.CorpusStats) []embed.Analysis {
 		out[i].IDs, out[i].Counts = make([]uint32, 0, m), make([]uint32, 0, m)
 		for range m {
 			id, count := r.uint(), r.uint()
-			if v, ok := stats.VocabularyID(uint32(id)); ok && id <= uint64(^uint32(0)) {
+			if id > uint64(^uint32(0)) {
+				r.err = errUnitPayload
+				return nil
+			}
+			if v, ok := stats.VocabularyID(uint32(id)); ok {
 				out[i].IDs = append(out[i].IDs, v)
 				out[i].Counts = append(out[i].Counts, uint32(count))
 			}

@@ -17,20 +17,20 @@ type unitSource struct {
 	cache *UnitCache
 	scope []byte
 	spill *unitSpill // nil: units stay in memory between the passes
-	// stats are the first pass's, whose term ids the spill holds.
 	stats *embed.CorpusStats
 }
 
 // newUnitSource readies the units of docs, kept in opts.Units when set
-// and spilled to opts.SpillDir when set; close releases the spill.
+// and spilled to opts.SpillDir when set, counting their child texts into
+// corpus statistics of their own; close releases the spill.
 func newUnitSource(docs []hierarchy.Document, b hierarchy.DocumentSplitter, shape unitShape, opts Options) (*unitSource, error) {
-	s := &unitSource{docs: docs, split: b, shape: shape, cache: opts.Units}
+	s := &unitSource{docs: docs, split: b, shape: shape, cache: opts.Units, stats: embed.NewCorpusStats()}
 	if s.cache != nil {
 		s.scope = unitScope(shape, opts.UnitScope)
 	}
 	if opts.SpillDir != "" {
 		var err error
-		if s.spill, err = newUnitSpill(opts.SpillDir, len(docs)); err != nil {
+		if s.spill, err = newUnitSpill(opts.SpillDir, len(docs), s.stats); err != nil {
 			return nil, err
 		}
 	}
@@ -47,14 +47,12 @@ func (s *unitSource) close() {
 // firstPass is what the first pass of a build leaves: every unit in
 // document order (none when the build spills them), how many came from
 // the cache, the corpus statistics of their child texts and how many
-// parents and children they hold; ids and spilled are its scratch.
+// parents and children they hold.
 type firstPass struct {
 	units             []*Unit
 	reused            int
 	stats             *embed.CorpusStats
 	parents, children int
-	ids               []uint32
-	spilled           []byte
 }
 
 // made is a unit a worker of the first pass hands on: the i-th document's,
@@ -100,8 +98,7 @@ func (s *unitSource) unitsOf(ctx context.Context, opts Options) (*firstPass, err
 			}
 		}
 	}()
-	pass := &firstPass{stats: embed.NewCorpusStats()}
-	s.stats = pass.stats
+	pass := &firstPass{stats: s.stats}
 	if s.spill == nil {
 		pass.units = make([]*Unit, len(s.docs))
 	}
@@ -144,11 +141,10 @@ func (s *unitSource) keep(m made, pass *firstPass) error {
 	pass.parents += len(m.u.Parents)
 	pass.children += len(m.u.Children)
 	if s.spill != nil {
-		pass.spilled = spillAnalyses(append(pass.spilled[:0], m.split...), m.u, pass.stats, &pass.ids)
-		return s.spill.put(m.i, pass.spilled)
+		return s.spill.put(m.i, m.u, m.split)
 	}
-	for i := range m.u.ChildTerms {
-		pass.ids = pass.stats.Add(m.u.ChildTerms[i], pass.ids[:0])
+	for _, a := range m.u.ChildTerms {
+		pass.stats.Count(a)
 	}
 	m.u.packedAnalyses()
 	m.u.ChildTerms, m.u.ContextTerms = nil, nil
@@ -219,7 +215,7 @@ func (s *unitSource) take(i int, units []*Unit, scratch *embed.AnalysisScratch) 
 
 // spilled reads the i-th document's unit back from the spill.
 func (s *unitSource) spilled(i int) (*Unit, error) {
-	u, err := s.spill.take(i, s.stats)
+	u, err := s.spill.take(i)
 	if err != nil {
 		return nil, fmt.Errorf("unit of document %s: %w", s.docs[i].ID, err)
 	}
