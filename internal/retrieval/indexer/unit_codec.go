@@ -251,9 +251,6 @@ const (
 	// decodeOwned gives every text memory of its own and keeps a copy of
 	// the encoded analyses as packed: a unit held between the passes.
 	decodeOwned decodeMode = iota
-	// decodeWhole gives every text memory of its own and keeps nothing
-	// packed: a unit embedded now.
-	decodeWhole
 	// decodeView leaves the texts slices of the payload and keeps nothing
 	// packed: a unit only counted, then dropped.
 	decodeView
