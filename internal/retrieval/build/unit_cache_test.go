@@ -219,7 +219,7 @@ func TestUnitCacheRebuildsDamagedUnits(t *testing.T) {
 // unitFiles lists the unit files under dir, in lexical order.
 func unitFiles(t *testing.T, dir string) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*", "*.unit"))
+	files, err := indexer.UnitFiles(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,6 +54,11 @@ func OpenUnitCache(dir string) (*UnitCache, error) {
 // Dir returns the cache's directory.
 func (c *UnitCache) Dir() string { return c.dir }
 
+// UnitFiles lists the unit files of the cache in dir.
+func UnitFiles(dir string) ([]string, error) {
+	return filepath.Glob(filepath.Join(dir, "*", "*"+unitFileExt))
+}
+
 // path is where the unit of key lives: in a directory named by its first
 // byte, so no directory grows too large.
 func (c *UnitCache) path(key unitKey) string {

@@ -13,7 +13,7 @@ import (
 // unitFiles returns the unit files in the cache dir.
 func unitFiles(t *testing.T, dir string) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*", "*.unit"))
+	files, err := indexer.UnitFiles(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
