@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 )
 
 // TestLocalIndexReusesUnits checks that a second `local index` of a folder
@@ -19,9 +21,8 @@ func TestLocalIndexReusesUnits(t *testing.T) {
 	if !strings.Contains(stderr, "reused 0 of 3 documents from the unit cache "+cache) {
 		t.Errorf("first run: %q", stderr)
 	}
-	files, _ := filepath.Glob(filepath.Join(cache, "*", "*.unit"))
-	if len(files) != 3 {
-		t.Errorf("the cache holds %d units, want 3", len(files))
+	if packs, _ := indexer.UnitFiles(cache); len(packs) != 1 {
+		t.Errorf("the cache holds %d packs, want 1", len(packs))
 	}
 	names := listDir(t, root)
 	writeFile(t, root, names[0], "# Edited\n\nA new text about lighthouses.\n")

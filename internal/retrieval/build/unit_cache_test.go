@@ -176,47 +176,53 @@ func TestUnitCacheAfterEdits(t *testing.T) {
 	}
 }
 
-// TestUnitCacheRebuildsDamagedUnits checks that truncated, altered and
-// misplaced unit files are never trusted: the build makes those units
-// again, writes the bundle of a build without cache, and repairs the files.
+// TestUnitCacheRebuildsDamagedUnits checks that a damaged pack is never
+// trusted: a unit whose bytes fail their checksum is made again, a pack
+// whose footer or frame is damaged has every unit made again, the bundle
+// is the one a build without cache writes, and the build leaves a sound
+// pack that the next one reuses whole.
 func TestUnitCacheRebuildsDamagedUnits(t *testing.T) {
 	docs := synthtest.New(6, 5000).Documents(12)
 	spec := defaultPolicy(t)
-	cache := t.TempDir()
-	cold, _ := cachedBuild(t, docs, spec, cache)
-	files := unitFiles(t, cache)
-	if len(files) != len(docs) {
-		t.Fatalf("%d unit files for %d documents", len(files), len(docs))
+	cold, _ := cachedBuild(t, docs, spec, "")
+	damage := []struct {
+		name   string
+		damage func([]byte) []byte
+		reused int
+	}{
+		{"one unit's bytes", func(b []byte) []byte { b[len("PRUPACK1")+10] ^= 1; return b }, len(docs) - 1},
+		{"the footer's checksum", func(b []byte) []byte { b[len(b)-5] ^= 1; return b }, 0},
+		{"truncated", func(b []byte) []byte { return b[:len(b)/2] }, 0},
+		{"empty", func([]byte) []byte { return nil }, 0},
 	}
-	damage := []func([]byte) []byte{
-		func(b []byte) []byte { return b[:len(b)/2] },
-		func(b []byte) []byte { b[len(b)-1] ^= 1; return b },
-		func(b []byte) []byte { b[10] ^= 1; return b }, // the key
-		func([]byte) []byte { return nil },
-	}
-	for i, d := range damage {
-		data, err := os.ReadFile(files[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(files[i], d(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Rename(files[4], files[5]); err != nil { // unit 5's name, unit 4's content
-		t.Fatal(err)
-	}
-	warm, reused := cachedBuild(t, docs, spec, cache)
-	if want := len(docs) - len(damage) - 2; reused != want {
-		t.Errorf("reused %d documents, want %d", reused, want)
-	}
-	sameBundles(t, cold, warm)
-	if _, reused := cachedBuild(t, docs, spec, cache); reused != len(docs) {
-		t.Errorf("after the repair, reused %d of %d documents", reused, len(docs))
+	for _, d := range damage {
+		t.Run(d.name, func(t *testing.T) {
+			cache := t.TempDir()
+			cachedBuild(t, docs, spec, cache)
+			packs := unitFiles(t, cache)
+			if len(packs) != 1 {
+				t.Fatalf("%d packs after one build, want 1", len(packs))
+			}
+			data, err := os.ReadFile(packs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(packs[0], d.damage(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			warm, reused := cachedBuild(t, docs, spec, cache)
+			if reused != d.reused {
+				t.Errorf("reused %d documents, want %d", reused, d.reused)
+			}
+			sameBundles(t, cold, warm)
+			if _, reused := cachedBuild(t, docs, spec, cache); reused != len(docs) {
+				t.Errorf("after the repair, reused %d of %d documents", reused, len(docs))
+			}
+		})
 	}
 }
 
-// unitFiles lists the unit files under dir, in lexical order.
+// unitFiles lists the packs of the unit cache in dir, in lexical order.
 func unitFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	files, err := indexer.UnitFiles(dir)

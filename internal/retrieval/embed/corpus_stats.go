@@ -29,6 +29,43 @@ func NewCorpusStats() *CorpusStats {
 	return &CorpusStats{ids: map[string]uint32{}}
 }
 
+// NewCorpusStatsOf returns statistics of no text that give terms the ids
+// 0 to len(terms)-1, in order, as the statistics that met them did: so a
+// build can count and read units whose analyses an earlier build kept as
+// those ids (see AddIDs). It fails when a term repeats.
+func NewCorpusStatsOf(terms []string) (*CorpusStats, error) {
+	c := &CorpusStats{ids: make(map[string]uint32, len(terms)), terms: make([]string, 0, len(terms)), df: make([]uint32, len(terms))}
+	for _, t := range terms {
+		if _, ok := c.ids[t]; ok {
+			return nil, fmt.Errorf("term %q repeats in the term table", t)
+		}
+		c.ids[t] = uint32(len(c.terms))
+		c.terms = append(c.terms, t)
+	}
+	return c, nil
+}
+
+// Terms returns every term met so far, by id; nil after FitCorpus. The
+// slice is the statistics' own: the caller must not change it.
+func (c *CorpusStats) Terms() []string { return c.terms }
+
+// AddIDs counts one text of tokens tokens given as the distinct ids of its
+// terms, as Add counts the text it was analysed from. It fails, counting
+// nothing, when an id is one c never gave.
+func (c *CorpusStats) AddIDs(tokens int, ids []uint32) error {
+	for _, id := range ids {
+		if int(id) >= len(c.df) {
+			return fmt.Errorf("term id %d is beyond the %d terms met", id, len(c.df))
+		}
+	}
+	c.docs++
+	c.tokens += uint64(tokens)
+	for _, id := range ids {
+		c.df[id]++
+	}
+	return nil
+}
+
 // Add counts one text and appends to ids the id of each of its terms, in
 // order. A term met for the first time is copied, so the statistics never
 // keep the memory of the analysis it came from (a decoded unit's terms

@@ -56,7 +56,9 @@ type Options struct {
 	// Units, when set, keeps each document's unit (its split and
 	// analyses) between builds, keyed by everything it depends on: a
 	// document whose unit is there is neither split nor analysed. The
-	// index is the same, byte for byte, with or without it.
+	// index is the same, byte for byte, with or without it. A build with
+	// a unit cache streams (see SpillDir) into the cache's directory: its
+	// spill becomes the cache's pack for the next build.
 	Units *UnitCache
 	// UnitScope identifies the splitter for Units: the chunking policy's
 	// revision and spec as the caller knows them. It enters every unit
@@ -68,7 +70,8 @@ type Options struct {
 	// build then holds a unit per worker and the batch being embedded
 	// instead of every unit, and the Index keeps no Parents or Children
 	// (ParentCount and ChildCount count them; OnParent receives the
-	// parents). The file is removed before Build returns.
+	// parents). The file is removed before Build returns. With Units, the
+	// build streams into the cache's directory instead.
 	SpillDir string
 	// OnParent, when set, receives every parent in document order, each
 	// before the first of its children is embedded. An error fails the
@@ -87,9 +90,9 @@ type Index struct {
 	// also when a streaming build (Options.SpillDir) keeps neither.
 	ParentCount, ChildCount int
 	Embedder                embed.Embedder
-	// UnitsNotStored counts the units Options.Units failed to write, and
-	// UnitStoreErr is the first failure: such a unit is skipped, and made
-	// again by the next build.
+	// UnitsNotStored counts the units Options.Units failed to keep (all
+	// of them, when the build's pack could not be written), and
+	// UnitStoreErr says why: the next build makes them again.
 	UnitsNotStored int
 	UnitStoreErr   error
 	// Store holds the children: the embedded store, or Options.Store.
@@ -106,9 +109,9 @@ type Index struct {
 // on the analyses of every child text and weighs them without analysing
 // again, bit for bit as Fit and EmbedDocuments on the texts would. Another
 // embedder that is a Fitter is fitted on every child text before any is
-// embedded. Units made for Options.Units are written in the background and
-// Build returns only once they are written or have failed (counted in
-// Index.UnitsNotStored), never failing the build for them.
+// embedded. The units kept for Options.Units are written as the first pass
+// spills them; failing to keep them (counted in Index.UnitsNotStored)
+// never fails the build.
 func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentSplitter, e embed.Embedder, opts Options) (*Index, error) {
 	opts = opts.withDefaults()
 	shape := unitShape{analysed: embed.LexicalPart(e) != nil, contexts: opts.ContextWeight > 0}
@@ -121,13 +124,12 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 	}
 	defer source.close()
 	pass, err := source.unitsOf(ctx, opts)
-	ix := &Index{Documents: len(docs), Embedder: e, Windows: isWindows(b)}
-	if opts.Units != nil {
-		// The unit files are written while the second pass runs.
-		defer func() { ix.UnitsNotStored, ix.UnitStoreErr = opts.Units.Wait() }()
-	}
 	if err != nil {
 		return nil, err
+	}
+	ix := &Index{Documents: len(docs), Embedder: e, Windows: isWindows(b)}
+	if source.storeErr != nil {
+		ix.UnitsNotStored, ix.UnitStoreErr = len(docs), source.storeErr
 	}
 	ix.Reused, ix.ParentCount, ix.ChildCount = pass.reused, pass.parents, pass.children
 	if source.spill == nil {

@@ -20,26 +20,24 @@ func unitFiles(t *testing.T, dir string) []string {
 	return files
 }
 
-// TestBuildSkipsUnitsItCannotStore checks that a unit cache whose files
-// cannot be written fails no build: every unit is counted as not stored,
-// the index is the one a build without the cache makes, and the next
-// build, once the cache is writable, stores them all.
+// TestBuildSkipsUnitsItCannotStore checks that a unit cache it cannot
+// write to fails no build: every unit is counted as not stored, the index
+// is the one a build without the cache makes, and the next build, once
+// the cache is writable, keeps them all in one pack, which the build
+// after reuses.
 func TestBuildSkipsUnitsItCannotStore(t *testing.T) {
 	docs := testDocs(20)
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "units")
 	cache, err := indexer.OpenUnitCache(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A file where each subdirectory was makes every write fail, even as root.
-	subdirs, _ := filepath.Glob(filepath.Join(dir, "*"))
-	for _, d := range subdirs {
-		if err := os.Remove(d); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(d, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	// A file where the cache's directory was makes every write fail, even as root.
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	opts := indexer.Options{Units: cache, UnitScope: []byte("test")}
 	ix := build(t, docs, opts)
@@ -49,9 +47,7 @@ func TestBuildSkipsUnitsItCannotStore(t *testing.T) {
 	if !reflect.DeepEqual(searchAll(t, ix), searchAll(t, build(t, docs, indexer.Options{}))) {
 		t.Error("a build whose units were not stored differs from one without a cache")
 	}
-	for _, d := range subdirs {
-		os.Remove(d)
-	}
+	os.Remove(dir)
 	if cache, err = indexer.OpenUnitCache(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -59,45 +55,65 @@ func TestBuildSkipsUnitsItCannotStore(t *testing.T) {
 	if ix := build(t, docs, opts); ix.UnitsNotStored != 0 || ix.Reused != 0 {
 		t.Errorf("the next build stored all but %d units and reused %d, want all and none", ix.UnitsNotStored, ix.Reused)
 	}
-	if n := len(unitFiles(t, dir)); n != len(docs) {
-		t.Errorf("%d unit files, want %d", n, len(docs))
+	if n := len(unitFiles(t, dir)); n != 1 {
+		t.Errorf("%d packs, want 1", n)
+	}
+	if ix := build(t, docs, opts); ix.Reused != len(docs) {
+		t.Errorf("the build after reused %d of %d units", ix.Reused, len(docs))
 	}
 }
 
-// TestUnitCacheTouchesOldUnitsOnly checks that a hit refreshes a unit's
-// modification time only once it is a day old, and that Prune allows for
-// that day: a unit is pruned only when a day older than the cut-off.
-func TestUnitCacheTouchesOldUnitsOnly(t *testing.T) {
+// TestUnitCachePrunesUnusedPacks checks that Prune removes the pack of a
+// scope no build has used since the cut-off, keeps the others and any
+// file it does not know, and removes the files of the cache's earlier
+// layout, a file per unit in directories named by a byte, whatever their
+// age.
+func TestUnitCachePrunesUnusedPacks(t *testing.T) {
 	docs := testDocs(2)
 	dir := t.TempDir()
 	cache, err := indexer.OpenUnitCache(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := indexer.Options{Units: cache, UnitScope: []byte("test")}
-	build(t, docs, opts)
-	files := unitFiles(t, dir)
-	recent, old := time.Now().Add(-time.Hour), time.Now().Add(-48*time.Hour)
-	for i, f := range files {
-		if err := os.Chtimes(f, recent, []time.Time{recent, old}[i]); err != nil {
+	build(t, docs, indexer.Options{Units: cache, UnitScope: []byte("old policy")})
+	old := unitFiles(t, dir)
+	build(t, docs, indexer.Options{Units: cache, UnitScope: []byte("new policy")})
+	if len(old) != 1 || len(unitFiles(t, dir)) != 2 {
+		t.Fatalf("packs %v after one scope's build, %d after two, want 1 and 2", old, len(unitFiles(t, dir)))
+	}
+	twoDays := time.Now().Add(-48 * time.Hour)
+	if err := os.Chtimes(old[0], twoDays, twoDays); err != nil {
+		t.Fatal(err)
+	}
+	legacy := filepath.Join(dir, "ab")
+	for _, name := range []string{"", "ab01.unit", ".tmp-123"} {
+		path := filepath.Join(legacy, name)
+		if name == "" {
+			err = os.Mkdir(path, 0o755)
+		} else {
+			err = os.WriteFile(path, []byte("x"), 0o644)
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	if ix := build(t, docs, opts); ix.Reused != len(docs) {
-		t.Fatalf("reused %d of %d", ix.Reused, len(docs))
+	other := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(other, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	info0, _ := os.Stat(files[0])
-	info1, _ := os.Stat(files[1])
-	if !info0.ModTime().Equal(recent) {
-		t.Errorf("a hit on an hour-old unit moved its time to %v", info0.ModTime())
+	if n, err := cache.Prune(time.Now().Add(-24 * time.Hour)); err != nil || n != 3 {
+		t.Errorf("pruning removed %d files (%v), want the old scope's pack and two legacy files", n, err)
 	}
-	if time.Since(info1.ModTime()) > time.Minute {
-		t.Errorf("a hit on a two-day-old unit left its time at %v", info1.ModTime())
+	if left := unitFiles(t, dir); len(left) != 1 || left[0] == old[0] {
+		t.Errorf("packs left %v, want the new scope's", left)
 	}
-	if n, err := cache.Prune(time.Now()); err != nil || n != 0 {
-		t.Errorf("pruning units used within a day removed %d (%v)", n, err)
+	if _, err := os.Stat(legacy); !os.IsNotExist(err) {
+		t.Errorf("the legacy directory is still there (%v)", err)
 	}
-	if n, err := cache.Prune(time.Now().Add(23*time.Hour + 30*time.Minute)); err != nil || n != 1 {
-		t.Errorf("pruning 23.5 hours ahead removed %d (%v), want the hour-old unit", n, err)
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("pruning removed a file it does not know: %v", err)
+	}
+	if ix := build(t, docs, indexer.Options{Units: cache, UnitScope: []byte("old policy")}); ix.Reused != 0 {
+		t.Errorf("a build of the pruned scope reused %d units", ix.Reused)
 	}
 }

@@ -13,9 +13,11 @@ import (
 
 // Unit payload layout (integers are varints, unsigned for counts and
 // lengths, signed for offsets; strings are a length then bytes; lists a
-// count then their items):
+// count then their items). A spill holds the split field, then the
+// analyses with ids for terms (see spillAnalyses); a unit held in memory
+// between the passes packs its analyses as below (see packedAnalyses).
 //
-//	length of the split | split | analyses
+//	split field: length of the split | split
 //	split:    lead text | lead end | parents | children
 //	analyses: child analyses | context analyses
 //	parent:   id | document id | title | heading path (strings) | ordinal |
@@ -39,12 +41,6 @@ func (w *unitWriter) strs(s []string) {
 	}
 }
 
-// encodeUnitPayload serialises u: its split, then its analyses, which a
-// reader can decode alone.
-func encodeUnitPayload(u *Unit) []byte {
-	return append(encodeSplitField(u), u.packedAnalyses()...)
-}
-
 // encodeSplitField serialises the split of u as a unit payload begins:
 // its length, then the split.
 func encodeSplitField(u *Unit) []byte {
@@ -52,16 +48,6 @@ func encodeSplitField(u *Unit) []byte {
 	w := &unitWriter{b: make([]byte, 0, len(split)+binary.MaxVarintLen64)}
 	w.str(string(split))
 	return w.b
-}
-
-// splitFieldOf returns the split field that begins payload, a slice of
-// it, or false when payload does not begin with one.
-func splitFieldOf(payload []byte) ([]byte, bool) {
-	n, k := binary.Uvarint(payload)
-	if k <= 0 || n > uint64(len(payload)-k) {
-		return nil, false
-	}
-	return payload[:k+int(n)], true
 }
 
 // packedAnalyses returns u's analyses encoded: u.packed when the build
@@ -244,33 +230,6 @@ func (r *unitReader) strs() []string {
 	return out
 }
 
-// decodeMode says what a decoded unit holds of its payload.
-type decodeMode int
-
-const (
-	// decodeOwned gives every text memory of its own and keeps a copy of
-	// the encoded analyses as packed: a unit held between the passes.
-	decodeOwned decodeMode = iota
-	// decodeView leaves the texts slices of the payload and keeps nothing
-	// packed: a unit only counted, then dropped.
-	decodeView
-)
-
-// decodeUnitPayload decodes what encodeUnitPayload wrote, as mode says.
-func decodeUnitPayload(payload []byte, mode decodeMode) (*Unit, error) {
-	r := &unitReader{s: string(payload)}
-	u := &Unit{}
-	r.splitField(u, mode == decodeView)
-	if r.err == nil && mode == decodeOwned {
-		u.packed = []byte(r.s)
-	}
-	r.unitAnalyses(u)
-	if r.err != nil {
-		return nil, r.err
-	}
-	return u, nil
-}
-
 // unitAnalyses decodes the analyses of a unit into u; they must end the
 // input.
 func (r *unitReader) unitAnalyses(u *Unit) {
@@ -282,9 +241,9 @@ func (r *unitReader) unitAnalyses(u *Unit) {
 }
 
 // splitField decodes the split field of a unit payload into u, its texts
-// slices of the payload when view is set.
-func (r *unitReader) splitField(u *Unit, view bool) {
-	split := &unitReader{s: r.str(), view: view}
+// in memory of their own.
+func (r *unitReader) splitField(u *Unit) {
+	split := &unitReader{s: r.str()}
 	split.split(u)
 	r.err = cmp.Or(r.err, split.err)
 	if r.err == nil && split.s != "" {

@@ -13,7 +13,7 @@ import (
 
 // unitVersion is the version of what a unit holds and of how it is made.
 // It enters every unit key: bump it whenever splitting, opening sections,
-// contexts, child texts or the unit file format can change for the same
+// contexts, child texts or the pack format can change for the same
 // input, so that units made by an older parentrag are never reused.
 const unitVersion = 1
 

@@ -15,50 +15,70 @@ import (
 // counts it into the spill's corpus statistics, and drops the unit; the
 // second reads each back, in document order, just before embedding it,
 // its terms as ids of the vocabulary fitted on those statistics. So a
-// build holds a unit per worker instead of every unit. Each payload
-// carries a CRC-32C: a spill damaged on disk fails the build instead of
-// indexing something else.
+// build holds a unit per worker instead of every unit. Each unit carries
+// a CRC-32C: a spill damaged on disk fails the build instead of indexing
+// something else. A build with a unit cache spills into the cache's
+// directory and keeps the spill as its scope's next pack (see persist and
+// unitPack).
 type unitSpill struct {
-	f     *os.File
-	w     *bufio.Writer
-	end   int64
-	refs  []spillRef
-	stats *embed.CorpusStats
-	ids   []uint32 // put's scratch
-	out   []byte   // put's scratch
-	buf   []byte   // take's scratch
+	f         *os.File
+	w         *bufio.Writer
+	end       int64
+	refs      []spillRef
+	stats     *embed.CorpusStats
+	ids       []uint32 // put's scratch
+	out       []byte   // put's scratch
+	buf       []byte   // take's scratch
+	persisted bool
 }
 
-// spillRef is where one unit lies in the spill file.
+// spillRef is where one unit lies in the spill file and, for a pack, its
+// key and how many parents and children it holds.
 type spillRef struct {
-	off int64
-	n   int
-	sum uint32
+	off               int64
+	n                 int
+	sum               uint32
+	keyed             bool
+	key               unitKey
+	parents, children int
 }
 
 // spillBuffer is the spill's write buffer.
 const spillBuffer = 1 << 20
 
-// newUnitSpill creates an empty spill for n units in dir, counting them
-// into stats; close removes it.
-func newUnitSpill(dir string, n int, stats *embed.CorpusStats) (*unitSpill, error) {
-	f, err := os.CreateTemp(dir, ".units-*.spill")
+// newUnitSpill creates an empty spill for n units in dir, named after
+// pattern (see os.CreateTemp), counting them into stats; close removes it
+// unless persisted.
+func newUnitSpill(dir, pattern string, n int, stats *embed.CorpusStats) (*unitSpill, error) {
+	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return nil, fmt.Errorf("creating unit spill: %w", err)
 	}
-	return &unitSpill{f: f, w: bufio.NewWriterSize(f, spillBuffer), refs: make([]spillRef, n), stats: stats}, nil
+	s := &unitSpill{f: f, w: bufio.NewWriterSize(f, spillBuffer), refs: make([]spillRef, n), stats: stats}
+	s.w.WriteString(packMagic) // a spill is a pack but for its footer
+	s.end = int64(len(packMagic))
+	return s, nil
 }
 
-// put counts the i-th unit u into the spill's statistics and appends it:
-// split, the split field of its payload, then its analyses as term ids.
-func (s *unitSpill) put(i int, u *Unit, split []byte) error {
+// put counts the i-th unit u, whose key is key, into the spill's
+// statistics and appends it: split, the split field of its payload, then
+// its analyses as term ids.
+func (s *unitSpill) put(i int, key unitKey, u *Unit, split []byte) error {
 	s.out = spillAnalyses(append(s.out[:0], split...), u, s.stats, &s.ids)
-	payload := s.out
-	if _, err := s.w.Write(payload); err != nil {
+	return s.putSpilled(i, spillRef{keyed: true, key: key, parents: len(u.Parents), children: len(u.Children)}, s.out)
+}
+
+// putSpilled appends the i-th unit spilled, as data, described by ref but
+// for where it lies: a unit put made, or one an earlier build spilled
+// with the ids of the spill's statistics, already counted (see
+// spilledCounts).
+func (s *unitSpill) putSpilled(i int, ref spillRef, data []byte) error {
+	if _, err := s.w.Write(data); err != nil {
 		return fmt.Errorf("writing unit spill: %w", err)
 	}
-	s.refs[i] = spillRef{off: s.end, n: len(payload), sum: crc32.Checksum(payload, castagnoli)}
-	s.end += int64(len(payload))
+	ref.off, ref.n, ref.sum = s.end, len(data), crc32.Checksum(data, castagnoli)
+	s.refs[i] = ref
+	s.end += int64(len(data))
 	return nil
 }
 
@@ -68,6 +88,25 @@ func (s *unitSpill) finish() error {
 		return fmt.Errorf("writing unit spill: %w", err)
 	}
 	return nil
+}
+
+// persist finishes the spill and keeps it, with its footer, as the pack
+// at path. It fails only when the spill cannot be read back (finish's
+// error, which fails the build); failing to write the footer or rename
+// the file leaves the spill readable and is returned as storeErr.
+func (s *unitSpill) persist(path string) (storeErr, err error) {
+	if err := s.finish(); err != nil {
+		return nil, err
+	}
+	footer := encodePackFooter(s.stats.Terms(), s.refs, s.end)
+	if _, err := s.f.WriteAt(footer, s.end); err != nil {
+		return fmt.Errorf("unit cache: writing %s: %w", path, err), nil
+	}
+	if err := os.Rename(s.f.Name(), path); err != nil {
+		return fmt.Errorf("unit cache: %w", err), nil
+	}
+	s.persisted = true
+	return nil, nil
 }
 
 // errDamagedSpill reports a spilled unit that does not read back whole.
@@ -95,8 +134,10 @@ func (s *unitSpill) take(i int) (*Unit, error) {
 	return u, nil
 }
 
-// close closes and removes the spill file.
+// close closes the spill file and removes it, unless it was persisted.
 func (s *unitSpill) close() {
 	s.f.Close()
-	os.Remove(s.f.Name())
+	if !s.persisted {
+		os.Remove(s.f.Name())
+	}
 }

@@ -4,12 +4,12 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 )
 
-// Spilled unit layout: the split field of a unit payload (see
-// encodeUnitPayload), then the child analyses and the context analyses as
-// a unit payload writes them, but each term as the id the build's
-// embed.CorpusStats gave it. So the spill is smaller than the unit
-// payloads, and the second pass turns ids into vocabulary ids with a
-// slice instead of looking up every term.
+// Spilled unit layout: its split field (see encodeSplitField), then the
+// child analyses and the context analyses as encodeAnalyses writes them,
+// but each term as the id the build's embed.CorpusStats gave it. So the
+// second pass turns ids into vocabulary ids with a slice instead of
+// looking up every term, and the next build counts a unit it reuses from
+// its ids alone.
 
 // spillAnalyses counts the child analyses of u into stats, interns its
 // context analyses, and appends both, as ids, to dst. ids is scratch.
@@ -38,38 +38,105 @@ func (w *unitWriter) idAnalyses(as []embed.Analysis, ids *[]uint32, idOf func(em
 func decodeSpilled(payload []byte, stats *embed.CorpusStats) (*Unit, error) {
 	r := &unitReader{s: string(payload)}
 	u := &Unit{}
-	r.splitField(u, false)
-	u.ChildTerms = r.idAnalyses(stats)
-	u.ContextTerms = r.idAnalyses(stats)
+	r.splitField(u)
+	children, contexts := r.idList(), r.idList()
 	if r.err == nil && r.s != "" {
 		r.err = errUnitPayload
 	}
 	if r.err != nil {
 		return nil, r.err
 	}
+	u.ChildTerms, u.ContextTerms = children.vocabulary(stats), contexts.vocabulary(stats)
 	return u, nil
 }
 
-// idAnalyses reads a list of analyses written by unitWriter.idAnalyses,
-// keeping of each the terms stats's vocabulary holds, as their
-// vocabulary ids.
-func (r *unitReader) idAnalyses(stats *embed.CorpusStats) []embed.Analysis {
-	out := r.analysisList()
-	for i := range out {
-		out[i].Tokens = int(r.uint())
-		m := r.count()
-		out[i].IDs, out[i].Counts = make([]uint32, 0, m), make([]uint32, 0, m)
-		for range m {
+// idList is a list of analyses as a spill holds them, flat: analysis i
+// has tokens[i] tokens and the terms ids[ends[i-1]:ends[i]] (from 0 for
+// the first), with their counts. A list that is none has none set.
+type idList struct {
+	none         bool
+	tokens, ends []int
+	ids, counts  []uint32
+}
+
+// idList reads a list of analyses written by unitWriter.idAnalyses.
+func (r *unitReader) idList() idList {
+	n := r.uint()
+	if n == 0 || n-1 > uint64(len(r.s)) {
+		if n != 0 {
+			r.err = errUnitPayload
+		}
+		return idList{none: true}
+	}
+	l := idList{tokens: make([]int, n-1), ends: make([]int, n-1)}
+	for i := range l.tokens {
+		l.tokens[i] = int(r.uint())
+		for range r.count() {
 			id, count := r.uint(), r.uint()
 			if id > uint64(^uint32(0)) {
 				r.err = errUnitPayload
-				return nil
 			}
-			if v, ok := stats.VocabularyID(uint32(id)); ok {
-				out[i].IDs = append(out[i].IDs, v)
-				out[i].Counts = append(out[i].Counts, uint32(count))
+			l.ids, l.counts = append(l.ids, uint32(id)), append(l.counts, uint32(count))
+		}
+		l.ends[i] = len(l.ids)
+	}
+	return l
+}
+
+// analysis returns the i-th analysis's term ids.
+func (l *idList) analysis(i int) []uint32 {
+	start := 0
+	if i > 0 {
+		start = l.ends[i-1]
+	}
+	return l.ids[start:l.ends[i]]
+}
+
+// vocabulary returns the analyses of l, each term as its id in the
+// vocabulary stats fitted, dropping the terms that vocabulary lacks; nil
+// for none. The analyses share l's arrays.
+func (l *idList) vocabulary(stats *embed.CorpusStats) []embed.Analysis {
+	if l.none {
+		return nil
+	}
+	out := make([]embed.Analysis, len(l.tokens))
+	kept, start := 0, 0
+	for i, end := range l.ends {
+		from := kept
+		for j := start; j < end; j++ {
+			if v, ok := stats.VocabularyID(l.ids[j]); ok {
+				l.ids[kept], l.counts[kept] = v, l.counts[j]
+				kept++
 			}
 		}
+		out[i] = embed.Analysis{Tokens: l.tokens[i], IDs: l.ids[from:kept:kept], Counts: l.counts[from:kept:kept]}
+		start = end
 	}
 	return out
+}
+
+// spilledCounts reads what counting a spilled unit takes, its child
+// analyses, and checks that the whole unit decodes with every term id
+// below terms.
+func spilledCounts(spilled []byte, terms int) (idList, error) {
+	r := &unitReader{s: string(spilled)}
+	r.str() // the split field
+	children, contexts := r.idList(), r.idList()
+	if r.err == nil && r.s != "" {
+		r.err = errUnitPayload
+	}
+	if r.err == nil && !(allBelow(children.ids, terms) && allBelow(contexts.ids, terms)) {
+		r.err = errUnitPayload
+	}
+	return children, r.err
+}
+
+// allBelow reports whether every id is below n.
+func allBelow(ids []uint32, n int) bool {
+	for _, id := range ids {
+		if int(id) >= n {
+			return false
+		}
+	}
+	return true
 }

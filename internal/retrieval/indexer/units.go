@@ -1,8 +1,10 @@
 package indexer
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
@@ -16,32 +18,62 @@ type unitSource struct {
 	shape unitShape
 	cache *UnitCache
 	scope []byte
+	prev  *unitPack  // the cache's pack of this scope, if any
 	spill *unitSpill // nil: units stay in memory between the passes
 	stats *embed.CorpusStats
+	// storeErr is why the units could not be kept in the cache, if so.
+	storeErr error
 }
 
-// newUnitSource readies the units of docs, kept in opts.Units when set
-// and spilled to opts.SpillDir when set, counting their child texts into
-// corpus statistics of their own; close releases the spill.
+// newUnitSource readies the units of docs, counting their child texts into
+// corpus statistics of their own. With opts.Units, units come from the
+// cache's pack of their scope when it holds them, and spill into the next
+// one; otherwise they spill to opts.SpillDir when set and stay in memory
+// when not. close releases the spill and the pack.
 func newUnitSource(docs []hierarchy.Document, b hierarchy.DocumentSplitter, shape unitShape, opts Options) (*unitSource, error) {
 	s := &unitSource{docs: docs, split: b, shape: shape, cache: opts.Units, stats: embed.NewCorpusStats()}
 	if s.cache != nil {
 		s.scope = unitScope(shape, opts.UnitScope)
+		s.reusePack()
+		if s.spill, s.storeErr = newUnitSpill(s.cache.dir, packTempPrefix+"*", len(docs), s.stats); s.storeErr == nil {
+			return s, nil
+		}
+		// A cache it cannot write to fails no build: it spills elsewhere.
+		s.cache = nil
+		opts.SpillDir = cmp.Or(opts.SpillDir, os.TempDir())
 	}
 	if opts.SpillDir != "" {
 		var err error
-		if s.spill, err = newUnitSpill(opts.SpillDir, len(docs), s.stats); err != nil {
+		if s.spill, err = newUnitSpill(opts.SpillDir, ".units-*.spill", len(docs), s.stats); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
 }
 
-// close removes the spill, when the build has one.
+// reusePack opens the cache's pack of the build's scope and gives its
+// terms their ids again, so that its units can be counted and copied as
+// they are; without a sound pack, every unit is made.
+func (s *unitSource) reusePack() {
+	p := s.cache.previous(s.scope)
+	if p == nil {
+		return
+	}
+	stats, err := embed.NewCorpusStatsOf(p.terms)
+	if err != nil {
+		p.close()
+		return
+	}
+	s.prev, s.stats = p, stats
+}
+
+// close removes the spill, when the build has one and did not keep it as
+// a pack, and closes the pack it reused.
 func (s *unitSource) close() {
 	if s.spill != nil {
 		s.spill.close()
 	}
+	s.prev.close()
 }
 
 // firstPass is what the first pass of a build leaves: every unit in
@@ -56,13 +88,19 @@ type firstPass struct {
 }
 
 // made is a unit a worker of the first pass hands on: the i-th document's,
-// the split field of its payload when the build spills units, and whether
-// it came from the cache.
+// under key when the build has a unit cache. A unit made comes whole, with
+// its split field when the build spills units; one reused from the
+// cache's pack comes as the pack spilled it, with its child analyses to
+// count and where it lay.
 type made struct {
-	i      int
-	u      *Unit
-	split  []byte
-	reused bool
+	i       int
+	key     unitKey
+	u       *Unit
+	split   []byte
+	reused  bool
+	spilled []byte
+	counts  idList
+	packed  packedUnit
 }
 
 // unitsOf is the first pass of a build: it makes or loads the unit of
@@ -136,12 +174,12 @@ func stop(cancel context.CancelFunc, wg *sync.WaitGroup, done chan made) {
 // analyses as term ids.
 func (s *unitSource) keep(m made, pass *firstPass) error {
 	if m.reused {
-		pass.reused++
+		return s.keepReused(m, pass)
 	}
 	pass.parents += len(m.u.Parents)
 	pass.children += len(m.u.Children)
 	if s.spill != nil {
-		return s.spill.put(m.i, m.u, m.split)
+		return s.spill.put(m.i, m.key, m.u, m.split)
 	}
 	for _, a := range m.u.ChildTerms {
 		pass.stats.Count(a)
@@ -152,18 +190,39 @@ func (s *unitSource) keep(m made, pass *firstPass) error {
 	return nil
 }
 
-// finishSpill readies the spill, when the build has one, to be read.
+// keepReused counts the unit m reused from the cache's pack from its ids
+// and copies it into the spill as it is.
+func (s *unitSource) keepReused(m made, pass *firstPass) error {
+	pass.reused++
+	pass.parents += m.packed.parents
+	pass.children += m.packed.children
+	for i, tokens := range m.counts.tokens {
+		if err := pass.stats.AddIDs(tokens, m.counts.analysis(i)); err != nil {
+			return fmt.Errorf("unit of document %s: %w", s.docs[m.i].ID, err)
+		}
+	}
+	ref := spillRef{keyed: true, key: m.key, parents: m.packed.parents, children: m.packed.children}
+	return s.spill.putSpilled(m.i, ref, m.spilled)
+}
+
+// finishSpill readies the spill, when the build has one, to be read, and
+// keeps it as the cache's pack of the build's scope when the build has a
+// unit cache: failing that, the build goes on, with storeErr set.
 func (s *unitSource) finishSpill() error {
 	if s.spill == nil {
 		return nil
 	}
-	return s.spill.finish()
+	if s.cache == nil {
+		return s.spill.finish()
+	}
+	var err error
+	s.storeErr, err = s.spill.persist(s.cache.packPath(s.scope))
+	return err
 }
 
-// unit returns the i-th document's unit from the cache when it holds it,
-// and otherwise makes it and, with a cache, queues it to be stored. When
-// the build spills, the unit comes with its split field, and a unit from
-// the cache is a view of its payload, to be counted and dropped.
+// unit returns the i-th document's unit from the cache's pack when it
+// holds it, and otherwise makes it, with its split field when the build
+// spills.
 func (s *unitSource) unit(i int, scratch *embed.AnalysisScratch) made {
 	doc := s.docs[i]
 	var key unitKey
@@ -173,34 +232,25 @@ func (s *unitSource) unit(i int, scratch *embed.AnalysisScratch) made {
 			return m
 		}
 	}
-	m := made{i: i, u: newUnit(doc, s.split, s.shape, scratch)}
-	switch {
-	case s.cache != nil:
-		payload := encodeUnitPayload(m.u)
-		s.cache.storePayload(key, payload)
-		if s.spill != nil {
-			m.split, _ = splitFieldOf(payload)
-		}
-	case s.spill != nil:
+	m := made{i: i, key: key, u: newUnit(doc, s.split, s.shape, scratch)}
+	if s.spill != nil {
 		m.split = encodeSplitField(m.u)
 	}
 	return m
 }
 
-// cached returns the i-th document's unit from the cache, when it holds
-// it under key.
+// cached returns the i-th document's unit from the cache's pack, when it
+// holds it, sound, under key.
 func (s *unitSource) cached(i int, key unitKey) (made, bool) {
-	if s.spill == nil {
-		u, ok := s.cache.load(key)
-		return made{i: i, u: u, reused: true}, ok
+	if s.prev == nil {
+		return made{}, false
 	}
-	payload, ok := s.cache.loadPayload(key)
+	spilled, at, ok := s.prev.unit(key)
 	if !ok {
 		return made{}, false
 	}
-	u, err := decodeUnitPayload(payload, decodeView)
-	split, ok := splitFieldOf(payload)
-	return made{i: i, u: u, split: split, reused: true}, err == nil && ok
+	counts, err := spilledCounts(spilled, len(s.prev.terms))
+	return made{i: i, key: key, reused: true, spilled: spilled, counts: counts, packed: at}, err == nil
 }
 
 // take returns the i-th document's unit, whole, for the second pass: from

@@ -9,20 +9,16 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
-// TestRestoreUnpacksOrRemakesAnalyses checks that the first pass packs the
-// analyses of made and loaded units and that the second gets them back,
-// from the packed bytes or, when those are damaged, by making the unit
-// again.
+// TestRestoreUnpacksOrRemakesAnalyses checks that the first pass of a
+// build in memory packs the analyses of the units it makes and that the
+// second gets them back, from the packed bytes or, when those are
+// damaged, by making the unit again.
 func TestRestoreUnpacksOrRemakesAnalyses(t *testing.T) {
 	parent, _ := split.NewRecursive(split.DefaultOptions(200, 0))
 	child, _ := split.NewRecursive(split.DefaultOptions(50, 5))
 	b := &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "r", Parent: parent, Child: child}
 	docs := []hierarchy.Document{{ID: "d", Title: "Bees", Text: "Honey bees dance to tell the hive where flowers are. Bumblebees buzz to shake pollen loose from flowers."}}
-	cache, err := OpenUnitCache(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := newUnitSource(docs, b, unitShape{analysed: true, contexts: true}, Options{Units: cache, UnitScope: []byte("scope")})
+	s, err := newUnitSource(docs, b, unitShape{analysed: true, contexts: true}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,9 +26,6 @@ func TestRestoreUnpacksOrRemakesAnalyses(t *testing.T) {
 	want := newUnit(docs[0], b, s.shape, &scratch)
 	for _, damaged := range []bool{false, true} {
 		m := s.unit(0, &scratch)
-		if n, err := cache.Wait(); n != 0 {
-			t.Fatal(err)
-		}
 		pass := &firstPass{units: make([]*Unit, 1), stats: embed.NewCorpusStats()}
 		if err := s.keep(m, pass); err != nil {
 			t.Fatal(err)
