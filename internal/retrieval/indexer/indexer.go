@@ -4,9 +4,11 @@
 package indexer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 
 	"github.com/parentrag/parentrag/internal/retrieval"
@@ -118,15 +120,11 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 	if opts.Units != nil && len(opts.UnitScope) == 0 {
 		return nil, errors.New("a unit cache needs a unit scope naming the splitter")
 	}
-	source, err := newUnitSource(docs, b, shape, opts)
+	source, pass, err := runFirstPass(ctx, docs, b, shape, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer source.close()
-	pass, err := source.unitsOf(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
 	ix := &Index{Documents: len(docs), Embedder: e, Windows: isWindows(b)}
 	if source.storeErr != nil {
 		ix.UnitsNotStored, ix.UnitStoreErr = len(docs), source.storeErr
@@ -142,6 +140,40 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 		return nil, err
 	}
 	return ix, nil
+}
+
+// runFirstPass makes or loads the units of docs and counts them (see
+// unitsOf). When the unit cache cannot take the spill (a full disk, say),
+// it runs the pass again without the cache, spilling to opts.SpillDir or
+// the temporary directory: a cache only saves work, so it fails no build,
+// and the source's storeErr says why it was left out.
+func runFirstPass(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentSplitter, shape unitShape, opts Options) (*unitSource, *firstPass, error) {
+	source, pass, err := firstPassOf(ctx, docs, b, shape, opts)
+	if opts.Units == nil || !errors.Is(err, errCacheUnwritable) {
+		return source, pass, err
+	}
+	cause := err
+	opts.Units, opts.SpillDir = nil, cmp.Or(opts.SpillDir, os.TempDir())
+	if source, pass, err = firstPassOf(ctx, docs, b, shape, opts); err != nil {
+		return nil, nil, err
+	}
+	source.storeErr = cause
+	return source, pass, nil
+}
+
+// firstPassOf readies the units of docs and runs the first pass over
+// them; on failure, nothing is left open.
+func firstPassOf(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentSplitter, shape unitShape, opts Options) (*unitSource, *firstPass, error) {
+	source, err := newUnitSource(docs, b, shape, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	pass, err := source.unitsOf(ctx, opts)
+	if err != nil {
+		source.close()
+		return nil, nil, err
+	}
+	return source, pass, nil
 }
 
 // gather puts the parents and children of every unit, in order, into the

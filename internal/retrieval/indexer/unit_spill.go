@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
@@ -43,6 +44,10 @@ type spillRef struct {
 	parents, children int
 }
 
+// spillSink is what the writes of a spill go to: its file (a test fails
+// them, as a full disk does).
+var spillSink = func(f *os.File) io.Writer { return f }
+
 // spillBuffer is the spill's write buffer.
 const spillBuffer = 1 << 20
 
@@ -54,7 +59,7 @@ func newUnitSpill(dir, pattern string, n int, stats *embed.CorpusStats) (*unitSp
 	if err != nil {
 		return nil, fmt.Errorf("creating unit spill: %w", err)
 	}
-	s := &unitSpill{f: f, w: bufio.NewWriterSize(f, spillBuffer), refs: make([]spillRef, n), stats: stats}
+	s := &unitSpill{f: f, w: bufio.NewWriterSize(spillSink(f), spillBuffer), refs: make([]spillRef, n), stats: stats}
 	s.w.WriteString(packMagic) // a spill is a pack but for its footer
 	s.end = int64(len(packMagic))
 	return s, nil

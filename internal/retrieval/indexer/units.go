@@ -1,10 +1,9 @@
 package indexer
 
 import (
-	"cmp"
 	"context"
+	"errors"
 	"fmt"
-	"os"
 	"sync"
 
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
@@ -35,12 +34,12 @@ func newUnitSource(docs []hierarchy.Document, b hierarchy.DocumentSplitter, shap
 	if s.cache != nil {
 		s.scope = unitScope(shape, opts.UnitScope)
 		s.reusePack()
-		if s.spill, s.storeErr = newUnitSpill(s.cache.dir, packTempPrefix+"*", len(docs), s.stats); s.storeErr == nil {
-			return s, nil
+		var err error
+		if s.spill, err = newUnitSpill(s.cache.dir, packTempPrefix+"*", len(docs), s.stats); err != nil {
+			s.close()
+			return nil, s.cacheErr(err)
 		}
-		// A cache it cannot write to fails no build: it spills elsewhere.
-		s.cache = nil
-		opts.SpillDir = cmp.Or(opts.SpillDir, os.TempDir())
+		return s, nil
 	}
 	if opts.SpillDir != "" {
 		var err error
@@ -179,7 +178,7 @@ func (s *unitSource) keep(m made, pass *firstPass) error {
 	pass.parents += len(m.u.Parents)
 	pass.children += len(m.u.Children)
 	if s.spill != nil {
-		return s.spill.put(m.i, m.key, m.u, m.split)
+		return s.cacheErr(s.spill.put(m.i, m.key, m.u, m.split))
 	}
 	for _, a := range m.u.ChildTerms {
 		pass.stats.Count(a)
@@ -202,7 +201,7 @@ func (s *unitSource) keepReused(m made, pass *firstPass) error {
 		}
 	}
 	ref := spillRef{keyed: true, key: m.key, parents: m.packed.parents, children: m.packed.children}
-	return s.spill.putSpilled(m.i, ref, m.spilled)
+	return s.cacheErr(s.spill.putSpilled(m.i, ref, m.spilled))
 }
 
 // finishSpill readies the spill, when the build has one, to be read, and
@@ -217,6 +216,20 @@ func (s *unitSource) finishSpill() error {
 	}
 	var err error
 	s.storeErr, err = s.spill.persist(s.cache.packPath(s.scope))
+	return s.cacheErr(err)
+}
+
+// errCacheUnwritable marks a failure to write the spill into the unit
+// cache's directory (a full disk, say): Build then runs the first pass
+// again without the cache.
+var errCacheUnwritable = errors.New("unit cache")
+
+// cacheErr marks err, a failure to write the spill, with
+// errCacheUnwritable when the spill is in the unit cache.
+func (s *unitSource) cacheErr(err error) error {
+	if err != nil && s.cache != nil {
+		return fmt.Errorf("%w: %w", errCacheUnwritable, err)
+	}
 	return err
 }
 

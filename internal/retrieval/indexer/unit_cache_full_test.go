@@ -1,0 +1,90 @@
+package indexer
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/split"
+	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
+	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
+)
+
+// errDiskFull stands for the disk of a unit cache filling up.
+var errDiskFull = errors.New("no space left on device")
+
+// fullDisk is a file that takes limit bytes, then fails every write.
+type fullDisk struct {
+	f     io.Writer
+	limit int
+}
+
+func (d *fullDisk) Write(p []byte) (int, error) {
+	if len(p) > d.limit {
+		n, _ := d.f.Write(p[:d.limit])
+		d.limit = 0
+		return n, errDiskFull
+	}
+	d.limit -= len(p)
+	return d.f.Write(p)
+}
+
+// TestBuildLeavesOutAUnitCacheThatFills checks that a unit cache whose
+// disk fills while the first pass spills into it fails no build: the
+// build runs its first pass again without the cache, indexes what a build
+// without cache indexes, counts every unit as not stored with the disk's
+// error, and leaves no pack and no temporary file in the cache nor
+// anything in its spill directory.
+func TestBuildLeavesOutAUnitCacheThatFills(t *testing.T) {
+	docs := synthtest.New(8, 3000).Documents(30)
+	parent, _ := split.NewRecursive(split.DefaultOptions(400, 0))
+	child, _ := split.NewRecursive(split.DefaultOptions(80, 10))
+	b := &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "r", Parent: parent, Child: child}
+	cacheDir, spillDir := t.TempDir(), t.TempDir()
+	cache, err := OpenUnitCache(cacheDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(sink func(*os.File) io.Writer) { spillSink = sink }(spillSink)
+	spillSink = func(f *os.File) io.Writer {
+		if filepath.Dir(f.Name()) == cacheDir {
+			return &fullDisk{f: f, limit: 100}
+		}
+		return f
+	}
+	build := func(opts Options) *Index {
+		lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.ContextWeight, opts.SpillDir, opts.BatchSize = 0.8, spillDir, 16
+		ix, err := Build(context.Background(), docs, b, lex, opts)
+		if err != nil {
+			t.Fatalf("build: %v", err)
+		}
+		return ix
+	}
+	full := build(Options{Units: cache, UnitScope: []byte("scope")})
+	if full.UnitsNotStored != len(docs) || !errors.Is(full.UnitStoreErr, errDiskFull) || full.Reused != 0 {
+		t.Errorf("%d units not stored (%v), %d reused; want %d, the disk's error and none", full.UnitsNotStored, full.UnitStoreErr, full.Reused, len(docs))
+	}
+	plain := build(Options{})
+	if statsOf(full) != statsOf(plain) || full.ChildCount != plain.ChildCount {
+		t.Errorf("store %+v (%d children), without cache %+v (%d)", statsOf(full), full.ChildCount, statsOf(plain), plain.ChildCount)
+	}
+	for _, dir := range []string{cacheDir, spillDir} {
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("%s holds %d files after the build, want none", dir, len(entries))
+		}
+	}
+}
+
+// statsOf returns the statistics of the embedded store ix filled.
+func statsOf(ix *Index) vectorstore.EmbeddedStats {
+	return ix.Store.(*vectorstore.Embedded).Stats()
+}
