@@ -23,7 +23,7 @@ type unitCacheFlags struct {
 func (f *unitCacheFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.dir, "unit-cache", "", "directory keeping each document's split and analyses between runs, so unchanged documents are not split again (default: parentrag/units in the user's cache directory, ~/.cache on Linux)")
 	cmd.Flags().BoolVar(&f.off, "no-unit-cache", false, "split and analyse every document, reading and writing no unit cache")
-	cmd.Flags().DurationVar(&f.maxAge, "unit-cache-max-age", build.DefaultUnitCacheMaxAge, "after a run, remove from the unit cache the units no run has used for this long (0: keep them all)")
+	cmd.Flags().DurationVar(&f.maxAge, "unit-cache-max-age", build.DefaultUnitCacheMaxAge, "after a run, remove from the unit cache the units of the policies no run has used for this long (0: keep them all)")
 }
 
 // resolve returns the unit cache directory to use, "" for none.

@@ -29,8 +29,8 @@ type Policy struct {
 	LengthUnit, Tokenizer string
 }
 
-// DefaultUnitCacheMaxAge is how long the builders of parentrag keep a unit
-// that no build has used in their unit caches.
+// DefaultUnitCacheMaxAge is how long the builders of parentrag keep the
+// units of a scope (a policy) that no build has used in their unit caches.
 const DefaultUnitCacheMaxAge = 30 * 24 * time.Hour
 
 // Request is one revision build: the documents in, the bundle out.
@@ -66,11 +66,11 @@ type Request struct {
 	// the one a build without the cache makes. "" means no cache.
 	UnitCacheDir string
 	// OnUnitsNotStored, when set, is told how many units the unit cache
-	// failed to write, and the first failure, when any did: the build
-	// skips them (the next build makes them again) and succeeds.
+	// failed to keep, and why, when it failed: the build goes on without
+	// the cache (the next build makes them again) and succeeds.
 	OnUnitsNotStored func(n int, first error)
 	// UnitCacheMaxAge, when above zero, prunes after a successful build
-	// the units no build has used for that long.
+	// the units of the scopes no build has used for that long.
 	UnitCacheMaxAge time.Duration
 	// CreatedAt stamps the manifest; zero means now.
 	CreatedAt time.Time
