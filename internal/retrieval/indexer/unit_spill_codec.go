@@ -1,6 +1,8 @@
 package indexer
 
 import (
+	"unsafe"
+
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 )
 
@@ -116,16 +118,19 @@ func (l *idList) vocabulary(stats *embed.CorpusStats) []embed.Analysis {
 }
 
 // spilledCounts reads what counting a spilled unit takes, its child
-// analyses, and checks that the whole unit decodes with every term id
-// below terms.
+// analyses, and checks that their term ids are below terms. The context
+// analyses after them are left unread: the unit's checksum vouches for
+// them, and the second pass reads them.
 func spilledCounts(spilled []byte, terms int) (idList, error) {
-	r := &unitReader{s: string(spilled)}
-	r.str() // the split field
-	children, contexts := r.idList(), r.idList()
-	if r.err == nil && r.s != "" {
-		r.err = errUnitPayload
+	if len(spilled) == 0 {
+		return idList{}, errUnitPayload
 	}
-	if r.err == nil && !(allBelow(children.ids, terms) && allBelow(contexts.ids, terms)) {
+	// A view, not a copy: spilled is never changed, and nothing read
+	// from it outlives it but integers.
+	r := &unitReader{s: unsafe.String(&spilled[0], len(spilled))}
+	r.str() // the split field
+	children := r.idList()
+	if r.err == nil && !allBelow(children.ids, terms) {
 		r.err = errUnitPayload
 	}
 	return children, r.err
