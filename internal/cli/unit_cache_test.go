@@ -21,7 +21,7 @@ func TestLocalIndexReusesUnits(t *testing.T) {
 	if !strings.Contains(stderr, "reused 0 of 3 documents from the unit cache "+cache) {
 		t.Errorf("first run: %q", stderr)
 	}
-	if packs, _ := indexer.UnitFiles(cache); len(packs) != 1 {
+	if packs, _ := indexer.UnitPacks(cache); len(packs) != 1 {
 		t.Errorf("the cache holds %d packs, want 1", len(packs))
 	}
 	names := listDir(t, root)

@@ -225,7 +225,7 @@ func TestUnitCacheRebuildsDamagedUnits(t *testing.T) {
 // unitFiles lists the packs of the unit cache in dir, in lexical order.
 func unitFiles(t *testing.T, dir string) []string {
 	t.Helper()
-	files, err := indexer.UnitFiles(dir)
+	files, err := indexer.UnitPacks(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,8 +45,8 @@ func OpenUnitCache(dir string) (*UnitCache, error) {
 // Dir returns the cache's directory.
 func (c *UnitCache) Dir() string { return c.dir }
 
-// UnitFiles lists the packs of the unit cache in dir, one per scope.
-func UnitFiles(dir string) ([]string, error) {
+// UnitPacks lists the packs of the unit cache in dir, one per scope.
+func UnitPacks(dir string) ([]string, error) {
 	return filepath.Glob(filepath.Join(dir, "*"+packFileExt))
 }
 

@@ -10,10 +10,10 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 )
 
-// unitFiles returns the unit files in the cache dir.
+// unitFiles returns the packs in the cache dir.
 func unitFiles(t *testing.T, dir string) []string {
 	t.Helper()
-	files, err := indexer.UnitFiles(dir)
+	files, err := indexer.UnitPacks(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
