@@ -114,6 +114,18 @@ func (c *CorpusStats) id(t string) uint32 {
 	return id
 }
 
+// Counted returns how many of the terms met some counted text holds:
+// the vocabulary FitCorpus would make.
+func (c *CorpusStats) Counted() int {
+	n := 0
+	for _, df := range c.df {
+		if df > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // Docs returns how many texts were added.
 func (c *CorpusStats) Docs() int { return c.docs }
 

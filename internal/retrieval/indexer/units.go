@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
@@ -214,9 +215,30 @@ func (s *unitSource) finishSpill() error {
 	if s.cache == nil {
 		return s.spill.finish()
 	}
+	if s.staleTerms() {
+		// The next build starts a term table afresh, reusing no unit.
+		_ = os.Remove(s.cache.packPath(s.scope))
+		return s.cacheErr(s.spill.finish())
+	}
 	var err error
 	s.storeErr, err = s.spill.persist(s.cache.packPath(s.scope))
 	return s.cacheErr(err)
+}
+
+// staleTermsSlack and staleTermsFactor bound a pack's term table: past
+// staleTermsFactor times the vocabulary plus staleTermsSlack terms, most
+// of it is the terms of documents gone since the table was started.
+const (
+	staleTermsSlack  = 1 << 16
+	staleTermsFactor = 4
+)
+
+// staleTerms reports whether the build's term table, which it took from
+// the previous pack and extended, has outgrown what its documents use, so
+// that the build keeps no pack: each reused unit's terms are numbered in
+// that table, so only a build that reuses none can shed them.
+func (s *unitSource) staleTerms() bool {
+	return len(s.stats.Terms()) > staleTermsFactor*s.stats.Counted()+staleTermsSlack
 }
 
 // errCacheUnwritable marks a failure to write the spill into the unit

@@ -3,9 +3,11 @@ package indexer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
@@ -87,4 +89,76 @@ func TestBuildLeavesOutAUnitCacheThatFills(t *testing.T) {
 // statsOf returns the statistics of the embedded store ix filled.
 func statsOf(ix *Index) vectorstore.EmbeddedStats {
 	return ix.Store.(*vectorstore.Embedded).Stats()
+}
+
+// TestUnitCacheShedsTheTermsOfDocumentsGone checks that a build whose
+// term table, taken from the previous pack, holds far more terms than its
+// documents use keeps no pack, so that the next build starts the table
+// afresh (reusing nothing) and the one after reuses every unit again.
+func TestUnitCacheShedsTheTermsOfDocumentsGone(t *testing.T) {
+	words := func(prefix string, n int) hierarchy.Document {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "%s%dq ", prefix, i)
+			if i%12 == 11 {
+				b.WriteString(".\n\n")
+			}
+		}
+		return hierarchy.Document{ID: prefix, Text: b.String()}
+	}
+	wide := []hierarchy.Document{words("wide", staleTermsSlack+1000)}
+	narrow := []hierarchy.Document{words("narrow", 200)}
+	cache, err := OpenUnitCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, _ := split.NewRecursive(split.DefaultOptions(2000, 0))
+	child, _ := split.NewRecursive(split.DefaultOptions(200, 0))
+	b := &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "r", Parent: parent, Child: child}
+	build := func(docs []hierarchy.Document) int {
+		lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix, err := Build(context.Background(), docs, b, lex, Options{Units: cache, UnitScope: []byte("scope"), ContextWeight: 0.8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ix.Reused
+	}
+	packTerms := func() int {
+		p, err := openPack(filepath.Join(cache.Dir(), mustOnePack(t, cache.Dir())))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.close()
+		return len(p.terms)
+	}
+	build(wide)
+	if n := packTerms(); n < staleTermsSlack {
+		t.Fatalf("the wide document's pack holds %d terms", n)
+	}
+	build(narrow) // its table: the wide terms and its own
+	if packs, _ := UnitPacks(cache.Dir()); len(packs) != 0 {
+		t.Fatalf("a build using 200 of %d terms kept its pack", staleTermsSlack+1200)
+	}
+	if reused := build(narrow); reused != 0 {
+		t.Errorf("the build after reused %d units from a pack it should not have", reused)
+	}
+	if n := packTerms(); n > 400 {
+		t.Errorf("the fresh pack holds %d terms, want the narrow document's", n)
+	}
+	if reused := build(narrow); reused != 1 {
+		t.Errorf("the next build reused %d of 1 units", reused)
+	}
+}
+
+// mustOnePack returns the name of the only pack in dir.
+func mustOnePack(t *testing.T, dir string) string {
+	t.Helper()
+	packs, err := UnitPacks(dir)
+	if err != nil || len(packs) != 1 {
+		t.Fatalf("packs %v (%v), want one", packs, err)
+	}
+	return filepath.Base(packs[0])
 }
