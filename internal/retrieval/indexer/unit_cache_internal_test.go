@@ -162,3 +162,51 @@ func mustOnePack(t *testing.T, dir string) string {
 	}
 	return filepath.Base(packs[0])
 }
+
+// FuzzDecodePackFooter checks that no footer, however damaged, panics the
+// decoder, and that whatever it accepts lies within the pack's units.
+func FuzzDecodePackFooter(f *testing.F) {
+	refs := []spillRef{
+		{off: int64(len(packMagic)), n: 40, sum: 7, keyed: true, key: unitKey{1}, parents: 2, children: 5},
+		{off: int64(len(packMagic)) + 40, n: 10, keyed: true, key: unitKey{2}, parents: 1, children: 1},
+		{off: 99, n: 3}, // not keyed: left out
+	}
+	const end = int64(len(packMagic)) + 50
+	whole := encodePackFooter([]string{"bee", "hive", "honey"}, refs, end)
+	footer := whole[:len(whole)-packTrailerSize]
+	f.Add(footer)
+	long := &unitWriter{}
+	long.strs([]string{"bee"})
+	long.uint(1)
+	long.str(strings.Repeat("k", 40)) // a key of 40 bytes
+	f.Add(long.b)
+	f.Fuzz(func(t *testing.T, footer []byte) {
+		p := &unitPack{}
+		if err := p.decodeFooter(footer, end); err != nil {
+			return
+		}
+		for key, u := range p.units {
+			if u.off < int64(len(packMagic)) || u.off+int64(u.n) > end {
+				t.Fatalf("unit %x lies at %d+%d, outside the units ending at %d", key[:4], u.off, u.n, end)
+			}
+		}
+	})
+}
+
+// TestPackFooterRoundTrips checks that a footer decodes to the terms and
+// keyed units it was encoded from.
+func TestPackFooterRoundTrips(t *testing.T) {
+	refs := []spillRef{
+		{off: 8, n: 40, sum: 7, keyed: true, key: unitKey{1}, parents: 2, children: 5},
+		{off: 99, n: 3},
+	}
+	whole := encodePackFooter([]string{"bee", "hive"}, refs, 48)
+	p := &unitPack{}
+	if err := p.decodeFooter(whole[:len(whole)-packTrailerSize], 48); err != nil {
+		t.Fatal(err)
+	}
+	want := packedUnit{off: 8, n: 40, sum: 7, parents: 2, children: 5}
+	if len(p.terms) != 2 || p.terms[1] != "hive" || len(p.units) != 1 || p.units[unitKey{1}] != want {
+		t.Errorf("decoded terms %q and units %+v", p.terms, p.units)
+	}
+}

@@ -106,11 +106,13 @@ func readPackFooter(f *os.File) (*unitPack, error) {
 func (p *unitPack) decodeFooter(footer []byte, unitsEnd int64) error {
 	r := &unitReader{s: string(footer), view: true}
 	p.terms = r.strs()
-	n := r.count()
-	p.units = make(map[unitKey]packedUnit, n)
-	for range n {
+	units := r.count()
+	p.units = make(map[unitKey]packedUnit, units)
+	for range units {
 		var key unitKey
-		if copy(key[:], r.str()) != len(key) {
+		if raw := r.str(); len(raw) == len(key) {
+			copy(key[:], raw)
+		} else {
 			return errDamagedPack
 		}
 		off, n, sum, parents, children := r.uint(), r.uint(), r.uint(), r.uint(), r.uint()
