@@ -167,9 +167,8 @@ func mustOnePack(t *testing.T, dir string) string {
 // decoder, and that whatever it accepts lies within the pack's units.
 func FuzzDecodePackFooter(f *testing.F) {
 	refs := []spillRef{
-		{off: int64(len(packMagic)), n: 40, sum: 7, keyed: true, key: unitKey{1}, parents: 2, children: 5},
-		{off: int64(len(packMagic)) + 40, n: 10, keyed: true, key: unitKey{2}, parents: 1, children: 1},
-		{off: 99, n: 3}, // not keyed: left out
+		{off: int64(len(packMagic)), n: 40, sum: 7, key: unitKey{1}, parents: 2, children: 5},
+		{off: int64(len(packMagic)) + 40, n: 10, key: unitKey{2}, parents: 1, children: 1},
 	}
 	const end = int64(len(packMagic)) + 50
 	whole := encodePackFooter([]string{"bee", "hive", "honey"}, refs, end)
@@ -194,11 +193,11 @@ func FuzzDecodePackFooter(f *testing.F) {
 }
 
 // TestPackFooterRoundTrips checks that a footer decodes to the terms and
-// keyed units it was encoded from.
+// units it was encoded from.
 func TestPackFooterRoundTrips(t *testing.T) {
 	refs := []spillRef{
-		{off: 8, n: 40, sum: 7, keyed: true, key: unitKey{1}, parents: 2, children: 5},
-		{off: 99, n: 3},
+		{off: 8, n: 40, sum: 7, key: unitKey{1}, parents: 2, children: 5},
+		{off: 30, n: 3, sum: 9, key: unitKey{2}},
 	}
 	whole := encodePackFooter([]string{"bee", "hive"}, refs, 48)
 	p := &unitPack{}
@@ -206,7 +205,7 @@ func TestPackFooterRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := packedUnit{off: 8, n: 40, sum: 7, parents: 2, children: 5}
-	if len(p.terms) != 2 || p.terms[1] != "hive" || len(p.units) != 1 || p.units[unitKey{1}] != want {
+	if len(p.terms) != 2 || p.terms[1] != "hive" || len(p.units) != 2 || p.units[unitKey{1}] != want || p.units[unitKey{2}] != (packedUnit{off: 30, n: 3, sum: 9}) {
 		t.Errorf("decoded terms %q and units %+v", p.terms, p.units)
 	}
 }

@@ -150,22 +150,12 @@ func (p *unitPack) close() {
 }
 
 // encodePackFooter encodes the footer and trailer of a pack whose units,
-// ending at offset end, are refs (those with a key) and whose term table
-// is terms.
+// ending at offset end, are refs and whose term table is terms.
 func encodePackFooter(terms []string, refs []spillRef, end int64) []byte {
 	w := &unitWriter{}
 	w.strs(terms)
-	keyed := 0
+	w.uint(uint64(len(refs)))
 	for _, ref := range refs {
-		if ref.keyed {
-			keyed++
-		}
-	}
-	w.uint(uint64(keyed))
-	for _, ref := range refs {
-		if !ref.keyed {
-			continue
-		}
 		w.str(string(ref.key[:]))
 		w.uint(uint64(ref.off))
 		w.uint(uint64(ref.n))

@@ -34,12 +34,12 @@ type unitSpill struct {
 }
 
 // spillRef is where one unit lies in the spill file and, for a pack, its
-// key and how many parents and children it holds.
+// key (zero without a unit cache) and how many parents and children it
+// holds.
 type spillRef struct {
 	off               int64
 	n                 int
 	sum               uint32
-	keyed             bool
 	key               unitKey
 	parents, children int
 }
@@ -70,7 +70,7 @@ func newUnitSpill(dir, pattern string, n int, stats *embed.CorpusStats) (*unitSp
 // its analyses as term ids.
 func (s *unitSpill) put(i int, key unitKey, u *Unit, split []byte) error {
 	s.out = spillAnalyses(append(s.out[:0], split...), u, s.stats, &s.ids)
-	return s.putSpilled(i, spillRef{keyed: true, key: key, parents: len(u.Parents), children: len(u.Children)}, s.out)
+	return s.putSpilled(i, spillRef{key: key, parents: len(u.Parents), children: len(u.Children)}, s.out)
 }
 
 // putSpilled appends the i-th unit spilled, as data, described by ref but

@@ -201,7 +201,7 @@ func (s *unitSource) keepReused(m made, pass *firstPass) error {
 			return fmt.Errorf("unit of document %s: %w", s.docs[m.i].ID, err)
 		}
 	}
-	ref := spillRef{keyed: true, key: m.key, parents: m.packed.parents, children: m.packed.children}
+	ref := spillRef{key: m.key, parents: m.packed.parents, children: m.packed.children}
 	return s.cacheErr(s.spill.putSpilled(m.i, ref, m.spilled))
 }
 
