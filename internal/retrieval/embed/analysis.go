@@ -38,7 +38,13 @@ type AnalysisScratch struct {
 // AnalyzeCounts analyses text once and returns its terms, counts and length.
 func (s *AnalysisScratch) AnalyzeCounts(text string) Analysis {
 	s.stems.hashes = s.stems.hashes[:0]
-	s.toks = appendAnalyzed(s.toks[:0], text, &s.stems)
+	s.toks = appendAnalyzed(s.toks[:0], text, &s.stems, nil)
+	return s.countTokens()
+}
+
+// countTokens returns the analysis of the terms in s.toks, whose hashes
+// are in s.stems.hashes, overwriting s.toks.
+func (s *AnalysisScratch) countTokens() Analysis {
 	s.distinct.reset(len(s.toks))
 	distinct := s.toks[:0] // overwrites tokens already counted
 	counts := s.counts[:0]

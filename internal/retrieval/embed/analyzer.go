@@ -70,13 +70,16 @@ const yieldEvery = 8 << 10
 // AppendAnalyzed appends the terms of text, as Analyze returns them, to dst
 // and returns the extended slice, so a caller can reuse one buffer.
 func AppendAnalyzed(dst []string, text string) []string {
-	return appendAnalyzed(dst, text, nil)
+	return appendAnalyzed(dst, text, nil, nil)
 }
 
 // appendAnalyzed is AppendAnalyzed looking words up in local, when not
-// nil, before the shared stem cache.
-func appendAnalyzed(dst []string, text string, local *localStems) []string {
-	t := tokenizer{local: local}
+// nil, before the shared stem cache, and appending to ends, when not nil,
+// where each term's word ended: the byte offset of the rune that ended it
+// (len(text) for the last word), which is the offset of an ideograph's
+// own rune.
+func appendAnalyzed(dst []string, text string, local *localStems, ends *[]int) []string {
+	t := tokenizer{local: local, ends: ends}
 	nextYield := yieldEvery
 	for i := 0; i < len(text); {
 		if i >= nextYield {
@@ -94,9 +97,11 @@ func appendAnalyzed(dst []string, text string, local *localStems) []string {
 		if r >= utf8.RuneSelf {
 			r, size = utf8.DecodeRuneInString(text[i:])
 		}
+		t.at = i
 		i += size
 		dst = t.step(dst, r, text[i:])
 	}
+	t.at = len(text)
 	return t.flush(dst)
 }
 
@@ -167,6 +172,8 @@ type tokenizer struct {
 	last      runeKind
 	local     *localStems // nil: the shared stem cache alone
 	hash      uint64      // the hash of the last term, with local
+	ends      *[]int      // nil, or where each emitted term's word ended
+	at        int         // the offset of the rune being read
 }
 
 // step consumes rune r, followed in the text by rest, appending to dst any
@@ -262,6 +269,9 @@ func (t *tokenizer) flush(dst []string) []string {
 			dst = append(dst, term)
 			if t.local != nil {
 				t.local.hashes = append(t.local.hashes, t.hash)
+			}
+			if t.ends != nil {
+				*t.ends = append(*t.ends, t.at)
 			}
 		}
 	}

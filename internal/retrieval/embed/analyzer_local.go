@@ -8,8 +8,9 @@ import "hash/maphash"
 // bytes inline beside its term and the term's hash: a hit reads one cache
 // line, where the shared cache reads its table and then the entry. It also
 // collects the hash of every term the tokenizer emits, for counting them.
+// Every table hashes with termSeed, so the hashes of terms analysed by
+// different goroutines can be counted together (see Tokens).
 type localStems struct {
-	seed   maphash.Seed
 	slots  []localStem
 	hashes []uint64 // the hash of each term emitted since the caller emptied it
 }
@@ -28,17 +29,19 @@ type localStem struct {
 // analyse the build benchmark's corpus 15% faster).
 const localStemSlots = 1 << 15
 
+// termSeed is the seed of every term hash.
+var termSeed = maphash.MakeSeed()
+
 // ready allocates the table on first use.
 func (l *localStems) ready() {
 	if l.slots == nil {
-		l.seed, l.slots = maphash.MakeSeed(), make([]localStem, localStemSlots)
+		l.slots = make([]localStem, localStemSlots)
 	}
 }
 
-// hashOf returns the hash of term under the table's seed.
+// hashOf returns the hash of term.
 func (l *localStems) hashOf(term string) uint64 {
-	l.ready()
-	return maphash.String(l.seed, term)
+	return maphash.String(termSeed, term)
 }
 
 // term returns the term of word, as stemCache.term does, and its hash.
@@ -48,12 +51,12 @@ func (l *localStems) term(word []byte) (string, uint64) {
 		return term, l.hashOf(term)
 	}
 	l.ready()
-	s := &l.slots[maphash.Bytes(l.seed, word)&(localStemSlots-1)]
+	s := &l.slots[maphash.Bytes(termSeed, word)&(localStemSlots-1)]
 	if int(s.n) == len(word) && string(s.word[:s.n]) == string(word) {
 		return s.term, s.hash
 	}
 	s.term = defaultStems.term(word)
-	s.hash = maphash.String(l.seed, s.term)
+	s.hash = maphash.String(termSeed, s.term)
 	s.n = uint8(copy(s.word[:], word))
 	return s.term, s.hash
 }
