@@ -33,6 +33,7 @@ type AnalysisScratch struct {
 	distinct distinctTerms
 	counts   []uint32
 	ids      []uint64
+	tokens   Tokens // TokenizeScratch's
 }
 
 // AnalyzeCounts analyses text once and returns its terms, counts and length.

@@ -1,7 +1,6 @@
 package embed
 
 import (
-	"slices"
 	"sort"
 	"unicode/utf8"
 )
@@ -21,10 +20,23 @@ type Tokens struct {
 // Tokenize analyses text as AnalyzeCounts does and keeps its terms in
 // text order. The result holds no memory of s.
 func (s *AnalysisScratch) Tokenize(text string) Tokens {
+	return s.TokenizeInto(Tokens{}, text)
+}
+
+// TokenizeScratch is Tokenize into memory of s, which the next call
+// reuses: the tokens are valid until then.
+func (s *AnalysisScratch) TokenizeScratch(text string) Tokens {
+	s.tokens = s.TokenizeInto(s.tokens, text)
+	return s.tokens
+}
+
+// TokenizeInto is Tokenize reusing the memory of dst, whose tokens it
+// overwrites.
+func (s *AnalysisScratch) TokenizeInto(dst Tokens, text string) Tokens {
 	s.stems.hashes = s.stems.hashes[:0]
-	t := Tokens{text: text}
-	t.terms = appendAnalyzed(nil, text, &s.stems, &t.ends)
-	t.hashes = slices.Clone(s.stems.hashes)
+	t := Tokens{text: text, ends: dst.ends[:0]}
+	t.terms = appendAnalyzed(dst.terms[:0], text, &s.stems, &t.ends)
+	t.hashes = append(dst.hashes[:0], s.stems.hashes...)
 	return t
 }
 

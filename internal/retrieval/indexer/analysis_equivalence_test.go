@@ -140,3 +140,25 @@ func TestAnalysedOnceIsTheReferenceWithSections(t *testing.T) {
 	})}
 	checkSameAsReference(t, docs, b, []float32{0, 0.5}, "lexical", "hybrid", "dense")
 }
+
+// TestChildrenAreCountedFromTheirParentsTokens checks, on SQuAD and on
+// synthetic documents split by the default policy, that children are
+// counted from their parent's tokens, not analysed again, and that every
+// analysis is that of its text alone.
+func TestChildrenAreCountedFromTheirParentsTokens(t *testing.T) {
+	compiled, err := policy.Compile(&policy.Default().Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpus, _, err := eval.LoadSet(sharedtest.Dir(t, "eval", "squad-v1.1-dev"), "articles.jsonl.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, docs := range map[string][]hierarchy.Document{"squad": corpus.Docs, "synthetic": synthtest.New(9, 4000).Documents(80)} {
+		children, alone := indexer.AnalyseAll(t, docs, compiled.Builder)
+		t.Logf("%s: %d children, %d analysed alone", name, children, alone)
+		if children == 0 || alone*100 > children {
+			t.Errorf("%s: %d of %d children analysed alone, want under 1%%", name, alone, children)
+		}
+	}
+}

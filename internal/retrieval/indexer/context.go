@@ -10,6 +10,14 @@ import (
 // document's opening section unless the parent starts inside it, its
 // parent's heading path, then its parent's text.
 func contextText(p *hierarchy.Parent, l lead) string {
+	return strings.Join(append(contextHead(p, l), p.Text), contextJoin)
+}
+
+// contextJoin separates the parts of a context.
+const contextJoin = "\n\n"
+
+// contextHead returns the parts of p's context before p's text.
+func contextHead(p *hierarchy.Parent, l lead) []string {
 	var parts []string
 	if p.Title != "" {
 		parts = append(parts, p.Title)
@@ -20,7 +28,7 @@ func contextText(p *hierarchy.Parent, l lead) string {
 	if len(p.HeadingPath) > 0 {
 		parts = append(parts, strings.Join(p.HeadingPath, HeadingSeparator))
 	}
-	return strings.Join(append(parts, p.Text), "\n\n")
+	return parts
 }
 
 // HeadingSeparator joins the headings of a heading path in text.

@@ -67,3 +67,18 @@ func ReferenceRecords(t *testing.T, docs []hierarchy.Document, b hierarchy.Docum
 	}
 	return records
 }
+
+// AnalyseAll analyses the unit of every document, failing unless each
+// analysis is that of its text analysed alone, and returns how many
+// children there are and how many were analysed alone.
+func AnalyseAll(t *testing.T, docs []hierarchy.Document, b hierarchy.DocumentSplitter) (children, alone int) {
+	t.Helper()
+	var s embed.AnalysisScratch
+	for _, d := range docs {
+		u := newUnit(d, b, unitShape{}, &s)
+		alone += analyse(u, true, &s)
+		children += len(u.Children)
+		checkAnalysedAsAlone(t, u, &s)
+	}
+	return children, alone
+}

@@ -40,18 +40,8 @@ func newUnit(doc hierarchy.Document, b hierarchy.DocumentSplitter, shape unitSha
 	res := b.Build(doc)
 	l := leadOf(doc, res.Parents)
 	u := &Unit{Parents: res.Parents, Children: res.Children, LeadText: l.text, LeadEnd: l.end}
-	if !shape.analysed {
-		return u
-	}
-	u.ChildTerms = make([]embed.Analysis, len(u.Children))
-	for i, text := range u.childTexts() {
-		u.ChildTerms[i] = scratch.AnalyzeCounts(text)
-	}
-	if shape.contexts {
-		u.ContextTerms = make([]embed.Analysis, len(u.Parents))
-		for i := range u.Parents {
-			u.ContextTerms[i] = scratch.AnalyzeCounts(u.contextText(i))
-		}
+	if shape.analysed {
+		analyse(u, shape.contexts, scratch)
 	}
 	return u
 }
@@ -66,17 +56,24 @@ func (u *Unit) contextText(i int) string { return contextText(&u.Parents[i], u.l
 // text, after the heading of its section when its parent has a heading
 // path, so that a child is found by the words of the heading it sits under.
 func (u *Unit) childTexts() []string {
+	headings := u.headings()
+	texts := make([]string, len(u.Children))
+	for i, c := range u.Children {
+		texts[i] = childText(c, headings[c.ParentID])
+	}
+	return texts
+}
+
+// headings maps each parent id of the unit to the last heading of its
+// heading path, when it has one.
+func (u *Unit) headings() map[string]string {
 	headings := map[string]string{}
 	for _, p := range u.Parents {
 		if n := len(p.HeadingPath); n > 0 {
 			headings[p.ID] = p.HeadingPath[n-1]
 		}
 	}
-	texts := make([]string, len(u.Children))
-	for i, c := range u.Children {
-		texts[i] = childText(c, headings[c.ParentID])
-	}
-	return texts
+	return headings
 }
 
 // childText is the embedded text of child c under a section heading ("" for

@@ -1,0 +1,133 @@
+package indexer
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+)
+
+// analyse sets the analyses of u's children and, with contexts, of its
+// parents' contexts: exactly those of analysing each childText and
+// contextText alone, with each text of the document tokenised once. A
+// parent's text is tokenised for its context and for every child cut from
+// it between words (see embed.Tokens.Span); the title, opening section,
+// heading paths and headings once for all the unit's parents and
+// children that repeat them. A child that is not such a stretch of its
+// parent's text is analysed alone; analyse returns how many were.
+func analyse(u *Unit, contexts bool, s *embed.AnalysisScratch) (alone int) {
+	a := unitAnalyser{u: u, s: s, headings: u.headings(), memo: map[string]embed.Tokens{}}
+	u.ChildTerms = make([]embed.Analysis, len(u.Children))
+	if contexts {
+		u.ContextTerms = make([]embed.Analysis, len(u.Parents))
+	}
+	children := make([][]int, len(u.Parents))
+	parents := u.parentIndex()
+	for i, c := range u.Children {
+		p, ok := parents[c.ParentID]
+		if !ok {
+			u.ChildTerms[i] = s.AnalyzeCounts(childText(c, a.headings[c.ParentID]))
+			alone++
+			continue
+		}
+		children[p] = append(children[p], i)
+	}
+	for p := range u.Parents {
+		if len(children[p]) > 0 || contexts {
+			alone += a.parent(p, children[p], contexts)
+		}
+	}
+	return alone
+}
+
+// parent tokenises the text of the unit's p-th parent and analyses its
+// children (the unit's children of those indices) and, with contexts,
+// its context; it returns how many children it analysed alone.
+func (a *unitAnalyser) parent(p int, children []int, contexts bool) (alone int) {
+	a.text = a.s.TokenizeScratch(a.u.Parents[p].Text)
+	cursor := runeCursor{text: a.u.Parents[p].Text}
+	for _, i := range children {
+		var cut bool
+		if a.u.ChildTerms[i], cut = a.child(i, &cursor); !cut {
+			alone++
+		}
+	}
+	if contexts {
+		a.u.ContextTerms[p] = a.context(p)
+	}
+	return alone
+}
+
+// unitAnalyser analyses the texts of one unit.
+type unitAnalyser struct {
+	u        *Unit
+	s        *embed.AnalysisScratch
+	headings map[string]string       // see Unit.headings
+	memo     map[string]embed.Tokens // the tokens of titles, headings and the opening section
+	text     embed.Tokens            // the tokens of the parent being analysed
+	parts    []embed.Tokens          // context's scratch
+}
+
+// memoised returns the tokens of text, tokenising it the first time.
+func (a *unitAnalyser) memoised(text string) embed.Tokens {
+	t, ok := a.memo[text]
+	if !ok {
+		t = a.s.Tokenize(text)
+		a.memo[text] = t
+	}
+	return t
+}
+
+// child returns the analysis of the unit's i-th child, whose parent's
+// text is a.text and is read by cursor, and whether it was counted from
+// a.text rather than analysed alone.
+func (a *unitAnalyser) child(i int, cursor *runeCursor) (embed.Analysis, bool) {
+	c := a.u.Children[i]
+	heading := a.headings[c.ParentID]
+	if start, ok := cursor.byteOffset(c.ParentStart); ok && strings.HasPrefix(cursor.text[start:], c.Text) {
+		if span, ok := a.text.Span(start, start+len(c.Text)); ok {
+			if heading == "" {
+				return a.s.CountTokens(span), true
+			}
+			return a.s.CountTokens(a.memoised(heading), span), true
+		}
+	}
+	return a.s.AnalyzeCounts(childText(c, heading)), false
+}
+
+// context returns the analysis of the context of the unit's p-th parent,
+// whose text is a.text.
+func (a *unitAnalyser) context(p int) embed.Analysis {
+	a.parts = a.parts[:0]
+	for _, part := range contextHead(&a.u.Parents[p], a.u.lead()) {
+		a.parts = append(a.parts, a.memoised(part))
+	}
+	return a.s.CountTokens(append(a.parts, a.text)...)
+}
+
+// runeCursor turns code-point offsets into byte offsets of text, walking
+// forward from the offset it turned last.
+type runeCursor struct {
+	text         string
+	runes, bytes int
+}
+
+// byteOffset returns the byte offset of code point n of text, and false
+// when text has fewer or n is negative.
+func (c *runeCursor) byteOffset(n int) (int, bool) {
+	if n < 0 {
+		return 0, false
+	}
+	if n < c.runes {
+		c.runes, c.bytes = 0, 0
+	}
+	for c.runes < n {
+		if c.bytes >= len(c.text) {
+			return 0, false
+		}
+		_, size := utf8.DecodeRuneInString(c.text[c.bytes:])
+		c.bytes += size
+		c.runes++
+	}
+	return c.bytes, true
+}

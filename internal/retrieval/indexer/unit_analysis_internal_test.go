@@ -1,0 +1,46 @@
+package indexer
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+)
+
+// checkAnalysedAsAlone fails unless every analysis of u is that of its
+// text analysed alone.
+func checkAnalysedAsAlone(t *testing.T, u *Unit, s *embed.AnalysisScratch) {
+	t.Helper()
+	for i, text := range u.childTexts() {
+		if want := s.AnalyzeCounts(text); !reflect.DeepEqual(u.ChildTerms[i], want) {
+			t.Fatalf("child %s: %+v, analysed alone %+v", u.Children[i].ID, u.ChildTerms[i], want)
+		}
+	}
+	for i := range u.Parents {
+		if want := s.AnalyzeCounts(u.contextText(i)); !reflect.DeepEqual(u.ContextTerms[i], want) {
+			t.Fatalf("context of %s: %+v, analysed alone %+v", u.Parents[i].ID, u.ContextTerms[i], want)
+		}
+	}
+}
+
+// TestChildrenNotCutFromTheirParentAreAnalysedAlone checks that a child
+// whose text is not where its offset says, is not located, splits a word
+// or has no parent is analysed alone, and analysed right.
+func TestChildrenNotCutFromTheirParentAreAnalysedAlone(t *testing.T) {
+	p := hierarchy.Parent{ID: "p", Title: "Title", HeadingPath: []string{"Top", "Part"}, Text: "Alice's naïve cat, v1.2 — don't run."}
+	u := &Unit{Parents: []hierarchy.Parent{p}, Children: []hierarchy.Child{
+		{ID: "whole", ParentID: "p", Text: p.Text, ParentStart: 0},
+		{ID: "cut", ParentID: "p", Text: "naïve cat,", ParentStart: 8},
+		{ID: "moved", ParentID: "p", Text: "cat,", ParentStart: 2},
+		{ID: "lost", ParentID: "p", Text: "cat,", ParentStart: -1},
+		{ID: "mid-word", ParentID: "p", Text: "lice's", ParentStart: 1},
+		{ID: "mid-number", ParentID: "p", Text: "1.2", ParentStart: 20},
+		{ID: "orphan", ParentID: "q", Text: "cat"},
+	}}
+	var s embed.AnalysisScratch
+	if alone := analyse(u, true, &s); alone != 5 {
+		t.Errorf("%d children analysed alone, want 5 (moved, lost, mid-word, mid-number, orphan)", alone)
+	}
+	checkAnalysedAsAlone(t, u, &s)
+}
