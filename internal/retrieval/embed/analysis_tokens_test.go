@@ -86,7 +86,7 @@ func TestCountTokensOfJoinedTexts(t *testing.T) {
 		if got := s.CountTokens(s.Tokenize(a), s.Tokenize(b)); !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q + %q: counted %+v, analysed joined %+v", a, b, got, want)
 		}
-		outer, ok := s.Tokenize("x " + b + " y").Span(2, 2+len(b))
+		outer, ok := s.Tokenize("x "+b+" y").Span(2, 2+len(b))
 		if !ok {
 			t.Fatalf("%q between spaces was refused", b)
 		}
