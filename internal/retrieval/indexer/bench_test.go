@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
@@ -59,4 +60,24 @@ func BenchmarkIndex(b *testing.B) {
 			b.ReportMetric(float64(children)/float64(b.N), "children/op")
 		})
 	}
+}
+
+// BenchmarkUnits makes the units of 4 MB of the build benchmark's
+// synthetic corpus with the default policy's splitting, split and
+// analysed with contexts as the first pass of a build does, and reports
+// MB/s of text.
+func BenchmarkUnits(b *testing.B) {
+	s := synthtest.New(21, 20000)
+	var docs []hierarchy.Document
+	size := 0
+	for size < 4e6 {
+		d := s.Document("doc", 3+len(docs)%6)
+		docs, size = append(docs, d), size+len(d.Text)
+	}
+	builder := defaultPolicyBuilder(b)
+	var scratch embed.AnalysisScratch
+	for b.Loop() {
+		indexer.MakeUnits(docs, builder, &scratch)
+	}
+	b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds()/1e6, "MB/s")
 }

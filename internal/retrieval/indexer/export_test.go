@@ -82,3 +82,11 @@ func AnalyseAll(t *testing.T, docs []hierarchy.Document, b hierarchy.DocumentSpl
 	}
 	return children, alone
 }
+
+// MakeUnits splits and analyses every document, with contexts, as the
+// first pass of a build does, keeping nothing.
+func MakeUnits(docs []hierarchy.Document, b hierarchy.DocumentSplitter, s *embed.AnalysisScratch) {
+	for _, d := range docs {
+		newUnit(d, b, unitShape{analysed: true, contexts: true}, s)
+	}
+}
