@@ -42,12 +42,42 @@ func (w *unitWriter) strs(s []string) {
 }
 
 // encodeSplitField serialises the split of u as a unit payload begins:
-// its length, then the split.
+// its length, then the split. It writes the split once, into a buffer
+// sized for it (see splitSizeHint), with room before it for the length.
 func encodeSplitField(u *Unit) []byte {
-	split := encodeSplit(u)
-	w := &unitWriter{b: make([]byte, 0, len(split)+binary.MaxVarintLen64)}
-	w.str(string(split))
-	return w.b
+	const room = binary.MaxVarintLen64
+	w := &unitWriter{b: make([]byte, room, room+splitSizeHint(u))}
+	w.split(u)
+	var head [room]byte
+	n := binary.PutUvarint(head[:], uint64(len(w.b)-room))
+	field := w.b[room-n:]
+	copy(field, head[:n])
+	return field
+}
+
+// splitSizeHint is about the length of u's encoded split: its strings'
+// bytes and room for every integer. A split longer than it only costs
+// the buffer's growth.
+func splitSizeHint(u *Unit) int {
+	n := len(u.LeadText) + 3*binary.MaxVarintLen64
+	for i := range u.Parents {
+		p := &u.Parents[i]
+		n += len(p.ID) + len(p.DocID) + len(p.Title) + len(p.Text) + 8*binary.MaxVarintLen64
+		for _, h := range p.HeadingPath {
+			n += len(h) + binary.MaxVarintLen64
+		}
+		for _, c := range p.Children {
+			n += len(c.ID) + 3*binary.MaxVarintLen64
+		}
+		for k, v := range p.Metadata {
+			n += len(k) + len(v) + 2*binary.MaxVarintLen64
+		}
+	}
+	for i := range u.Children {
+		c := &u.Children[i]
+		n += len(c.ID) + len(c.ParentID) + len(c.DocID) + len(c.Text) + 7*binary.MaxVarintLen64
+	}
+	return n
 }
 
 // packedAnalyses returns u's analyses encoded: u.packed when the build
@@ -75,9 +105,8 @@ func decodeAnalyses(packed []byte, u *Unit) error {
 	return r.err
 }
 
-// encodeSplit serialises what splitting made of u's document.
-func encodeSplit(u *Unit) []byte {
-	w := &unitWriter{}
+// split appends what splitting made of u's document.
+func (w *unitWriter) split(u *Unit) {
 	w.str(u.LeadText)
 	w.int(u.LeadEnd)
 	w.uint(uint64(len(u.Parents)))
@@ -94,7 +123,6 @@ func encodeSplit(u *Unit) []byte {
 		w.int(c.Start)
 		w.int(c.ParentStart)
 	}
-	return w.b
 }
 
 // parent appends one parent.

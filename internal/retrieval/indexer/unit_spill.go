@@ -69,21 +69,25 @@ func newUnitSpill(dir, pattern string, n int, stats *embed.CorpusStats) (*unitSp
 // statistics and appends it: split, the split field of its payload, then
 // its analyses as term ids.
 func (s *unitSpill) put(i int, key unitKey, u *Unit, split []byte) error {
-	s.out = spillAnalyses(append(s.out[:0], split...), u, s.stats, &s.ids)
-	return s.putSpilled(i, spillRef{key: key, parents: len(u.Parents), children: len(u.Children)}, s.out)
+	s.out = spillAnalyses(s.out[:0], u, s.stats, &s.ids)
+	return s.putSpilled(i, spillRef{key: key, parents: len(u.Parents), children: len(u.Children)}, split, s.out)
 }
 
-// putSpilled appends the i-th unit spilled, as data, described by ref but
-// for where it lies: a unit put made, or one an earlier build spilled
-// with the ids of the spill's statistics, already counted (see
-// spilledCounts).
-func (s *unitSpill) putSpilled(i int, ref spillRef, data []byte) error {
-	if _, err := s.w.Write(data); err != nil {
-		return fmt.Errorf("writing unit spill: %w", err)
+// putSpilled appends the i-th unit spilled, as head then rest (nil for a
+// unit in one piece), described by ref but for where it lies: a unit put
+// made, or one an earlier build spilled with the ids of the spill's
+// statistics, already counted (see spilledCounts).
+func (s *unitSpill) putSpilled(i int, ref spillRef, head, rest []byte) error {
+	ref.off, ref.n, ref.sum = s.end, 0, 0
+	for _, part := range [2][]byte{head, rest} {
+		if _, err := s.w.Write(part); err != nil {
+			return fmt.Errorf("writing unit spill: %w", err)
+		}
+		ref.n += len(part)
+		ref.sum = crc32.Update(ref.sum, castagnoli, part)
 	}
-	ref.off, ref.n, ref.sum = s.end, len(data), crc32.Checksum(data, castagnoli)
 	s.refs[i] = ref
-	s.end += int64(len(data))
+	s.end += int64(ref.n)
 	return nil
 }
 

@@ -41,7 +41,7 @@ func decodeSpilled(payload []byte, stats *embed.CorpusStats) (*Unit, error) {
 	r := &unitReader{s: string(payload)}
 	u := &Unit{}
 	r.splitField(u)
-	children, contexts := r.idList(), r.idList()
+	children, contexts := r.idLists()
 	if r.err == nil && r.s != "" {
 		r.err = errUnitPayload
 	}
@@ -61,8 +61,20 @@ type idList struct {
 	ids, counts  []uint32
 }
 
-// idList reads a list of analyses written by unitWriter.idAnalyses.
-func (r *unitReader) idList() idList {
+// idLists reads the child and the context analyses a spilled unit ends
+// with, their ids and counts in two arrays sized for the rest of the
+// payload (an entry takes two bytes at least), so that they do not grow.
+func (r *unitReader) idLists() (children, contexts idList) {
+	entries := len(r.s) / 2
+	children = r.idList(make([]uint32, 0, entries), make([]uint32, 0, entries))
+	rest := len(children.ids)
+	contexts = r.idList(children.ids[rest:], children.counts[rest:])
+	return children, contexts
+}
+
+// idList reads a list of analyses written by unitWriter.idAnalyses,
+// appending its ids and counts to ids and counts.
+func (r *unitReader) idList(ids, counts []uint32) idList {
 	n := r.uint()
 	if n == 0 || n-1 > uint64(len(r.s)) {
 		if n != 0 {
@@ -70,7 +82,7 @@ func (r *unitReader) idList() idList {
 		}
 		return idList{none: true}
 	}
-	l := idList{tokens: make([]int, n-1), ends: make([]int, n-1)}
+	l := idList{tokens: make([]int, n-1), ends: make([]int, n-1), ids: ids, counts: counts}
 	for i := range l.tokens {
 		l.tokens[i] = int(r.uint())
 		for range r.count() {
@@ -129,7 +141,7 @@ func spilledCounts(spilled []byte, terms int) (idList, error) {
 	// from it outlives it but integers.
 	r := &unitReader{s: unsafe.String(&spilled[0], len(spilled))}
 	r.str() // the split field
-	children := r.idList()
+	children := r.idList(nil, nil)
 	if r.err == nil && !allBelow(children.ids, terms) {
 		r.err = errUnitPayload
 	}

@@ -202,7 +202,7 @@ func (s *unitSource) keepReused(m made, pass *firstPass) error {
 		}
 	}
 	ref := spillRef{key: m.key, parents: m.packed.parents, children: m.packed.children}
-	return s.cacheErr(s.spill.putSpilled(m.i, ref, m.spilled))
+	return s.cacheErr(s.spill.putSpilled(m.i, ref, m.spilled, nil))
 }
 
 // finishSpill readies the spill, when the build has one, to be read, and
