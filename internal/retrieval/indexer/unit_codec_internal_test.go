@@ -6,16 +6,19 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 )
 
 // TestSplitFieldFitsItsBufferAndDecodes checks that encodeSplitField
 // writes a split, with headings, metadata and spans, into the buffer
-// splitSizeHint sized without growing it, and that the field decodes to
-// the same split.
+// splitSizeHint sized without growing it, that the field decodes to the
+// same split, and that a spilled unit decoded keeps nothing of the
+// buffer it was read from.
 func TestSplitFieldFitsItsBufferAndDecodes(t *testing.T) {
 	s := synthtest.New(5, 3000)
+	stats := embed.NewCorpusStats()
 	for n := range 40 {
 		u := &Unit{LeadText: s.Sentence(), LeadEnd: n}
 		for p := range 1 + n%4 {
@@ -45,8 +48,23 @@ func TestSplitFieldFitsItsBufferAndDecodes(t *testing.T) {
 		if r.err != nil || r.s != "" {
 			t.Fatalf("unit %d: decoding the field: %v (%d bytes left)", n, r.err, len(r.s))
 		}
-		if got.LeadText != u.LeadText || got.LeadEnd != u.LeadEnd || !reflect.DeepEqual(got.Parents, u.Parents) || !reflect.DeepEqual(got.Children, u.Children) {
-			t.Fatalf("unit %d decodes to\n%+v\nwant\n%+v", n, got, u)
+		checkSameSplit(t, n, &got, u)
+
+		var ids []uint32
+		payload := spillAnalyses(field, u, stats, &ids)
+		spilled, err := decodeSpilled(payload, stats)
+		if err != nil {
+			t.Fatalf("unit %d: decoding it spilled: %v", n, err)
 		}
+		clear(payload) // a spill reuses its read buffer for the next unit
+		checkSameSplit(t, n, spilled, u)
+	}
+}
+
+// checkSameSplit fails unless got holds the split of want.
+func checkSameSplit(t *testing.T, n int, got, want *Unit) {
+	t.Helper()
+	if got.LeadText != want.LeadText || got.LeadEnd != want.LeadEnd || !reflect.DeepEqual(got.Parents, want.Parents) || !reflect.DeepEqual(got.Children, want.Children) {
+		t.Fatalf("unit %d decodes to\n%+v\nwant\n%+v", n, got, want)
 	}
 }

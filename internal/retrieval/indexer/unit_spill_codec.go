@@ -34,11 +34,17 @@ func (w *unitWriter) idAnalyses(as []embed.Analysis, ids *[]uint32, idOf func(em
 	})
 }
 
-// decodeSpilled decodes what a build spilled of a unit: its texts in
+// decodeSpilled decodes what a build spilled of a unit: its strings in
 // memory of their own, its analyses as ids of the vocabulary stats fitted,
-// without the terms that vocabulary lacks.
+// without the terms that vocabulary lacks. It reads payload in place and
+// keeps none of it, so the caller may reuse payload at once.
 func decodeSpilled(payload []byte, stats *embed.CorpusStats) (*Unit, error) {
-	r := &unitReader{s: string(payload)}
+	if len(payload) == 0 {
+		return nil, errUnitPayload
+	}
+	// A view, not a copy: every string the unit keeps is read with text
+	// or strs, which copy it, and the analyses are integers.
+	r := &unitReader{s: unsafe.String(&payload[0], len(payload))}
 	u := &Unit{}
 	r.splitField(u)
 	children, contexts := r.idLists()
