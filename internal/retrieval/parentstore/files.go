@@ -37,6 +37,7 @@ type FileWriter struct {
 	buf    *bufio.Writer
 	offset int64
 	index  []indexEntry
+	line   []byte // Add's scratch: one parent's line
 }
 
 type indexEntry struct {
@@ -55,16 +56,12 @@ func NewFileWriter(dir string) (*FileWriter, error) {
 
 // Add appends one parent.
 func (w *FileWriter) Add(p hierarchy.Parent) error {
-	line, err := json.Marshal(p)
-	if err != nil {
-		return fmt.Errorf("encoding parent %s: %w", p.ID, err)
-	}
-	line = append(line, '\n')
-	if _, err := w.buf.Write(line); err != nil {
+	w.line = append(appendParentJSON(w.line[:0], &p), '\n')
+	if _, err := w.buf.Write(w.line); err != nil {
 		return fmt.Errorf("writing parent %s: %w", p.ID, err)
 	}
-	w.index = append(w.index, indexEntry{id: p.ID, loc: location{offset: w.offset, length: uint32(len(line) - 1)}})
-	w.offset += int64(len(line))
+	w.index = append(w.index, indexEntry{id: p.ID, loc: location{offset: w.offset, length: uint32(len(w.line) - 1)}})
+	w.offset += int64(len(w.line))
 	return nil
 }
 
