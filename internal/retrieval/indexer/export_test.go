@@ -9,7 +9,8 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
-// RecordingStore keeps the records upserted into it, in order.
+// RecordingStore keeps the records upserted into it, in order, their
+// vectors copied: like any store, it keeps nothing of what it is given.
 type RecordingStore struct {
 	vectorstore.VectorStore
 	Records []vectorstore.Record
@@ -17,7 +18,10 @@ type RecordingStore struct {
 
 // Upsert records the batch.
 func (s *RecordingStore) Upsert(_ context.Context, records []vectorstore.Record) error {
-	s.Records = append(s.Records, records...)
+	for _, r := range records {
+		r.Vector = r.Vector.Clone()
+		s.Records = append(s.Records, r)
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package indexer
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
@@ -22,7 +23,9 @@ type slot struct {
 // parent's context vector times the weight; each parent's context is
 // embedded once, as children come in document order and only the parents
 // of the current batch are kept. The BM25 vectors of one batch share two
-// arrays, and the vectorizer reuses its other buffers across batches.
+// arrays, which the next batch reuses, as it reuses the vectorizer's other
+// buffers: a store keeps nothing of what it is given (see
+// vectorstore.VectorStore's Upsert).
 type vectorizer struct {
 	lex      *embed.Lexical
 	dense    embed.Embedder
@@ -32,6 +35,8 @@ type vectorizer struct {
 	missing  []slot                   // the batch's children whose parent's context is not kept
 	per      []vector.Vector          // the context of each child of the batch
 	children vector.Sparse            // the BM25 child vectors of the batch, end to end
+	shared   vector.Sparse            // the batch's BM25 vectors, context added, end to end
+	sparse   []vector.Sparse          // each child's part of shared
 	ends     []int                    // where each child's entries end in children
 	scratch  embed.AnalysisScratch
 }
@@ -71,7 +76,8 @@ func (v *vectorizer) records(ctx context.Context, batch []slot) ([]vectorstore.R
 // addSparse sets each vecs[i].Sparse to the BM25 vector of batch[i]'s
 // child plus, when contexts is not nil, weight times contexts[i].Sparse:
 // what vector.Vector.AddScaled gives, entry for entry, in two arrays
-// shared by the batch. It does nothing without a BM25 part.
+// shared by the batch and reused by the next. It does nothing without a
+// BM25 part.
 func (v *vectorizer) addSparse(batch []slot, vecs, contexts []vector.Vector) error {
 	if v.lex == nil {
 		return nil
@@ -90,8 +96,8 @@ func (v *vectorizer) addSparse(batch []slot, vecs, contexts []vector.Vector) err
 		}
 	}
 	size += len(v.children.Indices)
-	shared := vector.Sparse{Indices: make([]uint32, 0, size), Values: make([]float32, 0, size)}
-	sparse := make([]vector.Sparse, len(batch))
+	shared := vector.Sparse{Indices: slices.Grow(v.shared.Indices[:0], size), Values: slices.Grow(v.shared.Values[:0], size)}
+	sparse := slices.Grow(v.sparse[:0], len(batch))[:len(batch)]
 	start := 0
 	for i, end := range v.ends {
 		child := vector.Sparse{Indices: v.children.Indices[start:end], Values: v.children.Values[start:end]}
@@ -106,6 +112,7 @@ func (v *vectorizer) addSparse(batch []slot, vecs, contexts []vector.Vector) err
 		vecs[i].Sparse = &sparse[i]
 		start = end
 	}
+	v.shared, v.sparse = shared, sparse
 	return nil
 }
 

@@ -1,6 +1,8 @@
 // Package vector holds the vector types shared by embedders and vector stores.
 package vector
 
+import "slices"
+
 // Sparse is a sparse vector: Indices are strictly increasing term ids and
 // Values their weights. It is the wire shape Milvus uses for
 // SPARSE_FLOAT_VECTOR fields.
@@ -14,6 +16,16 @@ type Sparse struct {
 type Vector struct {
 	Sparse *Sparse   `json:"sparse,omitempty"`
 	Dense  []float32 `json:"dense,omitempty"`
+}
+
+// Clone returns v with arrays of its own: changing v's afterwards leaves
+// the clone as it was.
+func (v Vector) Clone() Vector {
+	out := Vector{Dense: slices.Clone(v.Dense)}
+	if v.Sparse != nil {
+		out.Sparse = &Sparse{Indices: slices.Clone(v.Sparse.Indices), Values: slices.Clone(v.Sparse.Values)}
+	}
+	return out
 }
 
 // Dot returns the inner product of two sparse vectors. Both must have

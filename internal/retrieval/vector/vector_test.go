@@ -43,3 +43,17 @@ func TestAppendScaled(t *testing.T) {
 		t.Fatalf("AppendScaled = %+v, want %+v", got, want)
 	}
 }
+
+// TestCloneKeepsNothingOfTheOriginal checks that changing a vector's
+// arrays leaves its clone as it was, and that absent parts stay absent.
+func TestCloneKeepsNothingOfTheOriginal(t *testing.T) {
+	v := Vector{Sparse: &Sparse{Indices: []uint32{1, 4}, Values: []float32{0.5, 2}}, Dense: []float32{1, 2, 3}}
+	c := v.Clone()
+	v.Sparse.Indices[0], v.Sparse.Values[1], v.Dense[2] = 9, 9, 9
+	if !reflect.DeepEqual(c, Vector{Sparse: &Sparse{Indices: []uint32{1, 4}, Values: []float32{0.5, 2}}, Dense: []float32{1, 2, 3}}) {
+		t.Fatalf("clone changed with the original: %+v", c)
+	}
+	if c := (Vector{}).Clone(); c.Sparse != nil || c.Dense != nil {
+		t.Fatalf("clone of an empty vector is %+v", c)
+	}
+}

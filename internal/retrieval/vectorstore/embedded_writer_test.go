@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -214,5 +215,66 @@ func TestFileWriterCloseCleansUp(t *testing.T) {
 	}
 	if err := w.Finish(context.Background(), 9); err == nil {
 		t.Fatal("finish after close succeeded")
+	}
+}
+
+// The store and the writer keep nothing of the records they are given:
+// records whose vectors are overwritten once Upsert returns make the same
+// file as records left alone (the indexer reuses a batch's arrays for the
+// next).
+func TestUpsertKeepsNothingOfTheRecords(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range writerCases() {
+		t.Run(c.name, func(t *testing.T) {
+			want := mustStore(t, c.opts)
+			given := mustStore(t, c.opts)
+			dir := t.TempDir()
+			w, err := newFileWriter(dir, c.opts, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, batch := range c.batches {
+				mustUpsert(t, want, batch...)
+				for _, store := range []VectorStore{given, w} {
+					copied := cloneRecords(batch)
+					if err := store.Upsert(ctx, copied); err != nil {
+						t.Fatal(err)
+					}
+					scribble(copied)
+				}
+				n += len(batch)
+			}
+			if err := w.Finish(ctx, n); err != nil {
+				t.Fatal(err)
+			}
+			wantDir, _ := savedDir(t, want)
+			givenDir, _ := savedDir(t, given)
+			sameFiles(t, filepath.Join(givenDir, EmbeddedFile), filepath.Join(wantDir, EmbeddedFile))
+			sameFiles(t, filepath.Join(dir, EmbeddedFile), filepath.Join(wantDir, EmbeddedFile))
+		})
+	}
+}
+
+// cloneRecords returns records with vectors of their own.
+func cloneRecords(records []Record) []Record {
+	out := slices.Clone(records)
+	for i := range out {
+		out[i].Vector = out[i].Vector.Clone()
+	}
+	return out
+}
+
+// scribble overwrites every weight and term id of records' vectors.
+func scribble(records []Record) {
+	for _, r := range records {
+		for i := range r.Vector.Dense {
+			r.Vector.Dense[i] = 7
+		}
+		if s := r.Vector.Sparse; s != nil {
+			for i := range s.Values {
+				s.Indices[i], s.Values[i] = uint32(i), 7
+			}
+		}
 	}
 }

@@ -62,6 +62,9 @@ type PostingsCounter interface {
 // ordered by descending score, ties broken by ascending id, so results are
 // deterministic.
 type VectorStore interface {
+	// Upsert indexes records, replacing those with the same ids. It keeps
+	// nothing of records once it returns (it copies what it keeps), so
+	// the caller may reuse their vectors' arrays.
 	Upsert(ctx context.Context, records []Record) error
 	Delete(ctx context.Context, ids []string) error
 	Search(ctx context.Context, req SearchRequest) ([]Hit, error)

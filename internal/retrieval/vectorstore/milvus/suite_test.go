@@ -145,7 +145,15 @@ func (s suite) filled(t *testing.T) (*milvus.Store, *fixture) {
 		t.Fatalf("create again: %v", err)
 	}
 	var calls, last int
-	err := st.Insert(ctx, f.records, func(done, total int) {
+	// The store is given copies, overwritten once Insert returns: it must
+	// keep nothing of them, as the indexer reuses a batch's arrays.
+	given := make([]vectorstore.Record, len(f.records))
+	for i, r := range f.records {
+		r.Vector = r.Vector.Clone()
+		given[i] = r
+	}
+	defer overwriteVectors(given)
+	err := st.Insert(ctx, given, func(done, total int) {
 		calls++
 		if done <= last || total != len(f.records) {
 			t.Errorf("progress %d/%d after %d", done, total, last)
@@ -162,6 +170,17 @@ func (s suite) filled(t *testing.T) (*milvus.Store, *fixture) {
 		t.Fatalf("finish: %v", err)
 	}
 	return st, f
+}
+
+// overwriteVectors sets every weight and term id of records' vectors.
+func overwriteVectors(records []vectorstore.Record) {
+	for _, r := range records {
+		clear(r.Vector.Dense)
+		if sp := r.Vector.Sparse; sp != nil {
+			clear(sp.Indices)
+			clear(sp.Values)
+		}
+	}
 }
 
 // sameHits compares Milvus hits with the embedded store's.
