@@ -23,14 +23,7 @@ func appendParentJSON(dst []byte, p *hierarchy.Parent) []byte {
 		dst = appendJSONString(dst, p.Title)
 	}
 	if len(p.HeadingPath) > 0 {
-		dst = append(dst, `,"headingPath":[`...)
-		for i, h := range p.HeadingPath {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, h)
-		}
-		dst = append(dst, ']')
+		dst = appendJSONList(dst, `,"headingPath":[`, p.HeadingPath, appendJSONString)
 	}
 	dst = append(dst, `,"ordinal":`...)
 	dst = strconv.AppendInt(dst, int64(p.Ordinal), 10)
@@ -39,19 +32,25 @@ func appendParentJSON(dst []byte, p *hierarchy.Parent) []byte {
 	dst = append(dst, `,"start":`...)
 	dst = strconv.AppendInt(dst, int64(p.Start), 10)
 	if len(p.Children) > 0 {
-		dst = append(dst, `,"children":[`...)
-		for i, s := range p.Children {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendSpanJSON(dst, s)
-		}
-		dst = append(dst, ']')
+		dst = appendJSONList(dst, `,"children":[`, p.Children, appendSpanJSON)
 	}
 	if len(p.Metadata) > 0 {
 		dst = appendMetadataJSON(dst, p.Metadata)
 	}
 	return append(dst, '}')
+}
+
+// appendJSONList appends open, then each item as appendItem writes it,
+// separated by commas, then the closing bracket.
+func appendJSONList[T any](dst []byte, open string, items []T, appendItem func([]byte, T) []byte) []byte {
+	dst = append(dst, open...)
+	for i, item := range items {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendItem(dst, item)
+	}
+	return append(dst, ']')
 }
 
 // appendSpanJSON appends s as encoding/json marshals it.
