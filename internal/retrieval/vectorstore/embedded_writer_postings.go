@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,12 +17,15 @@ import (
 // postings already arrive in list order: nothing is ever sorted by slot.
 // It buffers up to limit postings with their term indices and, when full,
 // spills them as a run: the buffered terms in ascending index, each as a
-// (term, count) header and its postings in arrival order. Reading merges
-// the runs term by term, each term's pieces run after run, copying bytes.
+// (term, postings, bytes) header and its postings in arrival order as
+// entries (embedded_writer_entries.go): about 40% of their size for
+// children that carry a context.
+// Reading merges the runs term by term, each term's pieces run after run.
 //
 // Its memory is the buffer (16 bytes a posting: term, posting, and the
-// posting again while spilling), 4 bytes per distinct term, and a read
-// buffer per run while merging.
+// posting again while spilling), the entries of one term of a run (up to
+// 9 bytes a posting), 4 bytes per distinct term, and a read buffer per
+// run while merging.
 type postingRuns struct {
 	dir     string
 	limit   int
@@ -32,6 +34,7 @@ type postingRuns struct {
 	perTerm []uint32  // buffered postings of each term index; a start offset while spilling
 	present []uint32  // term indices with a buffered posting
 	sorted  []posting // the spill's output buffer
+	entries []byte    // one term's entries, while spilling and merging
 	runs    []string
 }
 
@@ -92,9 +95,11 @@ func (s *postingRuns) writeRun() error {
 	start := uint32(0)
 	for _, t := range s.present {
 		end := s.perTerm[t]
+		s.entries = appendEntries(s.entries[:0], s.sorted[start:end])
 		w.u32(t)
 		w.u32(end - start)
-		writeArray(w, s.sorted[start:end])
+		w.u32(uint32(len(s.entries)))
+		w.raw(s.entries)
 		start = end
 	}
 	w.flush()
@@ -107,15 +112,15 @@ func (s *postingRuns) writeRun() error {
 
 // postingRun is one run being read: the header of its next group.
 type postingRun struct {
-	r           *bufio.Reader
-	f           *os.File
-	term, count uint32
-	done        bool
+	r                  *bufio.Reader
+	f                  *os.File
+	term, count, bytes uint32
+	done               bool
 }
 
 // next reads the header of the run's next group, or marks it done.
 func (r *postingRun) next() error {
-	var b [8]byte
+	var b [12]byte
 	if _, err := io.ReadFull(r.r, b[:]); err != nil {
 		if errors.Is(err, io.EOF) {
 			r.done = true
@@ -123,43 +128,22 @@ func (r *postingRun) next() error {
 		}
 		return fmt.Errorf("reading spilled postings: %w", err)
 	}
-	r.term, r.count = binary.LittleEndian.Uint32(b[:]), binary.LittleEndian.Uint32(b[4:])
+	r.term, r.count, r.bytes = binary.LittleEndian.Uint32(b[:]), binary.LittleEndian.Uint32(b[4:]), binary.LittleEndian.Uint32(b[8:])
 	return nil
 }
 
-// copyGroup appends the postings of the run's current group to out and
-// their weights to the block maxima of a list that already had n, and
-// returns the list's new length and maxima.
-func (r *postingRun) copyGroup(out *binWriter, n int, maxima []float32) (int, []float32, error) {
-	for left := 8 * int(r.count); left > 0; {
-		b, err := r.r.Peek(min(left, r.r.Size()))
-		if err != nil {
-			return n, maxima, fmt.Errorf("reading spilled postings: %w", err)
-		}
-		out.raw(b)
-		n, maxima = appendBlockMaxima(maxima, n, b)
-		_, _ = r.r.Discard(len(b))
-		left -= len(b)
+// copyGroup writes the postings of the run's current group to out,
+// extending the list e expands, and reads the next header; buf is scratch
+// for the group's entries, returned for reuse.
+func (r *postingRun) copyGroup(out *binWriter, e *entryExpander, buf []byte) ([]byte, error) {
+	buf = slices.Grow(buf[:0], int(r.bytes))[:r.bytes]
+	if _, err := io.ReadFull(r.r, buf); err != nil {
+		return buf, fmt.Errorf("reading spilled postings: %w", err)
 	}
-	return n, maxima, r.next()
-}
-
-// appendBlockMaxima extends the block maxima of a list of n postings, as
-// appendBlockMax does, by the encoded postings b, and returns the list's
-// new length and maxima. Weights are finite, and the magnitudes of finite
-// floats order as their bits with the sign cleared, so it compares bits.
-func appendBlockMaxima(maxima []float32, n int, b []byte) (int, []float32) {
-	const magnitude = 1<<31 - 1
-	for i := 4; i < len(b); i += 8 {
-		bits := binary.LittleEndian.Uint32(b[i:]) & magnitude
-		if n%blockSize == 0 {
-			maxima = append(maxima, math.Float32frombits(bits))
-		} else if last := &maxima[len(maxima)-1]; bits > math.Float32bits(*last) {
-			*last = math.Float32frombits(bits)
-		}
-		n++
+	if err := e.expand(buf, int(r.count), func(p []posting) { writeArray(out, p) }); err != nil {
+		return buf, err
 	}
-	return n, maxima
+	return buf, r.next()
 }
 
 // each writes every posting to out, grouped by term index from 0 to
@@ -175,25 +159,24 @@ func (s *postingRuns) each(ctx context.Context, out *binWriter, terms int, lists
 	if err != nil {
 		return err
 	}
-	var maxima []float32
+	var e entryExpander
 	for t := range uint32(terms) {
 		if err := pollContext(ctx, int(t)); err != nil {
 			return err
 		}
-		n := 0
-		maxima = maxima[:0]
+		e.reset()
 		for _, r := range runs {
 			if r.done || r.term != t {
 				continue
 			}
-			if n, maxima, err = r.copyGroup(out, n, maxima); err != nil {
+			if s.entries, err = r.copyGroup(out, &e, s.entries); err != nil {
 				return err
 			}
 		}
-		if n == 0 {
+		if e.n == 0 {
 			return fmt.Errorf("spilled postings: term %d has none", t)
 		}
-		lists(maxima)
+		lists(e.maxima)
 	}
 	return out.err
 }

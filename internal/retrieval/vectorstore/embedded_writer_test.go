@@ -62,7 +62,30 @@ func writerCases() []writerCase {
 		{"dense-cosine", EmbeddedOptions{Metric: Cosine}, stream(6, denseOnly)},
 		{"dense-l2-hnsw", EmbeddedOptions{Metric: L2, HNSW: true, HNSWM: 8}, stream(3, denseOnly)},
 		{"hybrid-ip", EmbeddedOptions{HNSWThreshold: 77}, stream(5, hybrid)},
+		{"sparse-parent-contexts", EmbeddedOptions{}, parentContextStream(r)},
 	}
+}
+
+// parentContextStream draws children that carry their parent's context
+// vector, as the indexer gives them with a context weight: stretches of
+// consecutive slots with equal weights, some longer than a block, broken
+// where a child holds a context term itself, in batches that cut parents.
+func parentContextStream(r *rand.Rand) [][]Record {
+	var children []Record
+	for p, n := range []int{1, 2, 5, 130, 3, 300, 1, 7, blockSize, 2*blockSize + 1} {
+		context := randSparse(r, 60, 30, false)
+		for c := range n {
+			own := randSparse(r, 60, 4, c%2 == 0)
+			sum := vector.AppendScaled(vector.Sparse{}, *own, *context, 0.8)
+			children = append(children, Record{ID: fmt.Sprintf("p%d-c%d", p, c), ParentID: fmt.Sprintf("p%d", p), Vector: vector.Vector{Sparse: &sum}})
+		}
+	}
+	var batches [][]Record
+	for len(children) > 0 {
+		n := min(len(children), 1+r.IntN(90))
+		batches, children = append(batches, children[:n]), children[n:]
+	}
+	return batches
 }
 
 // The writer's file is byte for byte the file Save writes for a store that
