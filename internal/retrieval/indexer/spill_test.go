@@ -74,7 +74,7 @@ func TestDamagedSpillFailsTheBuild(t *testing.T) {
 		if err != nil || len(data) == 0 {
 			t.Fatalf("reading the spill: %v (%d bytes)", err, len(data))
 		}
-		data[len("PRUPACK1")] ^= 0xff // the first unit written, after the magic
+		data[len("PRUPACK2")] ^= 0xff // the first unit written, after the magic
 		if err := os.WriteFile(files[0], data, 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -23,8 +23,11 @@ import (
 //	parent:   id | document id | title | heading path (strings) | ordinal |
 //	          text | start | spans (id, start, end) | metadata (count, then
 //	          key and value, keys sorted)
-//	child:    id | parent id | document id | ordinal | text | start |
-//	          parent start
+//	child:    flags (see childFlags) | its parent's index when known,
+//	          else its parent id | id, unless its parent's next span's |
+//	          document id, unless its parent's | ordinal | start | parent
+//	          start | text: its length when it is its parent's text from
+//	          parent start, else the text
 //	analyses: 0 for none, else 1 + count, then per analysis its tokens and
 //	          its terms (term, count)
 
@@ -75,7 +78,7 @@ func splitSizeHint(u *Unit) int {
 	}
 	for i := range u.Children {
 		c := &u.Children[i]
-		n += len(c.ID) + len(c.ParentID) + len(c.DocID) + len(c.Text) + 7*binary.MaxVarintLen64
+		n += len(c.ID) + len(c.ParentID) + len(c.DocID) + len(c.Text) + 8*binary.MaxVarintLen64
 	}
 	return n
 }
@@ -114,14 +117,35 @@ func (w *unitWriter) split(u *Unit) {
 		w.parent(&u.Parents[i])
 	}
 	w.uint(uint64(len(u.Children)))
-	for _, c := range u.Children {
-		w.str(c.ID)
+	refs := newChildRefs(u)
+	for i := range u.Children {
+		w.child(&u.Children[i], refs)
+	}
+}
+
+// child appends one child, writing what its parent already holds (its
+// id, its document, its text) as references to it.
+func (w *unitWriter) child(c *hierarchy.Child, refs *childRefs) {
+	k, flags := refs.of(c)
+	w.uint(uint64(flags))
+	if flags&childOfKnownParent != 0 {
+		w.uint(uint64(k))
+	} else {
 		w.str(c.ParentID)
+	}
+	if flags&childIDFromSpan == 0 {
+		w.str(c.ID)
+	}
+	if flags&childDocOfParent == 0 {
 		w.str(c.DocID)
-		w.int(c.Ordinal)
+	}
+	w.int(c.Ordinal)
+	w.int(c.Start)
+	w.int(c.ParentStart)
+	if flags&childTextInParent != 0 {
+		w.uint(uint64(len(c.Text)))
+	} else {
 		w.str(c.Text)
-		w.int(c.Start)
-		w.int(c.ParentStart)
 	}
 }
 
@@ -287,9 +311,61 @@ func (r *unitReader) split(u *Unit) {
 		r.parent(&u.Parents[i])
 	}
 	u.Children = make([]hierarchy.Child, r.count())
+	spans := make([]int, len(u.Parents))
 	for i := range u.Children {
-		u.Children[i] = hierarchy.Child{ID: r.text(), ParentID: r.text(), DocID: r.text(), Ordinal: r.int(), Text: r.text(), Start: r.int(), ParentStart: r.int()}
+		r.child(u, spans, &u.Children[i])
 	}
+}
+
+// child reads one child into c, taking what it references from the
+// unit's parents; spans holds, per parent, how many of its spans
+// children took their ids from so far.
+func (r *unitReader) child(u *Unit, spans []int, c *hierarchy.Child) {
+	flags := r.uint()
+	var p *hierarchy.Parent
+	if flags&^childFlagsAll != 0 {
+		r.err = errUnitPayload
+	}
+	fromSpan := false
+	if flags&childOfKnownParent != 0 {
+		if k := r.uint(); k < uint64(len(u.Parents)) {
+			p = &u.Parents[k]
+			c.ParentID = p.ID
+			if flags&childIDFromSpan != 0 && spans[k] < len(p.Children) {
+				c.ID, fromSpan = p.Children[spans[k]].ID, true
+				spans[k]++
+			}
+		} else {
+			r.err = errUnitPayload
+		}
+	} else {
+		c.ParentID = r.text()
+	}
+	switch {
+	case flags&childIDFromSpan == 0:
+		c.ID = r.text()
+	case !fromSpan:
+		r.err = errUnitPayload
+	}
+	switch {
+	case flags&childDocOfParent == 0:
+		c.DocID = r.text()
+	case p != nil:
+		c.DocID = p.DocID
+	default:
+		r.err = errUnitPayload
+	}
+	c.Ordinal, c.Start, c.ParentStart = r.int(), r.int(), r.int()
+	if flags&childTextInParent == 0 {
+		c.Text = r.text()
+		return
+	}
+	n := r.uint()
+	if p == nil || c.ParentStart < 0 || c.ParentStart > len(p.Text) || n > uint64(len(p.Text)-c.ParentStart) {
+		r.err = errUnitPayload
+		return
+	}
+	c.Text = p.Text[c.ParentStart : c.ParentStart+int(n)]
 }
 
 // parent reads one parent into p.

@@ -12,7 +12,7 @@ import (
 // Pack layout (integers in the footer are unsigned varints, strings a
 // length then bytes):
 //
-//	magic "PRUPACK1"
+//	magic "PRUPACK2"
 //	units    each as a build spills it (see spillAnalyses): its split,
 //	         then its analyses with every term as an id of the term table
 //	footer   term table: count, then the terms, by id |
@@ -26,7 +26,7 @@ import (
 // the same terms again (embed.NewCorpusStatsOf), so a reused unit is
 // counted from its ids and copied into the next pack as it is.
 const (
-	packMagic        = "PRUPACK1"
+	packMagic        = "PRUPACK2"
 	packTrailerMagic = "PRUP"
 	packTrailerSize  = 8 + 4 + len(packTrailerMagic)
 )
