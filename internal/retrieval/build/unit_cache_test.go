@@ -252,6 +252,10 @@ func TestRunStreamsTheBundleSaveWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The checksums its writers recorded as they wrote are the files'.
+	if err := bundle.VerifyFiles(context.Background(), streamed, m); err != nil {
+		t.Fatal(err)
+	}
 	e, err := build.NewEmbedder(m.Embedder)
 	if err != nil {
 		t.Fatal(err)

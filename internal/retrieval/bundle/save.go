@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
 
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/filesum"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
@@ -100,7 +103,8 @@ func (p *Pending) Abort() {
 // writeContents writes parents, children, embedder state and, last, the
 // manifest into dir.
 func writeContents(dir string, ix *indexer.Index, m Manifest, parents *parentstore.FileWriter) (Manifest, error) {
-	if err := finishParents(dir, ix, parents); err != nil {
+	parents, err := finishParents(dir, ix, parents)
+	if err != nil {
 		return m, err
 	}
 	embedded, err := writeChildren(dir, ix.Store)
@@ -128,7 +132,7 @@ func writeContents(dir string, ix *indexer.Index, m Manifest, parents *parentsto
 		return m, err
 	}
 	m.Bytes = size
-	if m.Files, err = sumFiles(dir); err != nil {
+	if m.Files, err = sumFiles(dir, writtenSums(parents, ix.Store)); err != nil {
 		return m, fmt.Errorf("summing bundle files: %w", err)
 	}
 	if err := writeManifest(dir, m); err != nil {
@@ -156,23 +160,37 @@ func writeChildren(dir string, store vectorstore.VectorStore) (bool, error) {
 	return false, nil
 }
 
-// finishParents finishes the files store in dir: the one the build
-// filled as it went when there is one, or a new one of the index's
-// Parents.
-func finishParents(dir string, ix *indexer.Index, filled *parentstore.FileWriter) error {
+// finishParents finishes the files store in dir, and returns its writer:
+// the one the build filled as it went when there is one, or a new one of
+// the index's Parents.
+func finishParents(dir string, ix *indexer.Index, filled *parentstore.FileWriter) (*parentstore.FileWriter, error) {
 	if filled != nil {
-		return filled.Close()
+		return filled, filled.Close()
 	}
 	w, err := parentstore.NewFileWriter(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, p := range ix.Parents {
 		if err := w.Add(p); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return w.Close()
+	return w, w.Close()
+}
+
+// writtenSums is the size and SHA-256 of each bundle file whose writer
+// hashed it as it wrote it (the parent store's, and the child index a
+// file writer finished), by path in the bundle.
+func writtenSums(parents *parentstore.FileWriter, store vectorstore.VectorStore) map[string]filesum.Sum {
+	sums := map[string]filesum.Sum{}
+	maps.Copy(sums, parents.Written())
+	if w, ok := store.(*vectorstore.FileWriter); ok {
+		if sum, ok := w.Written(); ok {
+			sums[path.Join(ChildrenDir, vectorstore.EmbeddedFile)] = sum
+		}
+	}
+	return sums
 }
 
 // checkReplaceable refuses an existing dir unless replace is set and dir is

@@ -12,6 +12,8 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+
+	"github.com/parentrag/parentrag/internal/retrieval/filesum"
 )
 
 // ErrCorrupt marks a bundle file that is missing or differs from what the
@@ -19,8 +21,10 @@ import (
 var ErrCorrupt = errors.New("bundle file does not match the manifest")
 
 // sumFiles returns the size and sha256 of every regular file under dir but
-// the manifest, sorted by path.
-func sumFiles(dir string) ([]FileSum, error) {
+// the manifest, sorted by path. A file in written, by its path in dir,
+// whose size is the one written there is not read again: its writer
+// hashed it as it wrote it.
+func sumFiles(dir string, written map[string]filesum.Sum) ([]FileSum, error) {
 	var sums []FileSum
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -33,6 +37,12 @@ func sumFiles(dir string) ([]FileSum, error) {
 		rel = filepath.ToSlash(rel)
 		if rel == ManifestFile || rel == ManifestFile+".tmp" {
 			return nil
+		}
+		if sum, ok := written[rel]; ok {
+			if info, err := d.Info(); err == nil && info.Size() == sum.Size {
+				sums = append(sums, FileSum{Path: rel, Size: sum.Size, SHA256: sum.SHA256})
+				return nil
+			}
 		}
 		size, sum, err := sumFile(context.Background(), p)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/parentrag/parentrag/internal/retrieval/filesum"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 
@@ -32,12 +33,14 @@ type location struct {
 // FileWriter writes parents to a directory once. Nothing is visible under
 // the final names until Close succeeds.
 type FileWriter struct {
-	dir    string
-	data   *os.File
-	buf    *bufio.Writer
-	offset int64
-	index  []indexEntry
-	line   []byte // Add's scratch: one parent's line
+	dir     string
+	data    *os.File
+	hashed  *filesum.Writer // onto data
+	buf     *bufio.Writer   // onto hashed
+	offset  int64
+	index   []indexEntry
+	line    []byte                 // Add's scratch: one parent's line
+	written map[string]filesum.Sum // by file name, set by Close
 }
 
 type indexEntry struct {
@@ -51,7 +54,8 @@ func NewFileWriter(dir string) (*FileWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating parent data file: %w", err)
 	}
-	return &FileWriter{dir: dir, data: f, buf: bufio.NewWriterSize(f, 1<<20)}, nil
+	hashed := filesum.NewWriter(f)
+	return &FileWriter{dir: dir, data: f, hashed: hashed, buf: bufio.NewWriterSize(hashed, 1<<20)}, nil
 }
 
 // Add appends one parent.
@@ -69,8 +73,9 @@ func (w *FileWriter) Add(p hierarchy.Parent) error {
 // their final names. After an error nothing is left under the final names.
 func (w *FileWriter) Close() error {
 	err := errors.Join(w.buf.Flush(), w.data.Sync(), w.data.Close())
+	var index filesum.Sum
 	if err == nil {
-		err = w.writeIndex()
+		index, err = w.writeIndex()
 	}
 	if err == nil {
 		err = os.Rename(w.data.Name(), filepath.Join(w.dir, DataFile))
@@ -79,8 +84,14 @@ func (w *FileWriter) Close() error {
 		os.Remove(w.data.Name())
 		return fmt.Errorf("writing parent store: %w", err)
 	}
+	w.written = map[string]filesum.Sum{DataFile: w.hashed.Sum(), IndexFile: index}
 	return nil
 }
+
+// Written is the size and SHA-256 of each file a successful Close wrote,
+// by file name (DataFile, IndexFile), and nil before one, so that a
+// bundle can list their checksums without reading them back.
+func (w *FileWriter) Written() map[string]filesum.Sum { return w.written }
 
 // Abort closes and removes what the writer wrote, for a build that fails
 // before Close; after Close it does nothing.
@@ -91,14 +102,16 @@ func (w *FileWriter) Abort() {
 }
 
 // writeIndex writes the id -> location table: magic, count, then for each
-// parent its id length, id, offset and length, little-endian.
-func (w *FileWriter) writeIndex() error {
+// parent its id length, id, offset and length, little-endian. It returns
+// the file's size and SHA-256.
+func (w *FileWriter) writeIndex() (filesum.Sum, error) {
 	f, err := os.CreateTemp(w.dir, IndexFile+".tmp-*")
 	if err != nil {
-		return err
+		return filesum.Sum{}, err
 	}
 	defer os.Remove(f.Name())
-	bw := bufio.NewWriter(f)
+	hashed := filesum.NewWriter(f)
+	bw := bufio.NewWriter(hashed)
 	bw.Write(indexMagic[:])
 	binary.Write(bw, binary.LittleEndian, uint64(len(w.index)))
 	for _, e := range w.index {
@@ -108,9 +121,9 @@ func (w *FileWriter) writeIndex() error {
 		binary.Write(bw, binary.LittleEndian, e.loc.length)
 	}
 	if err := errors.Join(bw.Flush(), f.Sync(), f.Close()); err != nil {
-		return err
+		return filesum.Sum{}, err
 	}
-	return os.Rename(f.Name(), filepath.Join(w.dir, IndexFile))
+	return hashed.Sum(), os.Rename(f.Name(), filepath.Join(w.dir, IndexFile))
 }
 
 // Files reads a files store. Only the id -> offset table is held in

@@ -2,10 +2,14 @@ package parentstore
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
@@ -119,5 +123,40 @@ func TestFileWriterAbort(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(closed, name)); err != nil {
 			t.Errorf("aborting after Close removed %s: %v", name, err)
 		}
+	}
+}
+
+// TestFileWriterWrittenIsTheFiles checks that Written is nothing before
+// Close and, after, the size and SHA-256 of each file as it lies on disk.
+func TestFileWriterWrittenIsTheFiles(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewFileWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3000 { // more than the write buffer holds
+		if err := w.Add(hierarchy.Parent{ID: fmt.Sprintf("p%04d", i), DocID: "d", Ordinal: i, Text: strings.Repeat("parent text ", 40)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w.Written() != nil {
+		t.Error("Written lists files before Close")
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	written := w.Written()
+	for _, name := range []string{DataFile, IndexFile} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		if got := written[name]; got.Size != int64(len(b)) || got.SHA256 != hex.EncodeToString(sum[:]) {
+			t.Errorf("Written()[%s] = %+v, want size %d and %x", name, got, len(b), sum)
+		}
+	}
+	if len(written) != 2 {
+		t.Errorf("Written lists %d files, want 2", len(written))
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/parentrag/parentrag/internal/retrieval/filesum"
 )
 
 // EmbeddedFile is the name of the file Save writes inside its directory.
@@ -26,7 +28,7 @@ func (e *Embedded) Save(dir string) error {
 	if err := e.checkOpen(); err != nil {
 		return fmt.Errorf("save embedded store: %w", err)
 	}
-	if err := replaceFile(dir, e.writeFile); err != nil {
+	if _, err := replaceFile(dir, e.writeFile); err != nil {
 		return fmt.Errorf("save embedded store: %w", err)
 	}
 	return nil
@@ -35,14 +37,15 @@ func (e *Embedded) Save(dir string) error {
 // replaceFile creates dir if needed and has write fill a temporary file in
 // it, which is fsynced and renamed over dir/EmbeddedFile before dir itself
 // is fsynced, so a crash leaves either the old or the new file, never a
-// torn one. On failure the temporary file is removed.
-func replaceFile(dir string, write func(*os.File) error) (err error) {
+// torn one. On failure the temporary file is removed. It returns the size
+// and SHA-256 of what write wrote.
+func replaceFile(dir string, write func(io.Writer) error) (sum filesum.Sum, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return sum, err
 	}
 	tmp, err := os.CreateTemp(dir, ".vectors-*.tmp")
 	if err != nil {
-		return err
+		return sum, err
 	}
 	defer func() {
 		if err != nil {
@@ -50,22 +53,23 @@ func replaceFile(dir string, write func(*os.File) error) (err error) {
 			_ = os.Remove(tmp.Name())
 		}
 	}()
-	if err := write(tmp); err != nil {
-		return fmt.Errorf("write %s: %w", tmp.Name(), err)
+	hashed := filesum.NewWriter(tmp)
+	if err := write(hashed); err != nil {
+		return sum, fmt.Errorf("write %s: %w", tmp.Name(), err)
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("fsync: %w", err)
+		return sum, fmt.Errorf("fsync: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close: %w", err)
+		return sum, fmt.Errorf("close: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), filepath.Join(dir, EmbeddedFile)); err != nil {
-		return err
+		return sum, err
 	}
 	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("fsync dir: %w", err)
+		return sum, fmt.Errorf("fsync dir: %w", err)
 	}
-	return nil
+	return hashed.Sum(), nil
 }
 
 func syncDir(dir string) error {
@@ -119,7 +123,7 @@ func (e *Embedded) view() *saveView {
 	return v
 }
 
-func (e *Embedded) writeFile(f *os.File) error {
+func (e *Embedded) writeFile(f io.Writer) error {
 	v := e.view()
 	return writeFileBody(f, &v.hdr, func(w *binWriter) error {
 		e.writeRecords(w, v)

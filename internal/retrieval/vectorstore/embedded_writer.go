@@ -7,6 +7,8 @@ import (
 	"hash/maphash"
 	"os"
 	"sync"
+
+	"github.com/parentrag/parentrag/internal/retrieval/filesum"
 )
 
 // ErrWriteOnly reports a search or delete on a FileWriter, which only
@@ -49,8 +51,9 @@ type FileWriter struct {
 	cols    writerColumns
 	ids     *runSorter
 	posts   *postingRuns
-	row     flatIndex // scratch for one dense row as the store keeps it
-	state   error     // non-nil once the writer is finished, closed or broken
+	row     flatIndex   // scratch for one dense row as the store keeps it
+	state   error       // non-nil once the writer is finished, closed or broken
+	written filesum.Sum // the finished file's, set by Finish
 }
 
 var _ VectorStore = (*FileWriter)(nil)

@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/parentrag/parentrag/internal/retrieval/filesum"
 )
 
 // column is one section of the file being written, streamed to a
@@ -106,7 +108,7 @@ func (w *FileWriter) Finish(ctx context.Context, want int) error {
 	}
 	err := w.checkDistinctIDs(ctx)
 	if err == nil {
-		err = replaceFile(w.dir, func(f *os.File) error { return w.writeFile(ctx, f) })
+		w.written, err = replaceFile(w.dir, func(f io.Writer) error { return w.writeFile(ctx, f) })
 	}
 	if err != nil {
 		w.state = fmt.Errorf("an earlier Finish failed: %w", err)
@@ -114,6 +116,15 @@ func (w *FileWriter) Finish(ctx context.Context, want int) error {
 	}
 	w.state = errors.New("the file writer is finished")
 	return w.cleanUp()
+}
+
+// Written is the size and SHA-256 of the file a successful Finish wrote,
+// and false before one, so that a bundle can list the file's checksum
+// without reading it back.
+func (w *FileWriter) Written() (filesum.Sum, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.written, w.written.SHA256 != ""
 }
 
 // header is the header of the file the writer writes, with the padding
@@ -130,7 +141,7 @@ func (w *FileWriter) header() (*fileHeader, int) {
 
 // writeFile writes the header, every section in file order and the trailer
 // to f.
-func (w *FileWriter) writeFile(ctx context.Context, f *os.File) error {
+func (w *FileWriter) writeFile(ctx context.Context, f io.Writer) error {
 	h, pad := w.header()
 	return writeFileBody(f, h, func(out *binWriter) error {
 		c := &w.cols

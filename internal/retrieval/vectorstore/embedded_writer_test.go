@@ -3,6 +3,8 @@ package vectorstore
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -113,11 +115,15 @@ func TestFileWriterMatchesSave(t *testing.T) {
 				if got, _ := w.Count(ctx); got != n {
 					t.Fatalf("count %d, want %d", got, n)
 				}
+				if _, ok := w.Written(); ok {
+					t.Fatal("Written has a sum before Finish")
+				}
 				if err := w.Finish(ctx, n); err != nil {
 					t.Fatal(err)
 				}
 				want, _ := savedDir(t, e)
 				sameFiles(t, filepath.Join(dir, EmbeddedFile), filepath.Join(want, EmbeddedFile))
+				sameSum(t, w, filepath.Join(dir, EmbeddedFile))
 				if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 					t.Fatalf("writer left %v in its directory", entries)
 				}
@@ -131,6 +137,19 @@ func TestFileWriterMatchesSave(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// sameSum fails unless w's Written is the size and SHA-256 of file.
+func sameSum(t *testing.T, w *FileWriter, file string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	if got, ok := w.Written(); !ok || got.Size != int64(len(b)) || got.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Fatalf("Written() = %+v, %v; want size %d and %x", got, ok, len(b), sum)
 	}
 }
 
