@@ -2,7 +2,6 @@ package embed
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
@@ -33,7 +32,8 @@ type AnalysisScratch struct {
 	distinct distinctTerms
 	counts   []uint32
 	ids      []uint64
-	tokens   Tokens // TokenizeScratch's
+	spareIDs []uint64 // sortPackedIDs' other array
+	tokens   Tokens   // TokenizeScratch's
 }
 
 // AnalyzeCounts analyses text once and returns its terms, counts and length.
@@ -73,7 +73,7 @@ func (l *Lexical) EmbedAnalysis(a *Analysis, s *AnalysisScratch) (*vector.Sparse
 	if err != nil {
 		return nil, err
 	}
-	ids, err := l.vocabularyIDs(st, a, &s.ids)
+	ids, err := l.vocabularyIDs(st, a, s)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (l *Lexical) AppendAnalysis(dst vector.Sparse, a *Analysis, s *AnalysisScra
 	if err != nil {
 		return dst, err
 	}
-	ids, err := l.vocabularyIDs(st, a, &s.ids)
+	ids, err := l.vocabularyIDs(st, a, s)
 	if err != nil {
 		return dst, err
 	}
@@ -97,10 +97,10 @@ func (l *Lexical) AppendAnalysis(dst vector.Sparse, a *Analysis, s *AnalysisScra
 }
 
 // vocabularyIDs returns the vocabulary terms of a as id<<32|count, in
-// increasing id order, in scratch, which it reuses. An analysis given as
-// ids must hold ids of st's vocabulary.
-func (l *Lexical) vocabularyIDs(st *lexicalStats, a *Analysis, scratch *[]uint64) ([]uint64, error) {
-	ids := (*scratch)[:0]
+// increasing id order, in s's buffers, which it reuses. An analysis given
+// as ids must hold ids of st's vocabulary.
+func (l *Lexical) vocabularyIDs(st *lexicalStats, a *Analysis, s *AnalysisScratch) ([]uint64, error) {
+	ids := s.ids[:0]
 	if a.Terms == nil {
 		var err error
 		if ids, err = appendGivenIDs(ids, st, a); err != nil {
@@ -109,9 +109,8 @@ func (l *Lexical) vocabularyIDs(st *lexicalStats, a *Analysis, scratch *[]uint64
 	} else {
 		ids = appendTermIDs(ids, st, a)
 	}
-	slices.Sort(ids)
-	*scratch = ids
-	return ids, nil
+	s.ids = sortPackedIDs(ids, len(st.df), &s.spareIDs)
+	return s.ids, nil
 }
 
 // appendGivenIDs appends the ids of an analysis given as ids, each as
