@@ -139,10 +139,11 @@ func appendTermIDs(dst []uint64, st *lexicalStats, a *Analysis) []uint64 {
 // appendWeights appends the weight of each packed id of a text analysed
 // as a to dst.
 func (l *Lexical) appendWeights(dst vector.Sparse, st *lexicalStats, a *Analysis, ids []uint64) vector.Sparse {
-	norm := l.lengthNorm(st, a.Tokens)
+	w := l.docWeights(st)
+	norm := w.Norm(a.Tokens)
 	for _, packed := range ids {
 		dst.Indices = append(dst.Indices, uint32(packed>>32))
-		dst.Values = append(dst.Values, l.termWeight(uint32(packed), norm))
+		dst.Values = append(dst.Values, w.Weight(uint32(packed), norm))
 	}
 	return dst
 }

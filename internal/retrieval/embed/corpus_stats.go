@@ -90,6 +90,30 @@ func (c *CorpusStats) Count(a Analysis) {
 	}
 }
 
+// AddCounts counts docs texts of tokens tokens in all, of which dfs[i]
+// hold terms[i]: what Count gives for those texts, from a summary of
+// them (a child index segment's) instead of their analyses. It fails,
+// counting nothing, when terms and dfs differ in length or a term holds
+// more texts than docs.
+func (c *CorpusStats) AddCounts(docs int, tokens uint64, terms []string, dfs []uint32) error {
+	if len(terms) != len(dfs) {
+		return fmt.Errorf("%d terms but %d document frequencies", len(terms), len(dfs))
+	}
+	for i, df := range dfs {
+		if int64(df) > int64(docs) {
+			return fmt.Errorf("term %q is in %d of %d texts", terms[i], df, docs)
+		}
+	}
+	c.docs += docs
+	c.tokens += tokens
+	for i, t := range terms {
+		if dfs[i] > 0 {
+			c.df[c.id(t)] += dfs[i]
+		}
+	}
+	return nil
+}
+
 // Intern appends to ids the id of each term of a, in order, without
 // counting a: a text embedded with the corpus's statistics but not part
 // of the corpus (a child's context). A term met only here stays out of

@@ -90,3 +90,54 @@ func mustMarshal(t *testing.T, l *Lexical) []byte {
 	}
 	return b
 }
+
+// TestAddCountsCountsAsCount checks that counting texts from a summary of
+// them gives the statistics counting each text gives, and that a summary
+// that cannot be one is refused.
+func TestAddCountsCountsAsCount(t *testing.T) {
+	texts := []string{"hotels near the station", "station meals", "meals and hotels"}
+	each := NewCorpusStats()
+	var scratch AnalysisScratch
+	df := map[string]uint32{}
+	tokens := uint64(0)
+	for _, text := range texts {
+		a := scratch.AnalyzeCounts(text)
+		each.Count(a)
+		tokens += uint64(a.Tokens)
+		for _, term := range a.Terms {
+			df[term]++
+		}
+	}
+	summed := NewCorpusStats()
+	var terms []string
+	var dfs []uint32
+	for term, n := range df {
+		terms, dfs = append(terms, term), append(dfs, n)
+	}
+	if err := summed.AddCounts(len(texts), tokens, terms, dfs); err != nil {
+		t.Fatal(err)
+	}
+	fitted := func(c *CorpusStats) []byte {
+		l, err := NewLexical(DefaultK1, DefaultB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.FitCorpus(c); err != nil {
+			t.Fatal(err)
+		}
+		b, err := l.MarshalStats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	if string(fitted(summed)) != string(fitted(each)) {
+		t.Fatal("statistics summed from counts differ from counting each text")
+	}
+	if err := NewCorpusStats().AddCounts(1, 3, []string{"hotel"}, []uint32{2}); err == nil {
+		t.Fatal("a term in more texts than there are was accepted")
+	}
+	if err := NewCorpusStats().AddCounts(1, 3, []string{"hotel"}, nil); err == nil {
+		t.Fatal("terms without frequencies were accepted")
+	}
+}

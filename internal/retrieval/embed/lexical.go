@@ -332,26 +332,11 @@ func (s *docScratch) termIDs(st *lexicalStats, text string) ([]uint32, int) {
 // embedDoc returns the BM25 document vector of text.
 func (l *Lexical) embedDoc(st *lexicalStats, text string, s *docScratch) *vector.Sparse {
 	ids, dl := s.termIDs(st, text)
-	norm := l.lengthNorm(st, dl)
+	w := l.docWeights(st)
+	norm := w.Norm(dl)
 	return newSparse(ids, func(_ uint32, tf int) float32 {
-		return l.termWeight(uint32(tf), norm)
+		return w.Weight(uint32(tf), norm)
 	})
-}
-
-// lengthNorm is the BM25 length normalisation k1·(1 − b + b·|d|/avgdl) of
-// a text of dl tokens (k1 when avgdl is 0).
-func (l *Lexical) lengthNorm(st *lexicalStats, dl int) float64 {
-	if st.avgLen > 0 {
-		return l.k1 * (1 - l.b + l.b*float64(dl)/st.avgLen)
-	}
-	return l.k1
-}
-
-// termWeight is the saturated weight of a term occurring tf times in a
-// text of length normalisation norm.
-func (l *Lexical) termWeight(tf uint32, norm float64) float32 {
-	f := float64(tf)
-	return float32(f * (l.k1 + 1) / (f + norm))
 }
 
 // newSparse builds a sparse vector from sorted ids, with one entry per

@@ -1,0 +1,87 @@
+package segment
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+)
+
+// Segment file layout, version 1. Every integer is little endian; every
+// section is an array of uint32 (so 4-byte aligned, as the 48-byte header
+// leaves them), but for the two byte arenas, each padded with zeros to a
+// multiple of 4:
+//
+//	header: magic "PRGS" | version | flags | children | parents | terms |
+//	        child postings | context postings | term bytes | id bytes |
+//	        tokens (uint64: the children's lengths summed)
+//	childTokens[children]       each child's length in tokens
+//	parentFirst[parents+1]      each parent's first child; children in slot order
+//	parentTokens[parents]       each parent's context length (0 without contexts)
+//	termEnds[terms]             where each term ends in the term arena
+//	childEnds[terms]            where each term's child postings end
+//	childSlots, childTFs        [child postings] by term, slots increasing
+//	contextEnds[terms]          where each term's context postings end
+//	contextParents, contextTFs  [context postings] by term, parents increasing
+//	idEnds[children]            where each child's id ends in the id arena
+//	term arena, id arena        terms in strictly increasing byte order
+//	CRC-32C of every byte before it
+//
+// A term's document frequency in the segment is its number of child
+// postings; a term held only by contexts has none.
+const (
+	fileMagic   = "PRGS"
+	fileVersion = 1
+	headerSize  = 48
+	trailerSize = 4
+)
+
+// flagContexts marks a segment whose parents have contexts.
+const flagContexts = 1
+
+// castagnoli is the CRC-32C table of the segment's checksum.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// header is the fixed start of a segment file.
+type header struct {
+	flags                          uint32
+	children, parents, terms       uint32
+	childPostings, contextPostings uint32
+	termBytes, idBytes             uint32
+	tokens                         uint64
+}
+
+// appendTo appends the encoded header to b.
+func (h *header) appendTo(b []byte) []byte {
+	b = append(b, fileMagic...)
+	for _, v := range []uint32{fileVersion, h.flags, h.children, h.parents, h.terms, h.childPostings, h.contextPostings, h.termBytes, h.idBytes} {
+		b = binary.LittleEndian.AppendUint32(b, v)
+	}
+	return binary.LittleEndian.AppendUint64(b, h.tokens)
+}
+
+// words is the number of uint32 words the sections after the header take.
+func (h *header) words() uint64 {
+	c, p, t := uint64(h.children), uint64(h.parents), uint64(h.terms)
+	cp, xp := uint64(h.childPostings), uint64(h.contextPostings)
+	return c + (p + 1) + p + t + t + 2*cp + t + 2*xp + c + padded(h.termBytes)/4 + padded(h.idBytes)/4
+}
+
+// padded is n rounded up to a multiple of 4.
+func padded(n uint32) uint64 { return (uint64(n) + 3) &^ 3 }
+
+// appendWords appends ws to b, little endian.
+func appendWords(b []byte, ws []uint32) []byte {
+	for _, w := range ws {
+		b = binary.LittleEndian.AppendUint32(b, w)
+	}
+	return b
+}
+
+// appendArena appends arena to b, whose length is a multiple of 4, padded
+// with zeros to keep it one.
+func appendArena(b, arena []byte) []byte {
+	b = append(b, arena...)
+	for len(b)%4 != 0 {
+		b = append(b, 0)
+	}
+	return b
+}

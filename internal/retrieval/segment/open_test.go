@@ -1,0 +1,152 @@
+package segment_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"testing"
+
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/segment"
+)
+
+// smallSegment returns the bytes of a segment of two parents and three
+// children, with contexts.
+func smallSegment(t *testing.T) []byte {
+	t.Helper()
+	var scratch embed.AnalysisScratch
+	w := segment.NewWriter(true)
+	for p, parent := range []struct {
+		context  string
+		children []string
+	}{
+		{"Hotels near the station fill early in summer", []string{"Hotels near the station", "fill early in summer"}},
+		{"Meals are served from seven", []string{"Meals are served from seven"}},
+	} {
+		if err := w.AddParent(scratch.AnalyzeCounts(parent.context)); err != nil {
+			t.Fatal(err)
+		}
+		for c, text := range parent.children {
+			if err := w.AddChild(childID(p, c), scratch.AnalyzeCounts(text)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	data, err := w.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestOpenRefusesEveryDamagedByte checks that a segment with any one byte
+// changed, or cut short, fails to open with ErrCorrupt.
+func TestOpenRefusesEveryDamagedByte(t *testing.T) {
+	data := smallSegment(t)
+	if _, err := segment.Open(data); err != nil {
+		t.Fatalf("the segment as written: %v", err)
+	}
+	for i := range data {
+		damaged := append([]byte(nil), data...)
+		damaged[i] ^= 0x10
+		if _, err := segment.Open(damaged); !errors.Is(err, segment.ErrCorrupt) {
+			t.Fatalf("byte %d changed: error %v, want ErrCorrupt", i, err)
+		}
+	}
+	for n := range len(data) {
+		if _, err := segment.Open(data[:n]); !errors.Is(err, segment.ErrCorrupt) {
+			t.Fatalf("cut to %d bytes: error %v, want ErrCorrupt", n, err)
+		}
+	}
+}
+
+// TestOpenChecksWhatTheChecksumCovers checks that bytes whose checksum is
+// right but whose sections contradict each other are refused too, with a
+// reason.
+func TestOpenChecksWhatTheChecksumCovers(t *testing.T) {
+	data := smallSegment(t)
+	h := func(i int) uint32 { return binary.LittleEndian.Uint32(data[4+4*i:]) }
+	children, parents, terms := h(2), h(3), h(4)
+	childTokens := 48
+	parentFirst := childTokens + 4*int(children)
+	termEnds := parentFirst + 4*int(parents+1) + 4*int(parents)
+	childEnds := termEnds + 4*int(terms)
+	childSlots := childEnds + 4*int(terms)
+	for _, c := range []struct {
+		name string
+		at   int
+		word uint32
+	}{
+		{"a child's length beyond the total", childTokens, 1000},
+		{"a parent starting after the last child", parentFirst + 4, children + 1},
+		{"terms ending beyond their arena", termEnds + 4*int(terms-1), 1 << 20},
+		{"a term's postings ending beyond the postings", childEnds, 1 << 20},
+		{"a posting in a slot beyond the children", childSlots, children},
+		{"flags this format does not know", 8, 6},
+		{"another format version", 4, 2},
+	} {
+		damaged := append([]byte(nil), data...)
+		binary.LittleEndian.PutUint32(damaged[c.at:], c.word)
+		body := damaged[:len(damaged)-4]
+		binary.LittleEndian.PutUint32(damaged[len(body):], crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
+		_, err := segment.Open(damaged)
+		if !errors.Is(err, segment.ErrCorrupt) {
+			t.Errorf("%s: error %v, want ErrCorrupt", c.name, err)
+			continue
+		}
+		t.Logf("%s: %v", c.name, err)
+	}
+}
+
+// TestWriterIsDeterministicAndReadable checks that the same input gives
+// the same bytes, and that what opens is what was written.
+func TestWriterIsDeterministicAndReadable(t *testing.T) {
+	a, b := smallSegment(t), smallSegment(t)
+	if string(a) != string(b) {
+		t.Fatal("the same parents and children gave different bytes")
+	}
+	s, err := segment.Open(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Children() != 3 || s.Parents() != 2 || !s.Contexts() {
+		t.Fatalf("children %d, parents %d, contexts %v; want 3, 2, true", s.Children(), s.Parents(), s.Contexts())
+	}
+	if s.ID(2) != childID(1, 0) {
+		t.Fatalf("slot 2 holds %q, want %q", s.ID(2), childID(1, 0))
+	}
+	k, ok := s.Lookup("hotel")
+	if !ok || s.Term(k) != "hotel" || s.DocFreq(k) != 1 {
+		t.Fatalf("hotel: index %d, found %v, df %d; want found in one child", k, ok, s.DocFreq(k))
+	}
+	if k, ok := s.Lookup("summer"); !ok || s.DocFreq(k) != 1 {
+		t.Fatalf("summer: found %v; want found in one child", ok)
+	}
+	if _, ok := s.Lookup("breakfast"); ok {
+		t.Fatal("found a term no text holds")
+	}
+	if s.Tokens() == 0 {
+		t.Fatal("no tokens counted")
+	}
+}
+
+// TestWriterRefusesWhatItCannotStore checks the writer's errors.
+func TestWriterRefusesWhatItCannotStore(t *testing.T) {
+	w := segment.NewWriter(false)
+	if err := w.AddChild("orphan", embed.Analysis{}); !errors.Is(err, segment.ErrNoParent) {
+		t.Fatalf("a child before any parent: error %v, want ErrNoParent", err)
+	}
+	if err := w.AddParent(embed.Analysis{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, a := range map[string]embed.Analysis{
+		"ids instead of terms": {IDs: []uint32{1}, Counts: []uint32{1}, Tokens: 1},
+		"a repeated term":      {Terms: []string{"a", "a"}, Counts: []uint32{1, 1}, Tokens: 2},
+		"a zero count":         {Terms: []string{"a"}, Counts: []uint32{0}, Tokens: 1},
+		"counts not matching":  {Terms: []string{"a"}, Tokens: 1},
+	} {
+		if err := w.AddChild("c", a); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

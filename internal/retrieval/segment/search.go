@@ -1,0 +1,166 @@
+package segment
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/parentrag/parentrag/internal/retrieval/vector"
+)
+
+// Hit is one child found by Search: its id, where it is, and its score.
+type Hit struct {
+	ID      string
+	Segment int
+	Slot    uint32
+	Score   float32
+}
+
+// Search returns the k children of highest score for the sparse query q
+// (a vector of the set's Lexical: vocabulary ids, strictly increasing),
+// best first, ties going to the smaller id, children of no positive score
+// left out. It scores every posting of the query's terms, and each
+// child's score is the one the inner product of q with the child's
+// indexed vector gives, bit for bit (see the package comment).
+func (s *Set) Search(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error) {
+	if k <= 0 {
+		return nil, fmt.Errorf("segment search: top k must be positive, got %d", k)
+	}
+	if err := s.checkQuery(q); err != nil {
+		return nil, err
+	}
+	best := topK{k: k}
+	var acc []float32
+	for i, seg := range s.segs {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("segment search: %w", err)
+		}
+		acc = slices.Grow(acc[:0], seg.Children())[:seg.Children()]
+		clear(acc)
+		s.score(seg, q, acc)
+		for slot, score := range acc {
+			if score > 0 {
+				best.offer(candidate{score: score, seg: i, slot: uint32(slot), id: seg.idBytes(uint32(slot))})
+			}
+		}
+	}
+	return best.hits(), nil
+}
+
+// checkQuery refuses a query whose ids are not strictly increasing or
+// beyond the vocabulary.
+func (s *Set) checkQuery(q *vector.Sparse) error {
+	if len(q.Indices) != len(q.Values) {
+		return fmt.Errorf("segment search: %d query indices for %d values", len(q.Indices), len(q.Values))
+	}
+	for i, id := range q.Indices {
+		if int(id) >= len(s.vocab) || (i > 0 && id <= q.Indices[i-1]) {
+			return fmt.Errorf("segment search: query term id %d is out of order or beyond the vocabulary of %d terms", id, len(s.vocab))
+		}
+	}
+	return nil
+}
+
+// score adds to acc, the scores of seg's children, the products of q's
+// weights with their weights for each of q's terms, term by term in
+// increasing id order, as an inner product does.
+func (s *Set) score(seg *Segment, q *vector.Sparse, acc []float32) {
+	for i, id := range q.Indices {
+		if q.Values[i] == 0 {
+			continue
+		}
+		if k, ok := seg.Lookup(s.vocab[id]); ok {
+			s.accumulate(seg, k, q.Values[i], acc)
+		}
+	}
+}
+
+// accumulate adds qw times each child's weight for seg's k-th term to
+// acc: a child's weight is its own BM25 weight for the term, plus the
+// context weight times its parent's context BM25 weight for it, each
+// part present only when that text holds the term, in the order and the
+// float32 arithmetic of vector.AppendScaled. The children of a parent
+// whose context holds the term are contiguous slots, so one ordered walk
+// of the term's child and context postings meets every child once.
+func (s *Set) accumulate(seg *Segment, k int, qw float32, acc []float32) {
+	slots, tfs := seg.child.list(k)
+	own := func(i int) float32 {
+		return s.weights.Weight(tfs[i], s.weights.Norm(int(seg.childTokens[slots[i]])))
+	}
+	next := 0 // the first child posting not yet added
+	parents, ctfs := seg.context.list(k)
+	for j, p := range parents {
+		scaled := s.contextWeight * s.weights.Weight(ctfs[j], s.weights.Norm(int(seg.parentTokens[p])))
+		for c := seg.parentFirst[p]; c < seg.parentFirst[p+1]; c++ {
+			for ; next < len(slots) && slots[next] < c; next++ {
+				acc[slots[next]] = acc[slots[next]] + qw*own(next)
+			}
+			w := scaled
+			if next < len(slots) && slots[next] == c {
+				w = own(next) + scaled
+				next++
+			}
+			acc[c] = acc[c] + qw*w
+		}
+	}
+	for ; next < len(slots); next++ {
+		acc[slots[next]] = acc[slots[next]] + qw*own(next)
+	}
+}
+
+// candidate is a scored child of the set.
+type candidate struct {
+	score float32
+	seg   int
+	slot  uint32
+	id    []byte
+}
+
+// better reports whether a ranks above b: a higher score, or an equal
+// one and a smaller id.
+func better(a, b candidate) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return bytes.Compare(a.id, b.id) < 0
+}
+
+// topK keeps the k best candidates offered, sorting and trimming its
+// list whenever it holds twice that.
+type topK struct {
+	k    int
+	list []candidate
+}
+
+// offer considers c.
+func (t *topK) offer(c candidate) {
+	t.list = append(t.list, c)
+	if len(t.list) >= 2*t.k {
+		t.trim()
+	}
+}
+
+// trim sorts the list best first and keeps its first k.
+func (t *topK) trim() {
+	slices.SortFunc(t.list, func(a, b candidate) int {
+		switch {
+		case better(a, b):
+			return -1
+		case better(b, a):
+			return 1
+		}
+		return 0
+	})
+	t.list = t.list[:min(len(t.list), t.k)]
+}
+
+// hits returns the kept candidates, best first.
+func (t *topK) hits() []Hit {
+	t.trim()
+	out := make([]Hit, len(t.list))
+	for i, c := range t.list {
+		out[i] = Hit{ID: string(c.id), Segment: c.seg, Slot: c.slot, Score: c.score}
+	}
+	return out
+}

@@ -1,0 +1,235 @@
+package segment_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/segment"
+	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
+)
+
+// corpusParent is one parent of a test corpus: its context text and its
+// children's texts.
+type corpusParent struct {
+	context  string
+	children []string
+}
+
+// randomCorpus returns n parents of random words drawn from a vocabulary
+// whose frequencies fall off as a power law, so that some terms are in
+// most texts and most in few; children are stretches of their parent's
+// words, with now and then a word of their own (as a heading would be).
+func randomCorpus(rng *rand.Rand, n int) []corpusParent {
+	words := make([]string, 300)
+	for i := range words {
+		words[i] = randomWord(rng)
+	}
+	pick := func() string { return words[int(float64(len(words))*math.Pow(rng.Float64(), 2.5))] }
+	out := make([]corpusParent, n)
+	for p := range out {
+		text := make([]string, 20+rng.IntN(120))
+		for i := range text {
+			text[i] = pick()
+		}
+		out[p].context = strings.Join(text, " ")
+		for c := rng.IntN(5); c > 0; c-- { // some parents have no children
+			lo := rng.IntN(len(text))
+			hi := min(len(text), lo+1+rng.IntN(30))
+			child := strings.Join(text[lo:hi], " ")
+			if rng.IntN(4) == 0 {
+				child = randomWord(rng) + " " + child
+			}
+			out[p].children = append(out[p].children, child)
+		}
+	}
+	return out
+}
+
+// randomWord returns a lower-case word of 3 to 8 letters.
+func randomWord(rng *rand.Rand) string {
+	b := make([]byte, 3+rng.IntN(6))
+	for i := range b {
+		b[i] = byte('a' + rng.IntN(26))
+	}
+	return string(b)
+}
+
+// childID is the id of the c-th child of the p-th parent.
+func childID(p, c int) string { return fmt.Sprintf("child-%04d-%d", p, c) }
+
+// indexedStore builds what the indexer builds for corpus: a lexical
+// embedder fitted on every child, and an embedded store holding each
+// child's BM25 vector plus weight times its parent's context vector.
+func indexedStore(t *testing.T, corpus []corpusParent, weight float32) (*embed.Lexical, *vectorstore.Embedded) {
+	t.Helper()
+	var scratch embed.AnalysisScratch
+	stats := embed.NewCorpusStats()
+	for _, p := range corpus {
+		for _, c := range p.children {
+			stats.Count(scratch.AnalyzeCounts(c))
+		}
+	}
+	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lex.FitCorpus(stats); err != nil {
+		t.Fatal(err)
+	}
+	store, err := vectorstore.NewEmbedded(vectorstore.EmbeddedOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var records []vectorstore.Record
+	for p, parent := range corpus {
+		ctxAnalysis := scratch.AnalyzeCounts(parent.context)
+		ctxVec, err := lex.EmbedAnalysis(&ctxAnalysis, &scratch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c, text := range parent.children {
+			a := scratch.AnalyzeCounts(text)
+			own, err := lex.EmbedAnalysis(&a, &scratch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := *own
+			if weight > 0 {
+				sum = vector.AppendScaled(vector.Sparse{}, *own, *ctxVec, weight)
+			}
+			records = append(records, vectorstore.Record{ID: childID(p, c), ParentID: fmt.Sprint(p), DocID: "d", Vector: vector.Vector{Sparse: &sum}})
+		}
+	}
+	if err := store.Upsert(context.Background(), records); err != nil {
+		t.Fatal(err)
+	}
+	return lex, store
+}
+
+// segmentSet writes corpus into segments cut at the given parents, opens
+// them and returns their set.
+func segmentSet(t *testing.T, corpus []corpusParent, cuts []int, weight float32) *segment.Set {
+	t.Helper()
+	var scratch embed.AnalysisScratch
+	var segs []*segment.Segment
+	lo := 0
+	for _, hi := range append(cuts, len(corpus)) {
+		w := segment.NewWriter(weight > 0)
+		for p := lo; p < hi; p++ {
+			if err := w.AddParent(scratch.AnalyzeCounts(corpus[p].context)); err != nil {
+				t.Fatal(err)
+			}
+			for c, text := range corpus[p].children {
+				if err := w.AddChild(childID(p, c), scratch.AnalyzeCounts(text)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		data, err := w.Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := segment.Open(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		segs = append(segs, s)
+		lo = hi
+	}
+	set, err := segment.NewSet(segs, embed.DefaultK1, embed.DefaultB, weight)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// randomQuery returns 1 to 8 words of the corpus, now and then one it
+// lacks.
+func randomQuery(rng *rand.Rand, corpus []corpusParent) string {
+	var words []string
+	for n := 1 + rng.IntN(8); n > 0; n-- {
+		if rng.IntN(10) == 0 {
+			words = append(words, randomWord(rng))
+			continue
+		}
+		p := corpus[rng.IntN(len(corpus))]
+		text := strings.Fields(p.context)
+		words = append(words, text[rng.IntN(len(text))])
+	}
+	return strings.Join(words, " ")
+}
+
+// TestSetScoresAsTheIndexedVectors checks, over random corpora cut into
+// segments in random places, that a set's statistics are exactly those
+// of a fit over every child, and that its search returns the hits of the
+// embedded store holding the vectors the indexer computes: the same ids,
+// in the same order, with the same scores bit for bit.
+func TestSetScoresAsTheIndexedVectors(t *testing.T) {
+	ctx := context.Background()
+	for trial := range 12 {
+		rng := rand.New(rand.NewPCG(uint64(trial), 7))
+		corpus := randomCorpus(rng, 20+rng.IntN(200))
+		var cuts []int
+		for p := 1; p < len(corpus); p++ {
+			if rng.IntN(25) == 0 {
+				cuts = append(cuts, p)
+			}
+		}
+		if trial%3 == 0 {
+			cuts = append(cuts, len(corpus)) // an empty last segment
+		}
+		for _, weight := range []float32{0, 0.8, 1.7} {
+			lex, store := indexedStore(t, corpus, weight)
+			set := segmentSet(t, corpus, cuts, weight)
+			want, err := lex.MarshalStats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := set.Lexical().MarshalStats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("trial %d, weight %v: the set's statistics differ from a fit over every child", trial, weight)
+			}
+			for range 40 {
+				text := randomQuery(rng, corpus)
+				q, err := set.Lexical().EmbedQuery(ctx, text)
+				if err != nil {
+					t.Fatal(err)
+				}
+				k := []int{1, 3, 20, 10000}[rng.IntN(4)]
+				wantHits, err := store.Search(ctx, vectorstore.SearchRequest{Vector: q, TopK: k})
+				if err != nil {
+					t.Fatal(err)
+				}
+				gotHits, err := set.Search(ctx, q.Sparse, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				compareHits(t, fmt.Sprintf("trial %d, weight %v, query %q, k %d", trial, weight, text, k), gotHits, wantHits)
+			}
+		}
+	}
+}
+
+// compareHits fails unless got and want name the same children in the
+// same order with bitwise equal scores.
+func compareHits(t *testing.T, what string, got []segment.Hit, want []vectorstore.Hit) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d hits, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if got[i].ID != want[i].ID || math.Float32bits(got[i].Score) != math.Float32bits(want[i].Score) {
+			t.Fatalf("%s: hit %d is %s %v, want %s %v", what, i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
+		}
+	}
+}

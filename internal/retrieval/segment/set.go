@@ -1,0 +1,95 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+)
+
+// Set is a revision's child index: its segments, in order, and the BM25
+// statistics of all their children, summed from the segments' counts.
+type Set struct {
+	segs          []*Segment
+	lex           *embed.Lexical
+	weights       embed.DocWeights
+	vocab         []string // by vocabulary id, so in byte order
+	contextWeight float32
+}
+
+// NewSet returns the child index of segs, weighed with BM25 parameters k1
+// and b and, when contextWeight is above zero, each child's context
+// counted with that weight (every segment must then carry contexts, and
+// none may without it). Its Lexical has exactly the statistics Fit gives
+// over the texts of every child of segs.
+func NewSet(segs []*Segment, k1, b float64, contextWeight float32) (*Set, error) {
+	if contextWeight < 0 || contextWeight != contextWeight {
+		return nil, fmt.Errorf("segment set: context weight %v is not a weight", contextWeight)
+	}
+	for i, s := range segs {
+		if s.Contexts() != (contextWeight > 0) {
+			return nil, fmt.Errorf("segment set: segment %d %s contexts, but the context weight is %v", i, hasOrLacks(s.Contexts()), contextWeight)
+		}
+	}
+	lex, err := embed.NewLexical(k1, b)
+	if err != nil {
+		return nil, fmt.Errorf("segment set: %w", err)
+	}
+	vocab, err := fitSegments(lex, segs)
+	if err != nil {
+		return nil, fmt.Errorf("segment set: %w", err)
+	}
+	weights, err := lex.DocWeights()
+	if err != nil {
+		return nil, fmt.Errorf("segment set: %w", err)
+	}
+	return &Set{segs: segs, lex: lex, weights: weights, vocab: vocab, contextWeight: contextWeight}, nil
+}
+
+// hasOrLacks words whether a segment carries contexts.
+func hasOrLacks(contexts bool) string {
+	if contexts {
+		return "has"
+	}
+	return "lacks"
+}
+
+// fitSegments fits lex on the summed counts of segs and returns its
+// vocabulary by id. It reads each segment's terms and document
+// frequencies, never a posting.
+func fitSegments(lex *embed.Lexical, segs []*Segment) ([]string, error) {
+	stats := embed.NewCorpusStats()
+	var terms []string
+	var dfs []uint32
+	for i, s := range segs {
+		terms, dfs = terms[:0], dfs[:0]
+		for k := range s.Terms() {
+			if df := s.DocFreq(k); df > 0 {
+				terms, dfs = append(terms, s.Term(k)), append(dfs, df)
+			}
+		}
+		if err := stats.AddCounts(s.Children(), s.Tokens(), terms, dfs); err != nil {
+			return nil, fmt.Errorf("segment %d: %w", i, err)
+		}
+	}
+	met := stats.Terms() // every term counted: FitCorpus keeps them all
+	if err := lex.FitCorpus(stats); err != nil {
+		return nil, err
+	}
+	vocab := make([]string, lex.VocabularySize())
+	for _, t := range met {
+		id, _, ok := lex.DocFreq(t)
+		if !ok {
+			return nil, errors.New("a counted term is not in the vocabulary")
+		}
+		vocab[id] = t
+	}
+	return vocab, nil
+}
+
+// Lexical returns the embedder fitted on the set's statistics, which
+// embeds queries for Search.
+func (s *Set) Lexical() *embed.Lexical { return s.lex }
+
+// Segments returns the set's segments, in order.
+func (s *Set) Segments() []*Segment { return s.segs }
