@@ -6,32 +6,45 @@ import (
 )
 
 // Segment file layout, version 1. Every integer is little endian; every
-// section is an array of uint32 (so 4-byte aligned, as the 48-byte header
+// section is an array of uint32 (so 4-byte aligned, as the 56-byte header
 // leaves them), but for the two byte arenas, each padded with zeros to a
 // multiple of 4:
 //
 //	header: magic "PRGS" | version | flags | children | parents | terms |
-//	        child postings | context postings | term bytes | id bytes |
-//	        tokens (uint64: the children's lengths summed)
-//	childTokens[children]       each child's length in tokens
-//	parentFirst[parents+1]      each parent's first child; children in slot order
-//	parentTokens[parents]       each parent's context length (0 without contexts)
-//	termEnds[terms]             where each term ends in the term arena
-//	childEnds[terms]            where each term's child postings end
-//	childSlots, childTFs        [child postings] by term, slots increasing
-//	contextEnds[terms]          where each term's context postings end
-//	contextParents, contextTFs  [context postings] by term, parents increasing
-//	idEnds[children]            where each child's id ends in the id arena
-//	term arena, id arena        terms in strictly increasing byte order
+//	        child postings | parent postings | blocks | term bytes |
+//	        id bytes | zero | tokens (uint64: the children's lengths summed)
+//	childTokens[children]      each child's length in tokens
+//	parentFirst[parents+1]     each parent's first child; children in slot order
+//	parentTokens[parents]      each parent's context length (0 without contexts)
+//	parentShortest[parents]    the length of each parent's shortest child
+//	termEnds[terms]            where each term ends in the term arena
+//	childEnds[terms]           where each term's child postings end
+//	childSlots, childTFs       [child postings] by term, slots increasing
+//	parentEnds[terms]          where each term's parent postings end
+//	parentAt, parentContextTF, parentChildTF
+//	                           [parent postings] by term, parents increasing
+//	blockEnds[terms]           where each term's blocks end
+//	blocks[4 × blocks]         per block: largest child tf, shortest child,
+//	                           largest context tf, shortest context
+//	idEnds[children]           where each child's id ends in the id arena
+//	term arena, id arena       terms in strictly increasing byte order
 //	CRC-32C of every byte before it
 //
-// A term's document frequency in the segment is its number of child
-// postings; a term held only by contexts has none.
+// A term's parent postings are the parents whose context or some child
+// holds it, with the term's frequency in the context (0 when only
+// children hold it) and its largest frequency among the children (0 when
+// only the context does). Every blockSize of them make a block, whose
+// largest frequencies and shortest lengths bound, whatever the corpus
+// statistics, the BM25 weight of every child of the block's parents. A
+// term's document frequency in the segment is its number of child
+// postings.
 const (
 	fileMagic   = "PRGS"
 	fileVersion = 1
-	headerSize  = 48
+	headerSize  = 56
 	trailerSize = 4
+	blockSize   = 128
+	blockWords  = 4
 )
 
 // flagContexts marks a segment whose parents have contexts.
@@ -42,17 +55,18 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // header is the fixed start of a segment file.
 type header struct {
-	flags                          uint32
-	children, parents, terms       uint32
-	childPostings, contextPostings uint32
-	termBytes, idBytes             uint32
-	tokens                         uint64
+	flags                         uint32
+	children, parents, terms      uint32
+	childPostings, parentPostings uint32
+	blocks                        uint32
+	termBytes, idBytes            uint32
+	tokens                        uint64
 }
 
 // appendTo appends the encoded header to b.
 func (h *header) appendTo(b []byte) []byte {
 	b = append(b, fileMagic...)
-	for _, v := range []uint32{fileVersion, h.flags, h.children, h.parents, h.terms, h.childPostings, h.contextPostings, h.termBytes, h.idBytes} {
+	for _, v := range []uint32{fileVersion, h.flags, h.children, h.parents, h.terms, h.childPostings, h.parentPostings, h.blocks, h.termBytes, h.idBytes, 0} {
 		b = binary.LittleEndian.AppendUint32(b, v)
 	}
 	return binary.LittleEndian.AppendUint64(b, h.tokens)
@@ -61,8 +75,8 @@ func (h *header) appendTo(b []byte) []byte {
 // words is the number of uint32 words the sections after the header take.
 func (h *header) words() uint64 {
 	c, p, t := uint64(h.children), uint64(h.parents), uint64(h.terms)
-	cp, xp := uint64(h.childPostings), uint64(h.contextPostings)
-	return c + (p + 1) + p + t + t + 2*cp + t + 2*xp + c + padded(h.termBytes)/4 + padded(h.idBytes)/4
+	cp, pp, b := uint64(h.childPostings), uint64(h.parentPostings), uint64(h.blocks)
+	return c + (p + 1) + 2*p + t + t + 2*cp + t + 3*pp + t + blockWords*b + c + padded(h.termBytes)/4 + padded(h.idBytes)/4
 }
 
 // padded is n rounded up to a multiple of 4.

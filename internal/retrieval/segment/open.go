@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"unsafe"
 )
 
@@ -17,29 +18,57 @@ var ErrCorrupt = errors.New("corrupt child index segment")
 // opened from (on a little-endian host; copies elsewhere), which must not
 // change while it is used. It is safe for concurrent reads.
 type Segment struct {
-	h            header
-	childTokens  []uint32
-	parentFirst  []uint32
-	parentTokens []uint32
-	termEnds     []uint32
-	child        postingLists
-	context      postingLists
-	idEnds       []uint32
-	terms, ids   []byte
+	h              header
+	childTokens    []uint32
+	parentFirst    []uint32
+	parentTokens   []uint32
+	parentShortest []uint32
+	termEnds       []uint32
+	child          childLists
+	parent         parentLists
+	blockEnds      []uint32
+	blocks         []uint32
+	idEnds         []uint32
+	terms, ids     []byte
 }
 
-// postingLists are the postings of every term, by term.
-type postingLists struct {
-	ends, at, tf []uint32
+// childLists are the child postings of every term, by term.
+type childLists struct {
+	ends, slot, tf []uint32
 }
 
-// list returns the positions and frequencies of term k's postings.
-func (p *postingLists) list(k int) (at, tf []uint32) {
-	lo, hi := uint32(0), p.ends[k]
+// parentLists are the parent postings of every term, by term.
+type parentLists struct {
+	ends, parent, context, child []uint32
+}
+
+// span returns where the k-th of the lists that end at ends starts and
+// ends.
+func span(ends []uint32, k int) (lo, hi uint32) {
 	if k > 0 {
-		lo = p.ends[k-1]
+		lo = ends[k-1]
 	}
-	return p.at[lo:hi], p.tf[lo:hi]
+	return lo, ends[k]
+}
+
+// list returns the slots and frequencies of term k's child postings.
+func (c *childLists) list(k int) (slot, tf []uint32) {
+	lo, hi := span(c.ends, k)
+	return c.slot[lo:hi], c.tf[lo:hi]
+}
+
+// termParents is one term's parent postings and blocks.
+type termParents struct {
+	parent, context, child []uint32
+	blocks                 []uint32 // blockWords per block
+}
+
+// parents returns term k's parent postings and blocks.
+func (s *Segment) parents(k int) termParents {
+	lo, hi := span(s.parent.ends, k)
+	blo, bhi := span(s.blockEnds, k)
+	p := &s.parent
+	return termParents{parent: p.parent[lo:hi], context: p.context[lo:hi], child: p.child[lo:hi], blocks: s.blocks[blockWords*blo : blockWords*bhi]}
 }
 
 // Open checks data and returns the segment it holds, failing with
@@ -63,9 +92,13 @@ func Open(data []byte) (*Segment, error) {
 	s.childTokens = r.next(h.children)
 	s.parentFirst = r.next(h.parents + 1)
 	s.parentTokens = r.next(h.parents)
+	s.parentShortest = r.next(h.parents)
 	s.termEnds = r.next(h.terms)
-	s.child = postingLists{ends: r.next(h.terms), at: r.next(h.childPostings), tf: r.next(h.childPostings)}
-	s.context = postingLists{ends: r.next(h.terms), at: r.next(h.contextPostings), tf: r.next(h.contextPostings)}
+	s.child = childLists{ends: r.next(h.terms), slot: r.next(h.childPostings), tf: r.next(h.childPostings)}
+	pp := h.parentPostings
+	s.parent = parentLists{ends: r.next(h.terms), parent: r.next(pp), context: r.next(pp), child: r.next(pp)}
+	s.blockEnds = r.next(h.terms)
+	s.blocks = r.next(blockWords * h.blocks)
 	s.idEnds = r.next(h.children)
 	s.terms = r.arena(h.termBytes)
 	s.ids = r.arena(h.idBytes)
@@ -94,10 +127,16 @@ func readHeader(data []byte) (header, error) {
 		return h, corrupt("format version %d; this parentrag reads version %d", v, fileVersion)
 	}
 	h.flags, h.children, h.parents, h.terms = u(1), u(2), u(3), u(4)
-	h.childPostings, h.contextPostings, h.termBytes, h.idBytes = u(5), u(6), u(7), u(8)
-	h.tokens = binary.LittleEndian.Uint64(data[40:])
+	h.childPostings, h.parentPostings, h.blocks, h.termBytes, h.idBytes = u(5), u(6), u(7), u(8), u(9)
+	h.tokens = binary.LittleEndian.Uint64(data[48:])
 	if h.flags&^flagContexts != 0 {
 		return h, corrupt("unknown flags %#x", h.flags)
+	}
+	if u(10) != 0 {
+		return h, corrupt("reserved word is %d, not 0", u(10))
+	}
+	if uint64(h.blocks) > uint64(h.parentPostings) || blockWords*uint64(h.blocks) > math.MaxUint32 {
+		return h, corrupt("%d blocks for %d parent postings", h.blocks, h.parentPostings)
 	}
 	return h, nil
 }

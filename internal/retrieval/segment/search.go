@@ -77,35 +77,33 @@ func (s *Set) score(seg *Segment, q *vector.Sparse, acc []float32) {
 }
 
 // accumulate adds qw times each child's weight for seg's k-th term to
-// acc: a child's weight is its own BM25 weight for the term, plus the
-// context weight times its parent's context BM25 weight for it, each
-// part present only when that text holds the term, in the order and the
-// float32 arithmetic of vector.AppendScaled. The children of a parent
-// whose context holds the term are contiguous slots, so one ordered walk
-// of the term's child and context postings meets every child once.
+// acc (see weigher.weight). The children of a parent are contiguous
+// slots, so one ordered walk of the term's child and parent postings
+// meets every child holding it once.
 func (s *Set) accumulate(seg *Segment, k int, qw float32, acc []float32) {
 	slots, tfs := seg.child.list(k)
-	own := func(i int) float32 {
-		return s.weights.Weight(tfs[i], s.weights.Norm(int(seg.childTokens[slots[i]])))
-	}
+	tp := seg.parents(k)
+	w := s.weigher(seg)
 	next := 0 // the first child posting not yet added
-	parents, ctfs := seg.context.list(k)
-	for j, p := range parents {
-		scaled := s.contextWeight * s.weights.Weight(ctfs[j], s.weights.Norm(int(seg.parentTokens[p])))
+	for j, p := range tp.parent {
+		if tp.context[j] == 0 {
+			continue // the parent's children that hold it are added by their own postings
+		}
+		scaled := w.context(tp.context[j], p)
 		for c := seg.parentFirst[p]; c < seg.parentFirst[p+1]; c++ {
 			for ; next < len(slots) && slots[next] < c; next++ {
-				acc[slots[next]] = acc[slots[next]] + qw*own(next)
+				acc[slots[next]] = acc[slots[next]] + qw*w.own(tfs[next], slots[next])
 			}
-			w := scaled
+			weight := scaled
 			if next < len(slots) && slots[next] == c {
-				w = own(next) + scaled
+				weight = w.own(tfs[next], c) + scaled
 				next++
 			}
-			acc[c] = acc[c] + qw*w
+			acc[c] = acc[c] + qw*weight
 		}
 	}
 	for ; next < len(slots); next++ {
-		acc[slots[next]] = acc[slots[next]] + qw*own(next)
+		acc[slots[next]] = acc[slots[next]] + qw*w.own(tfs[next], slots[next])
 	}
 }
 

@@ -2,6 +2,7 @@ package segment
 
 import (
 	"bytes"
+	"slices"
 )
 
 // validate checks every cross-reference of an opened segment.
@@ -19,13 +20,21 @@ func (s *Segment) validate() error {
 	if err := s.checkParents(); err != nil {
 		return err
 	}
-	if err := checkPostings(&s.child, h.children, "child"); err != nil {
+	if err := checkEnds(s.child.ends, h.childPostings, "child posting"); err != nil {
 		return err
 	}
-	if h.flags&flagContexts == 0 && h.contextPostings > 0 {
-		return corrupt("%d context postings in a segment without contexts", h.contextPostings)
+	if err := checkEnds(s.parent.ends, h.parentPostings, "parent posting"); err != nil {
+		return err
 	}
-	return checkPostings(&s.context, h.parents, "context")
+	if err := checkEnds(s.blockEnds, h.blocks, "block"); err != nil {
+		return err
+	}
+	for k := range s.termEnds {
+		if err := s.checkTerm(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkEnds checks that ends never decrease and that the last is total.
@@ -57,8 +66,9 @@ func (s *Segment) checkTerms() error {
 }
 
 // checkParents checks that the parents' first children start at 0, never
-// decrease and end at the number of children, and that a segment without
-// contexts has no context lengths.
+// decrease and end at the number of children, that a segment without
+// contexts has no context lengths, and that each parent's shortest child
+// and the total length are the children's.
 func (s *Segment) checkParents() error {
 	f := s.parentFirst
 	if f[0] != 0 || f[len(f)-1] != s.h.children {
@@ -76,6 +86,15 @@ func (s *Segment) checkParents() error {
 			}
 		}
 	}
+	for p := range s.parentShortest {
+		shortest := uint32(0)
+		if lo, hi := f[p], f[p+1]; lo < hi {
+			shortest = slices.Min(s.childTokens[lo:hi])
+		}
+		if s.parentShortest[p] != shortest {
+			return corrupt("parent %d's shortest child is said to be %d tokens long, not %d", p, s.parentShortest[p], shortest)
+		}
+	}
 	total := uint64(0)
 	for _, n := range s.childTokens {
 		total += uint64(n)
@@ -86,21 +105,73 @@ func (s *Segment) checkParents() error {
 	return nil
 }
 
-// checkPostings checks that every term's postings are in strictly
-// increasing positions below limit, with non-zero frequencies.
-func checkPostings(p *postingLists, limit uint32, what string) error {
-	if err := checkEnds(p.ends, uint32(len(p.at)), what+" posting"); err != nil {
+// checkTerm checks term k's postings: children in strictly increasing
+// slots, parents in strictly increasing order, every frequency that
+// should be set set, each parent posting's child frequency the largest of
+// its children's, and its blocks the bounds of its parent postings.
+func (s *Segment) checkTerm(k int) error {
+	slots, tfs := s.child.list(k)
+	tp := s.parents(k)
+	if err := checkOrder(slots, s.h.children, "child", k); err != nil {
 		return err
 	}
-	for k := range p.ends {
-		at, tf := p.list(k)
-		for i, a := range at {
-			if a >= limit || (i > 0 && a <= at[i-1]) {
-				return corrupt("%s posting %d of term %d is at %d, out of order or beyond %d", what, i, k, a, limit)
-			}
-			if tf[i] == 0 {
-				return corrupt("%s posting %d of term %d has a zero frequency", what, i, k)
-			}
+	if err := checkOrder(tp.parent, s.h.parents, "parent", k); err != nil {
+		return err
+	}
+	largest := make([]uint32, len(tp.parent)) // the children's largest frequency, per parent posting
+	next := 0
+	for i, slot := range slots {
+		if tfs[i] == 0 {
+			return corrupt("child posting %d of term %d has a zero frequency", i, k)
+		}
+		for next < len(tp.parent) && s.parentFirst[tp.parent[next]+1] <= slot {
+			next++
+		}
+		if next == len(tp.parent) || s.parentFirst[tp.parent[next]] > slot {
+			return corrupt("child %d holds term %d but its parent has no posting of it", slot, k)
+		}
+		largest[next] = max(largest[next], tfs[i])
+	}
+	for i := range tp.parent {
+		if tp.child[i] != largest[i] {
+			return corrupt("parent posting %d of term %d says its children hold it %d times at most, not %d", i, k, tp.child[i], largest[i])
+		}
+		if tp.child[i] == 0 && tp.context[i] == 0 {
+			return corrupt("parent posting %d of term %d has neither a context nor a child frequency", i, k)
+		}
+		if tp.context[i] > 0 && s.h.flags&flagContexts == 0 {
+			return corrupt("parent posting %d of term %d has a context frequency in a segment without contexts", i, k)
+		}
+	}
+	return s.checkBlocks(k, tp)
+}
+
+// checkOrder checks that positions are strictly increasing and below
+// limit.
+func checkOrder(at []uint32, limit uint32, what string, k int) error {
+	for i, a := range at {
+		if a >= limit || (i > 0 && a <= at[i-1]) {
+			return corrupt("%s posting %d of term %d is at %d, out of order or beyond %d", what, i, k, a, limit)
+		}
+	}
+	return nil
+}
+
+// checkBlocks checks that term k's blocks are the bounds its parent
+// postings make.
+func (s *Segment) checkBlocks(k int, tp termParents) error {
+	if len(tp.blocks) != blockWords*blockCount(len(tp.parent)) {
+		return corrupt("term %d has %d block words for %d parent postings", k, len(tp.blocks), len(tp.parent))
+	}
+	list := make([]parentPosting, 0, blockSize)
+	for b := 0; b*blockSize < len(tp.parent); b++ {
+		list = list[:0]
+		for i := b * blockSize; i < min(len(tp.parent), (b+1)*blockSize); i++ {
+			list = append(list, parentPosting{parent: tp.parent[i], context: tp.context[i], child: tp.child[i]})
+		}
+		want := newBlock(list, s.parentTokens, s.parentShortest)
+		if [blockWords]uint32(tp.blocks[blockWords*b:]) != want {
+			return corrupt("block %d of term %d does not bound its postings", b, k)
 		}
 	}
 	return nil

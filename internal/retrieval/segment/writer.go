@@ -19,19 +19,24 @@ type Writer struct {
 	contexts bool
 	terms    map[string]int // the index of each term in names
 	names    []string
-	child    [][]posting // by term: the children holding it
-	context  [][]posting // by term: the parents whose context holds it
+	child    [][]childPosting  // by term: the children holding it
+	parent   [][]parentPosting // by term: the parents whose context or children hold it
 	h        header
 	first    []uint32 // parentFirst without its end
+	ctxLen   []uint32 // by parent
+	shortest []uint32 // by parent
 	childLen []uint32
-	ctxLen   []uint32
 	idEnds   []uint32
 	ids      []byte
 }
 
-// posting is one text holding a term: a child's slot or a parent's index,
-// and the term's frequency there.
-type posting struct{ at, tf uint32 }
+// childPosting is a child holding a term: its slot and the term's
+// frequency there.
+type childPosting struct{ slot, tf uint32 }
+
+// parentPosting is a parent whose context or children hold a term: the
+// term's frequency in the context and its largest among the children.
+type parentPosting struct{ parent, context, child uint32 }
 
 // ErrNoParent is returned by AddChild before any AddParent.
 var ErrNoParent = errors.New("segment: a child needs a parent added before it")
@@ -53,20 +58,21 @@ func (w *Writer) AddParent(context embed.Analysis) error {
 	if w.h.parents == math.MaxUint32-1 {
 		return fmt.Errorf("segment: more than %d parents", math.MaxUint32-1)
 	}
+	if w.contexts {
+		if err := checkAnalysis(context); err != nil {
+			return fmt.Errorf("segment: context of parent %d: %w", w.h.parents, err)
+		}
+	} else {
+		context = embed.Analysis{}
+	}
 	parent := w.h.parents
-	w.first = append(w.first, w.h.children)
 	w.h.parents++
-	if !w.contexts {
-		w.ctxLen = append(w.ctxLen, 0)
-		return nil
-	}
-	if err := checkAnalysis(context); err != nil {
-		return fmt.Errorf("segment: context of parent %d: %w", parent, err)
-	}
+	w.first = append(w.first, w.h.children)
 	w.ctxLen = append(w.ctxLen, uint32(context.Tokens))
+	w.shortest = append(w.shortest, math.MaxUint32)
 	for i, t := range context.Terms {
 		k := w.term(t)
-		w.context[k] = append(w.context[k], posting{at: parent, tf: context.Counts[i]})
+		w.parent[k] = append(w.parent[k], parentPosting{parent: parent, context: context.Counts[i]})
 	}
 	return nil
 }
@@ -86,17 +92,29 @@ func (w *Writer) AddChild(id string, a embed.Analysis) error {
 	if uint64(len(w.ids))+uint64(len(id)) > math.MaxUint32 {
 		return fmt.Errorf("segment: child ids exceed %d bytes", uint32(math.MaxUint32))
 	}
-	slot := w.h.children
+	slot, parent := w.h.children, w.h.parents-1
 	w.h.children++
 	w.h.tokens += uint64(a.Tokens)
 	w.childLen = append(w.childLen, uint32(a.Tokens))
+	w.shortest[parent] = min(w.shortest[parent], uint32(a.Tokens))
 	w.ids = append(w.ids, id...)
 	w.idEnds = append(w.idEnds, uint32(len(w.ids)))
 	for i, t := range a.Terms {
 		k := w.term(t)
-		w.child[k] = append(w.child[k], posting{at: slot, tf: a.Counts[i]})
+		w.child[k] = append(w.child[k], childPosting{slot: slot, tf: a.Counts[i]})
+		w.holdInChild(k, parent, a.Counts[i])
 	}
 	return nil
+}
+
+// holdInChild records that a child of parent holds term k tf times.
+func (w *Writer) holdInChild(k int, parent, tf uint32) {
+	list := w.parent[k]
+	if n := len(list); n > 0 && list[n-1].parent == parent {
+		list[n-1].child = max(list[n-1].child, tf)
+		return
+	}
+	w.parent[k] = append(list, parentPosting{parent: parent, child: tf})
 }
 
 // checkAnalysis refuses an analysis a segment cannot store: one given as
@@ -134,7 +152,7 @@ func (w *Writer) term(t string) int {
 	w.terms[t] = k
 	w.names = append(w.names, t)
 	w.child = append(w.child, nil)
-	w.context = append(w.context, nil)
+	w.parent = append(w.parent, nil)
 	return k
 }
 
@@ -149,31 +167,58 @@ func (w *Writer) Bytes() ([]byte, error) {
 	h := w.h
 	h.terms = uint32(len(order))
 	var termArena []byte
-	var childPostings, contextPostings uint64
+	var childPostings, parentPostings, blocks uint64
 	for _, k := range order {
 		termArena = append(termArena, w.names[k]...)
 		childPostings += uint64(len(w.child[k]))
-		contextPostings += uint64(len(w.context[k]))
+		parentPostings += uint64(len(w.parent[k]))
+		blocks += uint64(blockCount(len(w.parent[k])))
 	}
-	if max(uint64(len(termArena)), childPostings, contextPostings) > math.MaxUint32 {
+	if max(uint64(len(termArena)), childPostings, parentPostings) > math.MaxUint32 {
 		return nil, fmt.Errorf("segment: more than %d postings or bytes of terms", uint32(math.MaxUint32))
 	}
 	h.termBytes, h.idBytes = uint32(len(termArena)), uint32(len(w.ids))
-	h.childPostings, h.contextPostings = uint32(childPostings), uint32(contextPostings)
+	h.childPostings, h.parentPostings, h.blocks = uint32(childPostings), uint32(parentPostings), uint32(blocks)
+	shortest := w.childlessAsZero()
 	b := make([]byte, 0, headerSize+4*h.words()+trailerSize)
 	b = h.appendTo(b)
 	b = appendWords(b, w.childLen)
 	b = appendWords(b, w.first)
 	b = binary.LittleEndian.AppendUint32(b, h.children)
 	b = appendWords(b, w.ctxLen)
+	b = appendWords(b, shortest)
 	b = appendEnds(b, order, func(k int) int { return len(w.names[k]) })
-	b = appendPostings(b, order, w.child)
-	b = appendPostings(b, order, w.context)
+	b = appendEnds(b, order, func(k int) int { return len(w.child[k]) })
+	b = appendField(b, order, w.child, func(p childPosting) uint32 { return p.slot })
+	b = appendField(b, order, w.child, func(p childPosting) uint32 { return p.tf })
+	b = appendEnds(b, order, func(k int) int { return len(w.parent[k]) })
+	b = appendField(b, order, w.parent, func(p parentPosting) uint32 { return p.parent })
+	b = appendField(b, order, w.parent, func(p parentPosting) uint32 { return p.context })
+	b = appendField(b, order, w.parent, func(p parentPosting) uint32 { return p.child })
+	b = appendEnds(b, order, func(k int) int { return blockCount(len(w.parent[k])) })
+	for _, k := range order {
+		b = appendBlocks(b, w.parent[k], w.ctxLen, shortest)
+	}
 	b = appendWords(b, w.idEnds)
 	b = appendArena(b, termArena)
 	b = appendArena(b, w.ids)
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
 }
+
+// childlessAsZero returns each parent's shortest child, 0 for a parent
+// without children.
+func (w *Writer) childlessAsZero() []uint32 {
+	out := slices.Clone(w.shortest)
+	for p, n := range out {
+		if n == math.MaxUint32 {
+			out[p] = 0
+		}
+	}
+	return out
+}
+
+// blockCount is the number of blocks of n parent postings.
+func blockCount(n int) int { return (n + blockSize - 1) / blockSize }
 
 // appendEnds appends the running sum of size over order.
 func appendEnds(b []byte, order []int, size func(int) int) []byte {
@@ -185,19 +230,44 @@ func appendEnds(b []byte, order []int, size func(int) int) []byte {
 	return b
 }
 
-// appendPostings appends the ends of lists over order, then their
-// positions, then their frequencies.
-func appendPostings(b []byte, order []int, lists [][]posting) []byte {
-	b = appendEnds(b, order, func(k int) int { return len(lists[k]) })
+// appendField appends one field of every posting of lists, over order.
+func appendField[P any](b []byte, order []int, lists [][]P, field func(P) uint32) []byte {
 	for _, k := range order {
 		for _, p := range lists[k] {
-			b = binary.LittleEndian.AppendUint32(b, p.at)
-		}
-	}
-	for _, k := range order {
-		for _, p := range lists[k] {
-			b = binary.LittleEndian.AppendUint32(b, p.tf)
+			b = binary.LittleEndian.AppendUint32(b, field(p))
 		}
 	}
 	return b
+}
+
+// appendBlocks appends the blocks of one term's parent postings.
+func appendBlocks(b []byte, list []parentPosting, ctxLen, shortest []uint32) []byte {
+	for lo := 0; lo < len(list); lo += blockSize {
+		blk := newBlock(list[lo:min(len(list), lo+blockSize)], ctxLen, shortest)
+		b = appendWords(b, blk[:])
+	}
+	return b
+}
+
+// newBlock returns the bounds of a block of parent postings: the largest
+// child and context frequencies, and the shortest child and context
+// among the parents holding the term there (0 where none does).
+func newBlock(list []parentPosting, ctxLen, shortest []uint32) [blockWords]uint32 {
+	var childTF, ctxTF uint32
+	childLen, contextLen := uint32(math.MaxUint32), uint32(math.MaxUint32)
+	for _, p := range list {
+		if p.child > 0 {
+			childTF, childLen = max(childTF, p.child), min(childLen, shortest[p.parent])
+		}
+		if p.context > 0 {
+			ctxTF, contextLen = max(ctxTF, p.context), min(contextLen, ctxLen[p.parent])
+		}
+	}
+	if childTF == 0 {
+		childLen = 0
+	}
+	if ctxTF == 0 {
+		contextLen = 0
+	}
+	return [blockWords]uint32{childTF, childLen, ctxTF, contextLen}
 }
