@@ -1,7 +1,6 @@
 package segment
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -17,13 +16,14 @@ type Hit struct {
 	Score   float32
 }
 
-// Search returns the k children of highest score for the sparse query q
-// (a vector of the set's Lexical: vocabulary ids, strictly increasing),
-// best first, ties going to the smaller id, children of no positive score
-// left out. It scores every posting of the query's terms, and each
-// child's score is the one the inner product of q with the child's
-// indexed vector gives, bit for bit (see the package comment).
-func (s *Set) Search(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error) {
+// SearchExhaustive returns the k children of highest score for the sparse
+// query q (a vector of the set's Lexical: vocabulary ids, strictly
+// increasing), best first, ties going to the smaller id, children of no
+// positive score left out. It scores every posting of the query's terms,
+// and each child's score is the one the inner product of q with the
+// child's indexed vector gives, bit for bit (see the package comment).
+// Search returns the same hits, pruning.
+func (s *Set) SearchExhaustive(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error) {
 	if k <= 0 {
 		return nil, fmt.Errorf("segment search: top k must be positive, got %d", k)
 	}
@@ -105,60 +105,4 @@ func (s *Set) accumulate(seg *Segment, k int, qw float32, acc []float32) {
 	for ; next < len(slots); next++ {
 		acc[slots[next]] = acc[slots[next]] + qw*w.own(tfs[next], slots[next])
 	}
-}
-
-// candidate is a scored child of the set.
-type candidate struct {
-	score float32
-	seg   int
-	slot  uint32
-	id    []byte
-}
-
-// better reports whether a ranks above b: a higher score, or an equal
-// one and a smaller id.
-func better(a, b candidate) bool {
-	if a.score != b.score {
-		return a.score > b.score
-	}
-	return bytes.Compare(a.id, b.id) < 0
-}
-
-// topK keeps the k best candidates offered, sorting and trimming its
-// list whenever it holds twice that.
-type topK struct {
-	k    int
-	list []candidate
-}
-
-// offer considers c.
-func (t *topK) offer(c candidate) {
-	t.list = append(t.list, c)
-	if len(t.list) >= 2*t.k {
-		t.trim()
-	}
-}
-
-// trim sorts the list best first and keeps its first k.
-func (t *topK) trim() {
-	slices.SortFunc(t.list, func(a, b candidate) int {
-		switch {
-		case better(a, b):
-			return -1
-		case better(b, a):
-			return 1
-		}
-		return 0
-	})
-	t.list = t.list[:min(len(t.list), t.k)]
-}
-
-// hits returns the kept candidates, best first.
-func (t *topK) hits() []Hit {
-	t.trim()
-	out := make([]Hit, len(t.list))
-	for i, c := range t.list {
-		out[i] = Hit{ID: string(c.id), Segment: c.seg, Slot: c.slot, Score: c.score}
-	}
-	return out
 }

@@ -62,43 +62,61 @@ func randomWord(rng *rand.Rand) string {
 }
 
 // childID is the id of the c-th child of the p-th parent.
-func childID(p, c int) string { return fmt.Sprintf("child-%04d-%d", p, c) }
+func childID(p, c int) string { return fmt.Sprintf("child-%07d-%d", p, c) }
 
-// indexedStore builds what the indexer builds for corpus: a lexical
-// embedder fitted on every child, and an embedded store holding each
-// child's BM25 vector plus weight times its parent's context vector.
-func indexedStore(t *testing.T, corpus []corpusParent, weight float32) (*embed.Lexical, *vectorstore.Embedded) {
-	t.Helper()
+// analysedParent is one parent of a corpus as a build holds it: the
+// analysis of its context and of each of its children's texts.
+type analysedParent struct {
+	context  embed.Analysis
+	children []embed.Analysis
+}
+
+// analyse returns the analyses of corpus.
+func analyse(corpus []corpusParent) []analysedParent {
 	var scratch embed.AnalysisScratch
+	out := make([]analysedParent, len(corpus))
+	for p, parent := range corpus {
+		out[p].context = scratch.AnalyzeCounts(parent.context)
+		for _, c := range parent.children {
+			out[p].children = append(out[p].children, scratch.AnalyzeCounts(c))
+		}
+	}
+	return out
+}
+
+// indexedStore builds what the indexer builds from the analyses: a
+// lexical embedder fitted on every child, and an embedded store holding
+// each child's BM25 vector plus weight times its parent's context vector.
+func indexedStore(tb testing.TB, corpus []analysedParent, weight float32) (*embed.Lexical, *vectorstore.Embedded) {
+	tb.Helper()
 	stats := embed.NewCorpusStats()
 	for _, p := range corpus {
-		for _, c := range p.children {
-			stats.Count(scratch.AnalyzeCounts(c))
+		for _, a := range p.children {
+			stats.Count(a)
 		}
 	}
 	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if err := lex.FitCorpus(stats); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	store, err := vectorstore.NewEmbedded(vectorstore.EmbeddedOptions{})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	var scratch embed.AnalysisScratch
 	var records []vectorstore.Record
 	for p, parent := range corpus {
-		ctxAnalysis := scratch.AnalyzeCounts(parent.context)
-		ctxVec, err := lex.EmbedAnalysis(&ctxAnalysis, &scratch)
+		ctxVec, err := lex.EmbedAnalysis(&parent.context, &scratch)
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
-		for c, text := range parent.children {
-			a := scratch.AnalyzeCounts(text)
-			own, err := lex.EmbedAnalysis(&a, &scratch)
+		for c := range parent.children {
+			own, err := lex.EmbedAnalysis(&parent.children[c], &scratch)
 			if err != nil {
-				t.Fatal(err)
+				tb.Fatal(err)
 			}
 			sum := *own
 			if weight > 0 {
@@ -106,48 +124,55 @@ func indexedStore(t *testing.T, corpus []corpusParent, weight float32) (*embed.L
 			}
 			records = append(records, vectorstore.Record{ID: childID(p, c), ParentID: fmt.Sprint(p), DocID: "d", Vector: vector.Vector{Sparse: &sum}})
 		}
+		if len(records) >= 4096 {
+			if err := store.Upsert(context.Background(), records); err != nil {
+				tb.Fatal(err)
+			}
+			records = records[:0]
+		}
 	}
 	if err := store.Upsert(context.Background(), records); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return lex, store
 }
 
-// segmentSet writes corpus into segments cut at the given parents, opens
-// them and returns their set.
-func segmentSet(t *testing.T, corpus []corpusParent, cuts []int, weight float32) *segment.Set {
-	t.Helper()
-	var scratch embed.AnalysisScratch
+// segmentSet writes the analyses into segments cut at the given parents,
+// opens them and returns their set, and the segments' bytes.
+func segmentSet(tb testing.TB, corpus []analysedParent, cuts []int, weight float32) (*segment.Set, int) {
+	tb.Helper()
 	var segs []*segment.Segment
+	size := 0
 	lo := 0
 	for _, hi := range append(cuts, len(corpus)) {
 		w := segment.NewWriter(weight > 0)
 		for p := lo; p < hi; p++ {
-			if err := w.AddParent(scratch.AnalyzeCounts(corpus[p].context)); err != nil {
-				t.Fatal(err)
+			if err := w.AddParent(corpus[p].context); err != nil {
+				tb.Fatal(err)
 			}
-			for c, text := range corpus[p].children {
-				if err := w.AddChild(childID(p, c), scratch.AnalyzeCounts(text)); err != nil {
-					t.Fatal(err)
+			for c, a := range corpus[p].children {
+				if err := w.AddChild(childID(p, c), a); err != nil {
+					tb.Fatal(err)
 				}
 			}
 		}
 		data, err := w.Bytes()
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		s, err := segment.Open(data)
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		segs = append(segs, s)
+		size += len(data)
 		lo = hi
 	}
 	set, err := segment.NewSet(segs, embed.DefaultK1, embed.DefaultB, weight)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	return set
+	return set, size
 }
 
 // randomQuery returns 1 to 8 words of the corpus, now and then one it
@@ -169,8 +194,9 @@ func randomQuery(rng *rand.Rand, corpus []corpusParent) string {
 // TestSetScoresAsTheIndexedVectors checks, over random corpora cut into
 // segments in random places, that a set's statistics are exactly those
 // of a fit over every child, and that its search returns the hits of the
-// embedded store holding the vectors the indexer computes: the same ids,
-// in the same order, with the same scores bit for bit.
+// embedded store holding the vectors the indexer computes, exhaustively
+// and pruned: the same ids, in the same order, with the same scores bit
+// for bit.
 func TestSetScoresAsTheIndexedVectors(t *testing.T) {
 	ctx := context.Background()
 	for trial := range 12 {
@@ -185,9 +211,10 @@ func TestSetScoresAsTheIndexedVectors(t *testing.T) {
 		if trial%3 == 0 {
 			cuts = append(cuts, len(corpus)) // an empty last segment
 		}
+		analysed := analyse(corpus)
 		for _, weight := range []float32{0, 0.8, 1.7} {
-			lex, store := indexedStore(t, corpus, weight)
-			set := segmentSet(t, corpus, cuts, weight)
+			lex, store := indexedStore(t, analysed, weight)
+			set, _ := segmentSet(t, analysed, cuts, weight)
 			want, err := lex.MarshalStats()
 			if err != nil {
 				t.Fatal(err)
@@ -210,11 +237,17 @@ func TestSetScoresAsTheIndexedVectors(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				gotHits, err := set.Search(ctx, q.Sparse, k)
+				what := fmt.Sprintf("trial %d, weight %v, query %q, k %d", trial, weight, text, k)
+				exhaustive, err := set.SearchExhaustive(ctx, q.Sparse, k)
 				if err != nil {
 					t.Fatal(err)
 				}
-				compareHits(t, fmt.Sprintf("trial %d, weight %v, query %q, k %d", trial, weight, text, k), gotHits, wantHits)
+				compareHits(t, what+", exhaustive", exhaustive, wantHits)
+				pruned, err := set.Search(ctx, q.Sparse, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				compareHits(t, what+", pruned", pruned, wantHits)
 			}
 		}
 	}

@@ -13,7 +13,8 @@ type Set struct {
 	segs          []*Segment
 	lex           *embed.Lexical
 	weights       embed.DocWeights
-	vocab         []string // by vocabulary id, so in byte order
+	norms         []float64 // see normTable
+	vocab         []string  // by vocabulary id, so in byte order
 	contextWeight float32
 }
 
@@ -43,7 +44,7 @@ func NewSet(segs []*Segment, k1, b float64, contextWeight float32) (*Set, error)
 	if err != nil {
 		return nil, fmt.Errorf("segment set: %w", err)
 	}
-	return &Set{segs: segs, lex: lex, weights: weights, vocab: vocab, contextWeight: contextWeight}, nil
+	return &Set{segs: segs, lex: lex, weights: weights, norms: normTable(weights, segs), vocab: vocab, contextWeight: contextWeight}, nil
 }
 
 // hasOrLacks words whether a segment carries contexts.

@@ -10,23 +10,85 @@ import "github.com/parentrag/parentrag/internal/retrieval/embed"
 // (rounded), or their sum (rounded).
 type weigher struct {
 	doc    embed.DocWeights
-	factor float32 // the context weight
+	norms  []float64 // doc.Norm of each length below len(norms)
+	factor float32   // the context weight
 	seg    *Segment
 }
 
 // weigher returns the weigher of seg's postings.
 func (s *Set) weigher(seg *Segment) weigher {
-	return weigher{doc: s.weights, factor: s.contextWeight, seg: seg}
+	return weigher{doc: s.weights, norms: s.norms, factor: s.contextWeight, seg: seg}
+}
+
+// maxNormTable is the most lengths a set keeps the norm of.
+const maxNormTable = 1 << 16
+
+// normTable returns doc.Norm of every length up to the longest text of
+// segs (at most maxNormTable of them): the same values, looked up.
+func normTable(doc embed.DocWeights, segs []*Segment) []float64 {
+	longest := uint32(0)
+	for _, s := range segs {
+		for _, n := range s.childTokens {
+			longest = max(longest, n)
+		}
+		for _, n := range s.parentTokens {
+			longest = max(longest, n)
+		}
+	}
+	norms := make([]float64, min(int(longest)+1, maxNormTable))
+	for n := range norms {
+		norms[n] = doc.Norm(n)
+	}
+	return norms
+}
+
+// norm is doc.Norm(tokens).
+func (w weigher) norm(tokens uint32) float64 {
+	if int(tokens) < len(w.norms) {
+		return w.norms[tokens]
+	}
+	return w.doc.Norm(int(tokens))
 }
 
 // own is the BM25 weight of a term occurring tf times in the child in
 // slot.
 func (w weigher) own(tf, slot uint32) float32 {
-	return w.doc.Weight(tf, w.doc.Norm(int(w.seg.childTokens[slot])))
+	return w.doc.Weight(tf, w.norm(w.seg.childTokens[slot]))
 }
 
 // context is the context weight times the BM25 weight of a term
 // occurring tf times in parent's context.
 func (w weigher) context(tf, parent uint32) float32 {
-	return w.factor * w.doc.Weight(tf, w.doc.Norm(int(w.seg.parentTokens[parent])))
+	return w.factor * w.doc.Weight(tf, w.norm(w.seg.parentTokens[parent]))
+}
+
+// postingBound bounds the weight of the term for every child of the
+// parent of tp's j-th posting: its children's largest frequency at its
+// shortest child's length, plus its context's weight. Weight grows with
+// the frequency and falls with the length, float32 rounding and addition
+// keep that order, so no child's weight exceeds it.
+func (w weigher) postingBound(tp *termParents, j int) float32 {
+	p := tp.parent[j]
+	var own, ctx float32
+	if tf := tp.child[j]; tf > 0 {
+		own = w.doc.Weight(tf, w.norm(w.seg.parentShortest[p]))
+	}
+	if tf := tp.context[j]; tf > 0 {
+		ctx = w.context(tf, p)
+	}
+	return own + ctx
+}
+
+// bound bounds the weight of the term for every child of a block's
+// parents, as postingBound does for one parent, from the block's largest
+// frequencies and shortest lengths.
+func (w weigher) bound(block []uint32) float32 {
+	var own, ctx float32
+	if block[0] > 0 {
+		own = w.doc.Weight(block[0], w.norm(block[1]))
+	}
+	if block[2] > 0 {
+		ctx = w.factor * w.doc.Weight(block[2], w.norm(block[3]))
+	}
+	return own + ctx
 }

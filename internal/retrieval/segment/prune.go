@@ -1,0 +1,237 @@
+package segment
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/parentrag/parentrag/internal/retrieval/vector"
+)
+
+// Search returns the hits SearchExhaustive returns, the same children in
+// the same order with the same scores bit for bit, without scoring every
+// posting: segment by segment, it visits the query's terms parent by
+// parent (MaxScore over the parent postings), bounds each parent's
+// children by the largest weight any of them can have for each term (see
+// weigher.bound), and scores a parent's children only when that bound,
+// widened by the largest rounding error of a float32 sum, reaches the
+// k-th best score found so far. A term whose largest bound, added to
+// those of the terms below it, cannot reach the k-th score only refines
+// the bounds of parents the other terms propose.
+func (s *Set) Search(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error) {
+	if k <= 0 {
+		return nil, fmt.Errorf("segment search: top k must be positive, got %d", k)
+	}
+	if err := s.checkQuery(q); err != nil {
+		return nil, err
+	}
+	best := topK{k: k}
+	for i, seg := range s.segs {
+		m := s.newMaxScore(seg, i, q)
+		if err := m.run(ctx, &best); err != nil {
+			return nil, fmt.Errorf("segment search: %w", err)
+		}
+	}
+	return best.hits(), nil
+}
+
+// termCursor walks one query term's postings in one segment.
+type termCursor struct {
+	qw           float32
+	tp           termParents
+	slots, tfs   []uint32
+	next, nextCh int     // the next parent posting and child posting
+	largest      float64 // qw times the largest bound of the term's blocks
+}
+
+// at reports whether the cursor's next parent posting is parent's.
+func (t *termCursor) at(parent uint32) bool {
+	return t.next < len(t.tp.parent) && t.tp.parent[t.next] == parent
+}
+
+// maxScore is the state of one segment's pruned search.
+type maxScore struct {
+	seg   *Segment
+	index int
+	w     weigher
+	byID  []*termCursor // the query's terms in the segment, in id order
+	byMax []*termCursor // the same, by increasing largest bound
+	upTo  []float64     // upTo[i]: the largest bounds of byMax[:i+1] summed
+	slack float64       // how much a float32 sum of the terms can exceed their exact sum
+	here  []termHere    // the terms of the parent being scored
+}
+
+// newMaxScore returns the pruned search of q in the seg, the index-th
+// segment.
+func (s *Set) newMaxScore(seg *Segment, index int, q *vector.Sparse) *maxScore {
+	m := &maxScore{seg: seg, index: index, w: s.weigher(seg)}
+	for i, id := range q.Indices {
+		if q.Values[i] == 0 {
+			continue
+		}
+		k, ok := seg.Lookup(s.vocab[id])
+		if !ok {
+			continue
+		}
+		t := &termCursor{qw: q.Values[i], tp: seg.parents(k)}
+		t.slots, t.tfs = seg.child.list(k)
+		for b := 0; b < len(t.tp.blocks); b += blockWords {
+			t.largest = max(t.largest, float64(t.qw*m.w.bound(t.tp.blocks[b:b+blockWords])))
+		}
+		m.byID = append(m.byID, t)
+	}
+	m.byMax = slices.Clone(m.byID)
+	slices.SortStableFunc(m.byMax, func(a, b *termCursor) int {
+		switch {
+		case a.largest < b.largest:
+			return -1
+		case a.largest > b.largest:
+			return 1
+		}
+		return 0
+	})
+	sum := 0.0
+	for _, t := range m.byMax {
+		sum += t.largest
+		m.upTo = append(m.upTo, sum)
+	}
+	// A float32 sum of n non-negative terms exceeds their exact sum by a
+	// factor of at most (1+2⁻²⁴)ⁿ⁻¹; the float64 sums here are exact to far
+	// less. Twice that, and a term more, is ample.
+	m.slack = 1 + float64(len(m.byID)+1)*0x1p-23
+	return m
+}
+
+// run offers best every child of the segment that could enter it.
+func (m *maxScore) run(ctx context.Context, best *topK) error {
+	floor := float64(best.floor())
+	essential := m.essentialFrom(floor)
+	for visited := 0; ; visited++ {
+		if visited%4096 == 4095 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		parent, ok := m.nextParent(essential)
+		if !ok {
+			return nil
+		}
+		if m.reaches(parent, essential, floor) {
+			m.scoreParent(parent, best)
+			if f := float64(best.floor()); f != floor {
+				floor, essential = f, m.essentialFrom(f)
+			}
+		}
+		for _, t := range m.byMax[essential:] {
+			if t.at(parent) {
+				t.next++
+			}
+		}
+	}
+}
+
+// essentialFrom returns how many terms, of smallest largest bound, cannot
+// together reach floor: a parent only they hold cannot enter the top k.
+func (m *maxScore) essentialFrom(floor float64) int {
+	e := 0
+	for e < len(m.upTo) && m.upTo[e]*m.slack < floor {
+		e++
+	}
+	return e
+}
+
+// nextParent returns the smallest parent the essential terms hold from
+// their cursors on, or false when they are done.
+func (m *maxScore) nextParent(essential int) (uint32, bool) {
+	parent, ok := uint32(math.MaxUint32), false
+	for _, t := range m.byMax[essential:] {
+		if t.next < len(t.tp.parent) && t.tp.parent[t.next] <= parent {
+			parent, ok = t.tp.parent[t.next], true
+		}
+	}
+	return parent, ok
+}
+
+// reaches reports whether parent's children could score floor or more:
+// the bounds of the essential terms at parent, then of the others, the
+// largest first, each found by moving its cursor up to parent, stopping
+// as soon as what is left cannot reach floor.
+func (m *maxScore) reaches(parent uint32, essential int, floor float64) bool {
+	bound := 0.0
+	for _, t := range m.byMax[essential:] {
+		if t.at(parent) {
+			bound += float64(t.qw * m.w.postingBound(&t.tp, t.next))
+		}
+	}
+	for i := essential - 1; i >= 0; i-- {
+		if (bound+m.upTo[i])*m.slack < floor {
+			return false
+		}
+		t := m.byMax[i]
+		t.next = seek(t.tp.parent, t.next, parent)
+		if t.at(parent) {
+			bound += float64(t.qw * m.w.postingBound(&t.tp, t.next))
+		}
+	}
+	return bound*m.slack >= floor
+}
+
+// scoreParent scores each child of parent as SearchExhaustive does, term
+// by term in id order, and offers it to best.
+func (m *maxScore) scoreParent(parent uint32, best *topK) {
+	seg := m.seg
+	terms := m.here[:0]
+	for _, t := range m.byID {
+		if t.next = seek(t.tp.parent, t.next, parent); t.at(parent) {
+			var scaled float32
+			if tf := t.tp.context[t.next]; tf > 0 {
+				scaled = m.w.context(tf, parent)
+			}
+			terms = append(terms, termHere{t: t, scaled: scaled})
+		}
+	}
+	m.here = terms
+	for c := seg.parentFirst[parent]; c < seg.parentFirst[parent+1]; c++ {
+		var score float32
+		for _, h := range terms {
+			t := h.t
+			t.nextCh = seek(t.slots, t.nextCh, c)
+			switch own := t.nextCh < len(t.slots) && t.slots[t.nextCh] == c; {
+			case own && h.scaled != 0:
+				score = score + t.qw*(m.w.own(t.tfs[t.nextCh], c)+h.scaled)
+			case own:
+				score = score + t.qw*m.w.own(t.tfs[t.nextCh], c)
+			case h.scaled != 0:
+				score = score + t.qw*h.scaled
+			}
+		}
+		if score > 0 {
+			best.offer(candidate{score: score, seg: m.index, slot: c, id: seg.idBytes(c)})
+		}
+	}
+}
+
+// termHere is a query term held by the parent being scored, with its
+// context's part of each child's weight (0 when the context lacks it).
+type termHere struct {
+	t      *termCursor
+	scaled float32
+}
+
+// seek returns the first index from i on whose value is at least v, by
+// galloping then binary search; the values must increase.
+func seek(values []uint32, i int, v uint32) int {
+	if i >= len(values) || values[i] >= v {
+		return i
+	}
+	step := 1
+	lo := i
+	for lo+step < len(values) && values[lo+step] < v {
+		lo += step
+		step *= 2
+	}
+	hi := min(len(values), lo+step+1)
+	j, _ := slices.BinarySearch(values[lo+1:hi], v)
+	return lo + 1 + j
+}
