@@ -16,12 +16,11 @@ import (
 //	childTokens[children]      each child's length in tokens
 //	parentFirst[parents+1]     each parent's first child; children in slot order
 //	parentTokens[parents]      each parent's context length (0 without contexts)
-//	parentShortest[parents]    the length of each parent's shortest child
 //	termEnds[terms]            where each term ends in the term arena
 //	childEnds[terms]           where each term's child postings end
 //	childSlots, childTFs       [child postings] by term, slots increasing
 //	parentEnds[terms]          where each term's parent postings end
-//	parentAt, parentContextTF, parentChildTF
+//	parentAt, parentContextTF, parentChildTF, parentChildLen
 //	                           [parent postings] by term, parents increasing
 //	blockEnds[terms]           where each term's blocks end
 //	blocks[4 × blocks]         per block: largest child tf, shortest child,
@@ -32,8 +31,9 @@ import (
 //
 // A term's parent postings are the parents whose context or some child
 // holds it, with the term's frequency in the context (0 when only
-// children hold it) and its largest frequency among the children (0 when
-// only the context does). Every blockSize of them make a block, whose
+// children hold it), its largest frequency among the children and the
+// length of the shortest child holding it (both 0 when only the context
+// does). Every blockSize of them make a block, whose
 // largest frequencies and shortest lengths bound, whatever the corpus
 // statistics, the BM25 weight of every child of the block's parents. A
 // term's document frequency in the segment is its number of child
@@ -76,7 +76,7 @@ func (h *header) appendTo(b []byte) []byte {
 func (h *header) words() uint64 {
 	c, p, t := uint64(h.children), uint64(h.parents), uint64(h.terms)
 	cp, pp, b := uint64(h.childPostings), uint64(h.parentPostings), uint64(h.blocks)
-	return c + (p + 1) + 2*p + t + t + 2*cp + t + 3*pp + t + blockWords*b + c + padded(h.termBytes)/4 + padded(h.idBytes)/4
+	return c + (p + 1) + p + t + t + 2*cp + t + 4*pp + t + blockWords*b + c + padded(h.termBytes)/4 + padded(h.idBytes)/4
 }
 
 // padded is n rounded up to a multiple of 4.

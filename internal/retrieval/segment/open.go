@@ -18,18 +18,17 @@ var ErrCorrupt = errors.New("corrupt child index segment")
 // opened from (on a little-endian host; copies elsewhere), which must not
 // change while it is used. It is safe for concurrent reads.
 type Segment struct {
-	h              header
-	childTokens    []uint32
-	parentFirst    []uint32
-	parentTokens   []uint32
-	parentShortest []uint32
-	termEnds       []uint32
-	child          childLists
-	parent         parentLists
-	blockEnds      []uint32
-	blocks         []uint32
-	idEnds         []uint32
-	terms, ids     []byte
+	h            header
+	childTokens  []uint32
+	parentFirst  []uint32
+	parentTokens []uint32
+	termEnds     []uint32
+	child        childLists
+	parent       parentLists
+	blockEnds    []uint32
+	blocks       []uint32
+	idEnds       []uint32
+	terms, ids   []byte
 }
 
 // childLists are the child postings of every term, by term.
@@ -39,7 +38,7 @@ type childLists struct {
 
 // parentLists are the parent postings of every term, by term.
 type parentLists struct {
-	ends, parent, context, child []uint32
+	ends, parent, context, child, childLen []uint32
 }
 
 // span returns where the k-th of the lists that end at ends starts and
@@ -59,8 +58,8 @@ func (c *childLists) list(k int) (slot, tf []uint32) {
 
 // termParents is one term's parent postings and blocks.
 type termParents struct {
-	parent, context, child []uint32
-	blocks                 []uint32 // blockWords per block
+	parent, context, child, childLen []uint32
+	blocks                           []uint32 // blockWords per block
 }
 
 // parents returns term k's parent postings and blocks.
@@ -68,7 +67,7 @@ func (s *Segment) parents(k int) termParents {
 	lo, hi := span(s.parent.ends, k)
 	blo, bhi := span(s.blockEnds, k)
 	p := &s.parent
-	return termParents{parent: p.parent[lo:hi], context: p.context[lo:hi], child: p.child[lo:hi], blocks: s.blocks[blockWords*blo : blockWords*bhi]}
+	return termParents{parent: p.parent[lo:hi], context: p.context[lo:hi], child: p.child[lo:hi], childLen: p.childLen[lo:hi], blocks: s.blocks[blockWords*blo : blockWords*bhi]}
 }
 
 // Open checks data and returns the segment it holds, failing with
@@ -92,11 +91,10 @@ func Open(data []byte) (*Segment, error) {
 	s.childTokens = r.next(h.children)
 	s.parentFirst = r.next(h.parents + 1)
 	s.parentTokens = r.next(h.parents)
-	s.parentShortest = r.next(h.parents)
 	s.termEnds = r.next(h.terms)
 	s.child = childLists{ends: r.next(h.terms), slot: r.next(h.childPostings), tf: r.next(h.childPostings)}
 	pp := h.parentPostings
-	s.parent = parentLists{ends: r.next(h.terms), parent: r.next(pp), context: r.next(pp), child: r.next(pp)}
+	s.parent = parentLists{ends: r.next(h.terms), parent: r.next(pp), context: r.next(pp), child: r.next(pp), childLen: r.next(pp)}
 	s.blockEnds = r.next(h.terms)
 	s.blocks = r.next(blockWords * h.blocks)
 	s.idEnds = r.next(h.children)

@@ -67,16 +67,17 @@ func TestOpenChecksWhatTheChecksumCovers(t *testing.T) {
 	data := smallSegment(t)
 	h := func(i int) uint32 { return binary.LittleEndian.Uint32(data[4+4*i:]) }
 	children, parents, terms := h(2), h(3), h(4)
+	childPostings, parentPostings := int(h(5)), int(h(6))
 	childTokens := 56
 	parentFirst := childTokens + 4*int(children)
-	parentShortest := parentFirst + 4*int(parents+1) + 4*int(parents)
-	termEnds := parentShortest + 4*int(parents)
+	termEnds := parentFirst + 4*int(parents+1) + 4*int(parents)
 	childEnds := termEnds + 4*int(terms)
 	childSlots := childEnds + 4*int(terms)
-	childTFs := childSlots + 4*int(h(5))
-	parentEnds := childTFs + 4*int(h(5))
-	parentChildTF := parentEnds + 4*int(terms) + 8*int(h(6))
-	blocks := parentChildTF + 4*int(h(6)) + 4*int(terms)
+	childTFs := childSlots + 4*childPostings
+	parentEnds := childTFs + 4*childPostings
+	parentChildTF := parentEnds + 4*int(terms) + 8*parentPostings
+	parentChildLen := parentChildTF + 4*parentPostings
+	blocks := parentChildLen + 4*parentPostings + 4*int(terms)
 	for _, c := range []struct {
 		name string
 		at   int
@@ -87,7 +88,7 @@ func TestOpenChecksWhatTheChecksumCovers(t *testing.T) {
 		{"terms ending beyond their arena", termEnds + 4*int(terms-1), 1 << 20},
 		{"a term's postings ending beyond the postings", childEnds, 1 << 20},
 		{"a posting in a slot beyond the children", childSlots, children},
-		{"a parent's shortest child longer than it is", parentShortest, 1000},
+		{"a term's shortest holder longer than it is", parentChildLen, 1000},
 		{"a child frequency above what the parents say", childTFs, 1000},
 		{"a parent's children holding a term more often than they do", parentChildTF, 1000},
 		{"a block bounding less than its postings", blocks, 0},

@@ -2,7 +2,7 @@ package segment
 
 import (
 	"bytes"
-	"slices"
+	"math"
 )
 
 // validate checks every cross-reference of an opened segment.
@@ -67,8 +67,8 @@ func (s *Segment) checkTerms() error {
 
 // checkParents checks that the parents' first children start at 0, never
 // decrease and end at the number of children, that a segment without
-// contexts has no context lengths, and that each parent's shortest child
-// and the total length are the children's.
+// contexts has no context lengths, and that the total length is the
+// children's.
 func (s *Segment) checkParents() error {
 	f := s.parentFirst
 	if f[0] != 0 || f[len(f)-1] != s.h.children {
@@ -86,15 +86,6 @@ func (s *Segment) checkParents() error {
 			}
 		}
 	}
-	for p := range s.parentShortest {
-		shortest := uint32(0)
-		if lo, hi := f[p], f[p+1]; lo < hi {
-			shortest = slices.Min(s.childTokens[lo:hi])
-		}
-		if s.parentShortest[p] != shortest {
-			return corrupt("parent %d's shortest child is said to be %d tokens long, not %d", p, s.parentShortest[p], shortest)
-		}
-	}
 	total := uint64(0)
 	for _, n := range s.childTokens {
 		total += uint64(n)
@@ -108,7 +99,8 @@ func (s *Segment) checkParents() error {
 // checkTerm checks term k's postings: children in strictly increasing
 // slots, parents in strictly increasing order, every frequency that
 // should be set set, each parent posting's child frequency the largest of
-// its children's, and its blocks the bounds of its parent postings.
+// its children's and its child length the shortest of theirs, and its
+// blocks the bounds of its parent postings.
 func (s *Segment) checkTerm(k int) error {
 	slots, tfs := s.child.list(k)
 	tp := s.parents(k)
@@ -118,7 +110,11 @@ func (s *Segment) checkTerm(k int) error {
 	if err := checkOrder(tp.parent, s.h.parents, "parent", k); err != nil {
 		return err
 	}
-	largest := make([]uint32, len(tp.parent)) // the children's largest frequency, per parent posting
+	largest := make([]uint32, len(tp.parent))  // the children's largest frequency, per parent posting
+	shortest := make([]uint32, len(tp.parent)) // the shortest child holding it, per parent posting
+	for i := range shortest {
+		shortest[i] = math.MaxUint32
+	}
 	next := 0
 	for i, slot := range slots {
 		if tfs[i] == 0 {
@@ -131,10 +127,18 @@ func (s *Segment) checkTerm(k int) error {
 			return corrupt("child %d holds term %d but its parent has no posting of it", slot, k)
 		}
 		largest[next] = max(largest[next], tfs[i])
+		shortest[next] = min(shortest[next], s.childTokens[slot])
 	}
 	for i := range tp.parent {
 		if tp.child[i] != largest[i] {
 			return corrupt("parent posting %d of term %d says its children hold it %d times at most, not %d", i, k, tp.child[i], largest[i])
+		}
+		want := shortest[i]
+		if want == math.MaxUint32 {
+			want = 0 // no child holds it
+		}
+		if tp.childLen[i] != want {
+			return corrupt("parent posting %d of term %d says its shortest child holding it is %d tokens long, not %d", i, k, tp.childLen[i], want)
 		}
 		if tp.child[i] == 0 && tp.context[i] == 0 {
 			return corrupt("parent posting %d of term %d has neither a context nor a child frequency", i, k)
@@ -167,9 +171,9 @@ func (s *Segment) checkBlocks(k int, tp termParents) error {
 	for b := 0; b*blockSize < len(tp.parent); b++ {
 		list = list[:0]
 		for i := b * blockSize; i < min(len(tp.parent), (b+1)*blockSize); i++ {
-			list = append(list, parentPosting{parent: tp.parent[i], context: tp.context[i], child: tp.child[i]})
+			list = append(list, parentPosting{parent: tp.parent[i], context: tp.context[i], child: tp.child[i], childLen: tp.childLen[i]})
 		}
-		want := newBlock(list, s.parentTokens, s.parentShortest)
+		want := newBlock(list, s.parentTokens)
 		if [blockWords]uint32(tp.blocks[blockWords*b:]) != want {
 			return corrupt("block %d of term %d does not bound its postings", b, k)
 		}

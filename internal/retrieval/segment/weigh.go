@@ -63,15 +63,15 @@ func (w weigher) context(tf, parent uint32) float32 {
 }
 
 // postingBound bounds the weight of the term for every child of the
-// parent of tp's j-th posting: its children's largest frequency at its
-// shortest child's length, plus its context's weight. Weight grows with
+// parent of tp's j-th posting: its children's largest frequency at the
+// length of the shortest child holding it, plus its context's weight. Weight grows with
 // the frequency and falls with the length, float32 rounding and addition
 // keep that order, so no child's weight exceeds it.
 func (w weigher) postingBound(tp *termParents, j int) float32 {
 	p := tp.parent[j]
 	var own, ctx float32
 	if tf := tp.child[j]; tf > 0 {
-		own = w.doc.Weight(tf, w.norm(w.seg.parentShortest[p]))
+		own = w.doc.Weight(tf, w.norm(tp.childLen[j]))
 	}
 	if tf := tp.context[j]; tf > 0 {
 		ctx = w.context(tf, p)

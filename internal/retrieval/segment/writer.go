@@ -24,7 +24,6 @@ type Writer struct {
 	h        header
 	first    []uint32 // parentFirst without its end
 	ctxLen   []uint32 // by parent
-	shortest []uint32 // by parent
 	childLen []uint32
 	idEnds   []uint32
 	ids      []byte
@@ -35,8 +34,9 @@ type Writer struct {
 type childPosting struct{ slot, tf uint32 }
 
 // parentPosting is a parent whose context or children hold a term: the
-// term's frequency in the context and its largest among the children.
-type parentPosting struct{ parent, context, child uint32 }
+// term's frequency in the context, its largest among the children, and
+// the length of the shortest child holding it.
+type parentPosting struct{ parent, context, child, childLen uint32 }
 
 // ErrNoParent is returned by AddChild before any AddParent.
 var ErrNoParent = errors.New("segment: a child needs a parent added before it")
@@ -69,7 +69,6 @@ func (w *Writer) AddParent(context embed.Analysis) error {
 	w.h.parents++
 	w.first = append(w.first, w.h.children)
 	w.ctxLen = append(w.ctxLen, uint32(context.Tokens))
-	w.shortest = append(w.shortest, math.MaxUint32)
 	for i, t := range context.Terms {
 		k := w.term(t)
 		w.parent[k] = append(w.parent[k], parentPosting{parent: parent, context: context.Counts[i]})
@@ -96,25 +95,29 @@ func (w *Writer) AddChild(id string, a embed.Analysis) error {
 	w.h.children++
 	w.h.tokens += uint64(a.Tokens)
 	w.childLen = append(w.childLen, uint32(a.Tokens))
-	w.shortest[parent] = min(w.shortest[parent], uint32(a.Tokens))
 	w.ids = append(w.ids, id...)
 	w.idEnds = append(w.idEnds, uint32(len(w.ids)))
 	for i, t := range a.Terms {
 		k := w.term(t)
 		w.child[k] = append(w.child[k], childPosting{slot: slot, tf: a.Counts[i]})
-		w.holdInChild(k, parent, a.Counts[i])
+		w.holdInChild(k, parent, a.Counts[i], uint32(a.Tokens))
 	}
 	return nil
 }
 
-// holdInChild records that a child of parent holds term k tf times.
-func (w *Writer) holdInChild(k int, parent, tf uint32) {
+// holdInChild records that a child of parent, of length tokens, holds
+// term k tf times.
+func (w *Writer) holdInChild(k int, parent, tf, tokens uint32) {
 	list := w.parent[k]
 	if n := len(list); n > 0 && list[n-1].parent == parent {
-		list[n-1].child = max(list[n-1].child, tf)
+		p := &list[n-1]
+		if p.child == 0 {
+			p.childLen = tokens
+		}
+		p.child, p.childLen = max(p.child, tf), min(p.childLen, tokens)
 		return
 	}
-	w.parent[k] = append(list, parentPosting{parent: parent, child: tf})
+	w.parent[k] = append(list, parentPosting{parent: parent, child: tf, childLen: tokens})
 }
 
 // checkAnalysis refuses an analysis a segment cannot store: one given as
@@ -179,14 +182,12 @@ func (w *Writer) Bytes() ([]byte, error) {
 	}
 	h.termBytes, h.idBytes = uint32(len(termArena)), uint32(len(w.ids))
 	h.childPostings, h.parentPostings, h.blocks = uint32(childPostings), uint32(parentPostings), uint32(blocks)
-	shortest := w.childlessAsZero()
 	b := make([]byte, 0, headerSize+4*h.words()+trailerSize)
 	b = h.appendTo(b)
 	b = appendWords(b, w.childLen)
 	b = appendWords(b, w.first)
 	b = binary.LittleEndian.AppendUint32(b, h.children)
 	b = appendWords(b, w.ctxLen)
-	b = appendWords(b, shortest)
 	b = appendEnds(b, order, func(k int) int { return len(w.names[k]) })
 	b = appendEnds(b, order, func(k int) int { return len(w.child[k]) })
 	b = appendField(b, order, w.child, func(p childPosting) uint32 { return p.slot })
@@ -195,26 +196,15 @@ func (w *Writer) Bytes() ([]byte, error) {
 	b = appendField(b, order, w.parent, func(p parentPosting) uint32 { return p.parent })
 	b = appendField(b, order, w.parent, func(p parentPosting) uint32 { return p.context })
 	b = appendField(b, order, w.parent, func(p parentPosting) uint32 { return p.child })
+	b = appendField(b, order, w.parent, func(p parentPosting) uint32 { return p.childLen })
 	b = appendEnds(b, order, func(k int) int { return blockCount(len(w.parent[k])) })
 	for _, k := range order {
-		b = appendBlocks(b, w.parent[k], w.ctxLen, shortest)
+		b = appendBlocks(b, w.parent[k], w.ctxLen)
 	}
 	b = appendWords(b, w.idEnds)
 	b = appendArena(b, termArena)
 	b = appendArena(b, w.ids)
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
-}
-
-// childlessAsZero returns each parent's shortest child, 0 for a parent
-// without children.
-func (w *Writer) childlessAsZero() []uint32 {
-	out := slices.Clone(w.shortest)
-	for p, n := range out {
-		if n == math.MaxUint32 {
-			out[p] = 0
-		}
-	}
-	return out
 }
 
 // blockCount is the number of blocks of n parent postings.
@@ -241,9 +231,9 @@ func appendField[P any](b []byte, order []int, lists [][]P, field func(P) uint32
 }
 
 // appendBlocks appends the blocks of one term's parent postings.
-func appendBlocks(b []byte, list []parentPosting, ctxLen, shortest []uint32) []byte {
+func appendBlocks(b []byte, list []parentPosting, ctxLen []uint32) []byte {
 	for lo := 0; lo < len(list); lo += blockSize {
-		blk := newBlock(list[lo:min(len(list), lo+blockSize)], ctxLen, shortest)
+		blk := newBlock(list[lo:min(len(list), lo+blockSize)], ctxLen)
 		b = appendWords(b, blk[:])
 	}
 	return b
@@ -251,13 +241,13 @@ func appendBlocks(b []byte, list []parentPosting, ctxLen, shortest []uint32) []b
 
 // newBlock returns the bounds of a block of parent postings: the largest
 // child and context frequencies, and the shortest child and context
-// among the parents holding the term there (0 where none does).
-func newBlock(list []parentPosting, ctxLen, shortest []uint32) [blockWords]uint32 {
+// holding the term there (0 where none does).
+func newBlock(list []parentPosting, ctxLen []uint32) [blockWords]uint32 {
 	var childTF, ctxTF uint32
 	childLen, contextLen := uint32(math.MaxUint32), uint32(math.MaxUint32)
 	for _, p := range list {
 		if p.child > 0 {
-			childTF, childLen = max(childTF, p.child), min(childLen, shortest[p.parent])
+			childTF, childLen = max(childTF, p.child), min(childLen, p.childLen)
 		}
 		if p.context > 0 {
 			ctxTF, contextLen = max(ctxTF, p.context), min(contextLen, ctxLen[p.parent])
