@@ -27,9 +27,16 @@ func (s *Set) Search(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error
 		return nil, err
 	}
 	best := topK{k: k}
+	var scratch []float32
 	for i, seg := range s.segs {
 		m := s.newMaxScore(seg, i, q)
-		if err := m.run(ctx, &best); err != nil {
+		run := m.run
+		if m.frequent() {
+			scratch = slices.Grow(scratch[:0], seg.Parents())[:seg.Parents()]
+			m.acc = scratch
+			run = m.runBounded
+		}
+		if err := run(ctx, &best); err != nil {
 			return nil, fmt.Errorf("segment search: %w", err)
 		}
 	}
@@ -40,6 +47,7 @@ func (s *Set) Search(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error
 type termCursor struct {
 	qw           float32
 	tp           termParents
+	bounds       []float32 // the bound of each of tp's postings
 	slots, tfs   []uint32
 	next, nextCh int     // the next parent posting and child posting
 	largest      float64 // qw times the largest bound of the term's blocks
@@ -60,12 +68,14 @@ type maxScore struct {
 	upTo  []float64     // upTo[i]: the largest bounds of byMax[:i+1] summed
 	slack float64       // how much a float32 sum of the terms can exceed their exact sum
 	here  []termHere    // the terms of the parent being scored
+	acc   []float32     // runBounded's: each parent's bound
+	walk  walkChoice
 }
 
 // newMaxScore returns the pruned search of q in the seg, the index-th
 // segment.
 func (s *Set) newMaxScore(seg *Segment, index int, q *vector.Sparse) *maxScore {
-	m := &maxScore{seg: seg, index: index, w: s.weigher(seg)}
+	m := &maxScore{seg: seg, index: index, w: s.weigher(seg), walk: s.walk}
 	for i, id := range q.Indices {
 		if q.Values[i] == 0 {
 			continue
@@ -75,6 +85,8 @@ func (s *Set) newMaxScore(seg *Segment, index int, q *vector.Sparse) *maxScore {
 			continue
 		}
 		t := &termCursor{qw: q.Values[i], tp: seg.parents(k)}
+		lo, hi := span(seg.parent.ends, k)
+		t.bounds = s.bounds[index][lo:hi]
 		t.slots, t.tfs = seg.child.list(k)
 		for b := 0; b < len(t.tp.blocks); b += blockWords {
 			t.largest = max(t.largest, float64(t.qw*m.w.bound(t.tp.blocks[b:b+blockWords])))
@@ -161,7 +173,7 @@ func (m *maxScore) reaches(parent uint32, essential int, floor float64) bool {
 	bound := 0.0
 	for _, t := range m.byMax[essential:] {
 		if t.at(parent) {
-			bound += float64(t.qw * m.w.postingBound(&t.tp, t.next))
+			bound += float64(t.qw * t.bounds[t.next])
 		}
 	}
 	for i := essential - 1; i >= 0; i-- {
@@ -171,7 +183,7 @@ func (m *maxScore) reaches(parent uint32, essential int, floor float64) bool {
 		t := m.byMax[i]
 		t.next = seek(t.tp.parent, t.next, parent)
 		if t.at(parent) {
-			bound += float64(t.qw * m.w.postingBound(&t.tp, t.next))
+			bound += float64(t.qw * t.bounds[t.next])
 		}
 	}
 	return bound*m.slack >= floor

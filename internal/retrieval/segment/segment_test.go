@@ -243,11 +243,14 @@ func TestSetScoresAsTheIndexedVectors(t *testing.T) {
 					t.Fatal(err)
 				}
 				compareHits(t, what+", exhaustive", exhaustive, wantHits)
-				pruned, err := set.Search(ctx, q.Sparse, k)
-				if err != nil {
-					t.Fatal(err)
+				for name, walk := range map[string]func(){"cheapest": set.WalkCheapest, "parent by parent": set.WalkByParent, "by bound": set.WalkByBound} {
+					walk()
+					pruned, err := set.Search(ctx, q.Sparse, k)
+					if err != nil {
+						t.Fatal(err)
+					}
+					compareHits(t, what+", pruned "+name, pruned, wantHits)
 				}
-				compareHits(t, what+", pruned", pruned, wantHits)
 			}
 		}
 	}

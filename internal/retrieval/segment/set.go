@@ -13,8 +13,10 @@ type Set struct {
 	segs          []*Segment
 	lex           *embed.Lexical
 	weights       embed.DocWeights
-	norms         []float64 // see normTable
-	vocab         []string  // by vocabulary id, so in byte order
+	norms         []float64   // see normTable
+	bounds        [][]float32 // by segment, by parent posting: its postingBound
+	walk          walkChoice  // how Search walks a segment
+	vocab         []string    // by vocabulary id, so in byte order
 	contextWeight float32
 }
 
@@ -44,7 +46,27 @@ func NewSet(segs []*Segment, k1, b float64, contextWeight float32) (*Set, error)
 	if err != nil {
 		return nil, fmt.Errorf("segment set: %w", err)
 	}
-	return &Set{segs: segs, lex: lex, weights: weights, norms: normTable(weights, segs), vocab: vocab, contextWeight: contextWeight}, nil
+	s := &Set{segs: segs, lex: lex, weights: weights, norms: normTable(weights, segs), vocab: vocab, contextWeight: contextWeight}
+	s.bounds = make([][]float32, len(segs))
+	for i, seg := range segs {
+		s.bounds[i] = s.postingBounds(seg)
+	}
+	return s, nil
+}
+
+// postingBounds returns the bound of every parent posting of seg, in
+// order (see weigher.postingBound): they depend on the statistics, so a
+// set computes them once, reading each posting once.
+func (s *Set) postingBounds(seg *Segment) []float32 {
+	w := s.weigher(seg)
+	out := make([]float32, 0, len(seg.parent.parent))
+	for k := range seg.Terms() {
+		tp := seg.parents(k)
+		for j := range tp.parent {
+			out = append(out, w.postingBound(&tp, j))
+		}
+	}
+	return out
 }
 
 // hasOrLacks words whether a segment carries contexts.
