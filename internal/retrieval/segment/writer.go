@@ -27,6 +27,9 @@ type Writer struct {
 	childLen []uint32
 	idEnds   []uint32
 	ids      []byte
+	keys     []int    // the term indices of the analysis being added
+	seen     []uint32 // by term: the stamp of the last analysis holding it
+	stamp    uint32
 }
 
 // childPosting is a child holding a term: its slot and the term's
@@ -58,19 +61,17 @@ func (w *Writer) AddParent(context embed.Analysis) error {
 	if w.h.parents == math.MaxUint32-1 {
 		return fmt.Errorf("segment: more than %d parents", math.MaxUint32-1)
 	}
-	if w.contexts {
-		if err := checkAnalysis(context); err != nil {
-			return fmt.Errorf("segment: context of parent %d: %w", w.h.parents, err)
-		}
-	} else {
+	if !w.contexts {
 		context = embed.Analysis{}
+	}
+	if err := w.resolve(context); err != nil {
+		return fmt.Errorf("segment: context of parent %d: %w", w.h.parents, err)
 	}
 	parent := w.h.parents
 	w.h.parents++
 	w.first = append(w.first, w.h.children)
 	w.ctxLen = append(w.ctxLen, uint32(context.Tokens))
-	for i, t := range context.Terms {
-		k := w.term(t)
+	for i, k := range w.keys {
 		w.parent[k] = append(w.parent[k], parentPosting{parent: parent, context: context.Counts[i]})
 	}
 	return nil
@@ -85,7 +86,7 @@ func (w *Writer) AddChild(id string, a embed.Analysis) error {
 	if w.h.children == math.MaxUint32 {
 		return fmt.Errorf("segment: more than %d children", uint32(math.MaxUint32))
 	}
-	if err := checkAnalysis(a); err != nil {
+	if err := w.resolve(a); err != nil {
 		return fmt.Errorf("segment: child %q: %w", id, err)
 	}
 	if uint64(len(w.ids))+uint64(len(id)) > math.MaxUint32 {
@@ -97,8 +98,7 @@ func (w *Writer) AddChild(id string, a embed.Analysis) error {
 	w.childLen = append(w.childLen, uint32(a.Tokens))
 	w.ids = append(w.ids, id...)
 	w.idEnds = append(w.idEnds, uint32(len(w.ids)))
-	for i, t := range a.Terms {
-		k := w.term(t)
+	for i, k := range w.keys {
 		w.child[k] = append(w.child[k], childPosting{slot: slot, tf: a.Counts[i]})
 		w.holdInChild(k, parent, a.Counts[i], uint32(a.Tokens))
 	}
@@ -120,10 +120,12 @@ func (w *Writer) holdInChild(k int, parent, tf, tokens uint32) {
 	w.parent[k] = append(list, parentPosting{parent: parent, child: tf, childLen: tokens})
 }
 
-// checkAnalysis refuses an analysis a segment cannot store: one given as
-// ids, with counts that do not follow its terms, a repeated term, a zero
-// count or a length beyond 32 bits.
-func checkAnalysis(a embed.Analysis) error {
+// resolve sets w.keys to the index of each term of a, refusing an
+// analysis a segment cannot store: one given as ids, with counts that do
+// not follow its terms, a repeated term, a zero count or a length beyond
+// 32 bits. A refused analysis adds no posting (its terms may stay in the
+// writer's table, which Bytes leaves out while they have none).
+func (w *Writer) resolve(a embed.Analysis) error {
 	switch {
 	case a.Terms == nil && len(a.IDs) > 0:
 		return errors.New("analysis given as term ids; a segment stores terms")
@@ -132,15 +134,21 @@ func checkAnalysis(a embed.Analysis) error {
 	case a.Tokens < 0 || uint64(a.Tokens) > math.MaxUint32:
 		return fmt.Errorf("length %d tokens is out of range", a.Tokens)
 	}
-	seen := make(map[string]struct{}, len(a.Terms))
+	if w.stamp++; w.stamp == 0 { // wrapped: no stale stamp may match
+		clear(w.seen)
+		w.stamp = 1
+	}
+	w.keys = w.keys[:0]
 	for i, t := range a.Terms {
 		if a.Counts[i] == 0 {
 			return fmt.Errorf("term %q has a zero count", t)
 		}
-		if _, dup := seen[t]; dup {
+		k := w.term(t)
+		if w.seen[k] == w.stamp {
 			return fmt.Errorf("term %q repeats", t)
 		}
-		seen[t] = struct{}{}
+		w.seen[k] = w.stamp
+		w.keys = append(w.keys, k)
 	}
 	return nil
 }
@@ -156,15 +164,18 @@ func (w *Writer) term(t string) int {
 	w.names = append(w.names, t)
 	w.child = append(w.child, nil)
 	w.parent = append(w.parent, nil)
+	w.seen = append(w.seen, 0)
 	return k
 }
 
 // Bytes encodes the segment: the same parents, children and analyses,
 // added in the same order, give the same bytes.
 func (w *Writer) Bytes() ([]byte, error) {
-	order := make([]int, len(w.names))
-	for i := range order {
-		order[i] = i
+	order := make([]int, 0, len(w.names))
+	for k := range w.names {
+		if len(w.parent[k]) > 0 { // a term of a refused analysis has none
+			order = append(order, k)
+		}
 	}
 	slices.SortFunc(order, func(a, b int) int { return strings.Compare(w.names[a], w.names[b]) })
 	h := w.h
