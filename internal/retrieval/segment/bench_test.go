@@ -58,7 +58,8 @@ func synthAnalyses(tb testing.TB, n int) ([]analysedParent, *synthtest.Corpus) {
 // weights) on the same children and vectors: synthetic corpora of 100k
 // and 1M children, the default context weight, the top 20 of 1,000
 // questions, the set cut into segments of about 64k children. It reports
-// p50 and p99 latency, the segments' bytes and the store's, per child.
+// p50 and p99 latency, the segments' bytes and what the set holds on the
+// heap beside them, and the store's memory, per child.
 // Run with -cpu 1.
 func BenchmarkSegmentSearch(b *testing.B) {
 	for _, size := range []struct {
@@ -101,6 +102,7 @@ func BenchmarkSegmentSearch(b *testing.B) {
 					return err
 				})
 				b.ReportMetric(float64(setBytes)/float64(children), "bytes/child")
+				b.ReportMetric(float64(set.HeapBytes())/float64(children), "heap-bytes/child")
 				b.ReportMetric(float64(len(set.Segments())), "segments")
 			})
 		})

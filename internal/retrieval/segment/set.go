@@ -116,3 +116,17 @@ func (s *Set) Lexical() *embed.Lexical { return s.lex }
 
 // Segments returns the set's segments, in order.
 func (s *Set) Segments() []*Segment { return s.segs }
+
+// HeapBytes estimates what the set holds on the heap beside its
+// segments' bytes: every parent posting's bound (4 bytes each), the norm
+// table and the vocabulary.
+func (s *Set) HeapBytes() int64 {
+	n := int64(8 * len(s.norms))
+	for _, b := range s.bounds {
+		n += int64(4 * len(b))
+	}
+	for _, t := range s.vocab {
+		n += int64(16 + len(t))
+	}
+	return n
+}
