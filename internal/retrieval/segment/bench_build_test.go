@@ -136,22 +136,7 @@ func writeSegments(tb testing.TB, corpus []analysedParent, cuts []int, weight fl
 		path := filepath.Join(dir, fmt.Sprintf("segment-%04d.prgs", i))
 		paths = append(paths, path)
 		if only < 0 || i == only {
-			w := segment.NewWriter(weight > 0)
-			for p := lo; p < hi; p++ {
-				if err := w.AddParent(corpus[p].context); err != nil {
-					tb.Fatal(err)
-				}
-				for c, a := range corpus[p].children {
-					if err := w.AddChild(childID(p, c), a); err != nil {
-						tb.Fatal(err)
-					}
-				}
-			}
-			data, err := w.Bytes()
-			if err != nil {
-				tb.Fatal(err)
-			}
-			if err := os.WriteFile(path, data, 0o644); err != nil {
+			if err := os.WriteFile(path, segmentBytes(tb, corpus, lo, hi, weight), 0o644); err != nil {
 				tb.Fatal(err)
 			}
 		}

@@ -8,9 +8,8 @@ import (
 
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
-	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
-	"github.com/parentrag/parentrag/internal/retrieval/split"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
@@ -27,15 +26,7 @@ func synthAnalyses(tb testing.TB, n int) ([]analysedParent, *synthtest.Corpus) {
 	tb.Helper()
 	gen := synthtest.New(5, 20000)
 	docs := gen.Documents(int(float64(n)/benchChildrenPerDoc + 0.5))
-	parentSplit, err := split.NewRecursive(split.DefaultOptions(1500, 0))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	childSplit, err := split.NewRecursive(split.DefaultOptions(300, 30))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	b := &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "bench", Parent: parentSplit, Child: childSplit}
+	b := bundletest.BuilderOf(tb, 1500, 300, 30)
 	var scratch embed.AnalysisScratch
 	var out []analysedParent
 	for _, doc := range docs {

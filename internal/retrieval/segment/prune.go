@@ -20,10 +20,7 @@ import (
 // those of the terms below it, cannot reach the k-th score only refines
 // the bounds of parents the other terms propose.
 func (s *Set) Search(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error) {
-	if k <= 0 {
-		return nil, fmt.Errorf("segment search: top k must be positive, got %d", k)
-	}
-	if err := s.checkQuery(q); err != nil {
+	if err := s.checkRequest(q, k); err != nil {
 		return nil, err
 	}
 	best := topK{k: k}

@@ -24,10 +24,7 @@ type Hit struct {
 // child's indexed vector gives, bit for bit (see the package comment).
 // Search returns the same hits, pruning.
 func (s *Set) SearchExhaustive(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error) {
-	if k <= 0 {
-		return nil, fmt.Errorf("segment search: top k must be positive, got %d", k)
-	}
-	if err := s.checkQuery(q); err != nil {
+	if err := s.checkRequest(q, k); err != nil {
 		return nil, err
 	}
 	best := topK{k: k}
@@ -48,9 +45,12 @@ func (s *Set) SearchExhaustive(ctx context.Context, q *vector.Sparse, k int) ([]
 	return best.hits(), nil
 }
 
-// checkQuery refuses a query whose ids are not strictly increasing or
-// beyond the vocabulary.
-func (s *Set) checkQuery(q *vector.Sparse) error {
+// checkRequest refuses a top k that is not positive and a query whose
+// ids are not strictly increasing or beyond the vocabulary.
+func (s *Set) checkRequest(q *vector.Sparse, k int) error {
+	if k <= 0 {
+		return fmt.Errorf("segment search: top k must be positive, got %d", k)
+	}
 	if len(q.Indices) != len(q.Values) {
 		return fmt.Errorf("segment search: %d query indices for %d values", len(q.Indices), len(q.Values))
 	}

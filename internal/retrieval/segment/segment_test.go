@@ -145,21 +145,7 @@ func segmentSet(tb testing.TB, corpus []analysedParent, cuts []int, weight float
 	size := 0
 	lo := 0
 	for _, hi := range append(cuts, len(corpus)) {
-		w := segment.NewWriter(weight > 0)
-		for p := lo; p < hi; p++ {
-			if err := w.AddParent(corpus[p].context); err != nil {
-				tb.Fatal(err)
-			}
-			for c, a := range corpus[p].children {
-				if err := w.AddChild(childID(p, c), a); err != nil {
-					tb.Fatal(err)
-				}
-			}
-		}
-		data, err := w.Bytes()
-		if err != nil {
-			tb.Fatal(err)
-		}
+		data := segmentBytes(tb, corpus, lo, hi, weight)
 		s, err := segment.Open(data)
 		if err != nil {
 			tb.Fatal(err)
@@ -173,6 +159,27 @@ func segmentSet(tb testing.TB, corpus []analysedParent, cuts []int, weight float
 		tb.Fatal(err)
 	}
 	return set, size
+}
+
+// segmentBytes returns the segment of the parents lo to hi of corpus.
+func segmentBytes(tb testing.TB, corpus []analysedParent, lo, hi int, weight float32) []byte {
+	tb.Helper()
+	w := segment.NewWriter(weight > 0)
+	for p := lo; p < hi; p++ {
+		if err := w.AddParent(corpus[p].context); err != nil {
+			tb.Fatal(err)
+		}
+		for c, a := range corpus[p].children {
+			if err := w.AddChild(childID(p, c), a); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	data, err := w.Bytes()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
 }
 
 // randomQuery returns 1 to 8 words of the corpus, now and then one it

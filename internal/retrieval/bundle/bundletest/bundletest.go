@@ -25,11 +25,18 @@ const PolicyRevision = "policy-rev"
 // documents make several parents.
 func Builder(tb testing.TB) *hierarchy.Builder {
 	tb.Helper()
-	parent, err := split.NewRecursive(split.DefaultOptions(200, 0))
+	return BuilderOf(tb, 200, 60, 10)
+}
+
+// BuilderOf returns a ParentChild builder with parents of parentSize and
+// children of childSize code points overlapping by overlap.
+func BuilderOf(tb testing.TB, parentSize, childSize, overlap int) *hierarchy.Builder {
+	tb.Helper()
+	parent, err := split.NewRecursive(split.DefaultOptions(parentSize, 0))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	child, err := split.NewRecursive(split.DefaultOptions(60, 10))
+	child, err := split.NewRecursive(split.DefaultOptions(childSize, overlap))
 	if err != nil {
 		tb.Fatal(err)
 	}
