@@ -18,10 +18,14 @@ import (
 // widened by the largest rounding error of a float32 sum, reaches the
 // k-th best score found so far. A term whose largest bound, added to
 // those of the terms below it, cannot reach the k-th score only refines
-// the bounds of parents the other terms propose.
+// the bounds of parents the other terms propose. A query with a negative
+// weight, which no bound holds for, is searched exhaustively.
 func (s *Set) Search(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error) {
 	if err := s.checkRequest(q, k); err != nil {
 		return nil, err
+	}
+	if slices.ContainsFunc(q.Values, func(v float32) bool { return v < 0 }) {
+		return s.SearchExhaustive(ctx, q, k) // the bounds hold for positive weights only
 	}
 	best := topK{k: k}
 	var scratch []float32

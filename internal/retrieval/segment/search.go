@@ -3,6 +3,7 @@ package segment
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
@@ -46,7 +47,8 @@ func (s *Set) SearchExhaustive(ctx context.Context, q *vector.Sparse, k int) ([]
 }
 
 // checkRequest refuses a top k that is not positive and a query whose
-// ids are not strictly increasing or beyond the vocabulary.
+// ids are not strictly increasing or beyond the vocabulary, or whose
+// weights are not finite.
 func (s *Set) checkRequest(q *vector.Sparse, k int) error {
 	if k <= 0 {
 		return fmt.Errorf("segment search: top k must be positive, got %d", k)
@@ -57,6 +59,9 @@ func (s *Set) checkRequest(q *vector.Sparse, k int) error {
 	for i, id := range q.Indices {
 		if int(id) >= len(s.vocab) || (i > 0 && id <= q.Indices[i-1]) {
 			return fmt.Errorf("segment search: query term id %d is out of order or beyond the vocabulary of %d terms", id, len(s.vocab))
+		}
+		if v := float64(q.Values[i]); math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("segment search: query term id %d has the weight %v", id, v)
 		}
 	}
 	return nil

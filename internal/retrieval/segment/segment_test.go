@@ -276,3 +276,47 @@ func compareHits(t *testing.T, what string, got []segment.Hit, want []vectorstor
 		}
 	}
 }
+
+// TestSearchRefusesAndFallsBack checks the requests Search refuses, and
+// that a query with negative weights, which its bounds do not hold for,
+// gets the exhaustive hits.
+func TestSearchRefusesAndFallsBack(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(3, 4))
+	corpus := analyse(randomCorpus(rng, 60))
+	set, _ := segmentSet(t, corpus, []int{30}, 0.8)
+	for name, c := range map[string]struct {
+		q vector.Sparse
+		k int
+	}{
+		"a top k of zero":        {vector.Sparse{Indices: []uint32{0}, Values: []float32{1}}, 0},
+		"ids out of order":       {vector.Sparse{Indices: []uint32{2, 1}, Values: []float32{1, 1}}, 5},
+		"an id beyond the vocab": {vector.Sparse{Indices: []uint32{1 << 30}, Values: []float32{1}}, 5},
+		"a weight that is NaN":   {vector.Sparse{Indices: []uint32{0}, Values: []float32{float32(math.NaN())}}, 5},
+		"more ids than weights":  {vector.Sparse{Indices: []uint32{0, 1}, Values: []float32{1}}, 5},
+	} {
+		if _, err := set.Search(ctx, &c.q, c.k); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	vocab := set.Lexical().VocabularySize()
+	for range 50 {
+		var q vector.Sparse
+		for id := range uint32(vocab) {
+			if rng.IntN(20) == 0 {
+				q.Indices, q.Values = append(q.Indices, id), append(q.Values, float32(rng.NormFloat64()))
+			}
+		}
+		want, err := set.SearchExhaustive(ctx, &q, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := set.Search(ctx, &q, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("weights %v: %v, want %v", q.Values, got, want)
+		}
+	}
+}
