@@ -18,8 +18,10 @@ import (
 // widened by the largest rounding error of a float32 sum, reaches the
 // k-th best score found so far. A term whose largest bound, added to
 // those of the terms below it, cannot reach the k-th score only refines
-// the bounds of parents the other terms propose. A query with a negative
-// weight, which no bound holds for, is searched exhaustively.
+// the bounds of parents the other terms propose. In a segment where the
+// query's terms hold more parents than walking them one by one pays for,
+// it adds up every parent's bound instead (see runBounded). A query with
+// a negative weight, which no bound holds for, is searched exhaustively.
 func (s *Set) Search(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error) {
 	if err := s.checkRequest(q, k); err != nil {
 		return nil, err
