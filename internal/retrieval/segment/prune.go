@@ -20,7 +20,7 @@ import (
 // those of the terms below it, cannot reach the k-th score only refines
 // the bounds of parents the other terms propose. In a segment where the
 // query's terms hold more parents than walking them one by one pays for,
-// it adds up every parent's bound instead (see runBounded). A query with
+// it adds up every parent's bound instead (see seedBounded). A query with
 // a negative weight, which no bound holds for, is searched exhaustively.
 func (s *Set) Search(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error) {
 	if err := s.checkRequest(q, k); err != nil {
@@ -30,14 +30,23 @@ func (s *Set) Search(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error
 		return s.SearchExhaustive(ctx, q, k) // the bounds hold for positive weights only
 	}
 	best := topK{k: k}
-	var scratch []float32
+	searches := make([]*maxScore, len(s.segs))
+	var bounded []*maxScore
 	for i, seg := range s.segs {
-		m := s.newMaxScore(seg, i, q)
+		searches[i] = s.newMaxScore(seg, i, q)
+		if searches[i].frequent() {
+			bounded = append(bounded, searches[i])
+		}
+	}
+	release, err := seedBounded(ctx, bounded, s.seeds, &best)
+	defer release()
+	if err != nil {
+		return nil, fmt.Errorf("segment search: %w", err)
+	}
+	for _, m := range searches {
 		run := m.run
-		if m.frequent() {
-			scratch = slices.Grow(scratch[:0], seg.Parents())[:seg.Parents()]
-			m.acc = scratch
-			run = m.runBounded
+		if m.acc != nil {
+			run = m.sweep
 		}
 		if err := run(ctx, &best); err != nil {
 			return nil, fmt.Errorf("segment search: %w", err)
@@ -71,7 +80,7 @@ type maxScore struct {
 	upTo  []float64     // upTo[i]: the largest bounds of byMax[:i+1] summed
 	slack float64       // how much a float32 sum of the terms can exceed their exact sum
 	here  []termHere    // the terms of the parent being scored
-	acc   []float32     // runBounded's: each parent's bound
+	acc   []float32     // each parent's bound, in a segment searched by sweep
 	walk  walkChoice
 }
 

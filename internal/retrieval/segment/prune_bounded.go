@@ -1,13 +1,17 @@
 package segment
 
 import (
-	"container/heap"
+	"cmp"
 	"context"
+	"math"
+	"slices"
+	"sync"
 )
 
-// seedParents is how many parents of largest bound runBounded scores
-// first, to raise the k-th score before it looks at the others.
-const seedParents = 32
+// seedParents is how many parents of largest bound, over every segment
+// searched by sweep, Search scores first, to raise the k-th score close
+// to its final value before any segment is swept.
+const seedParents = 160
 
 // walkChoice is how Search walks a segment: as the query's terms make
 // cheapest, or always one way (which tests compare).
@@ -33,44 +37,91 @@ func (m *maxScore) frequent() bool {
 	return postings > m.seg.Parents()/2
 }
 
-// runBounded offers best every child of the segment that could enter it,
-// as run does, another way: it adds up every parent's bound over the
-// query's terms, scores the seedParents parents of largest bound first,
-// then, in order, every other parent whose bound, widened as run widens
-// it, reaches the k-th score. m.acc must hold a zero per parent; it is
-// left so.
-func (m *maxScore) runBounded(ctx context.Context, best *topK) error {
+// boundPool holds the per-parent bounds of searches, reused.
+var boundPool = sync.Pool{New: func() any { return new([]float32) }}
+
+// seedBounded adds up, in each of bounded's segments, every parent's
+// bound over the query's terms into the segment's acc, then scores the
+// seeds parents of largest bound among them all, in segment and
+// parent order, and zeroes their bounds: best's floor is then near its
+// final value, and sweep passes over them. Every cursor is left at its
+// start. The returned function gives the bounds back to the pool; call
+// it once the searches are done, whatever the error.
+func seedBounded(ctx context.Context, bounded []*maxScore, seeds int, best *topK) (release func(), err error) {
+	parents := 0
+	for _, m := range bounded {
+		parents += m.seg.Parents()
+	}
+	buf := boundPool.Get().(*[]float32)
+	*buf = slices.Grow((*buf)[:0], parents)[:parents]
+	clear(*buf)
+	release = func() { boundPool.Put(buf) }
+	at := 0
+	for _, m := range bounded {
+		m.acc = (*buf)[at : at+m.seg.Parents() : at+m.seg.Parents()]
+		at += m.seg.Parents()
+		m.addBounds()
+		if err := ctx.Err(); err != nil {
+			return release, err
+		}
+	}
+	first := largestBounds(bounded, seeds)
+	slices.SortFunc(first, func(a, b seed) int {
+		return cmp.Or(cmp.Compare(a.search, b.search), cmp.Compare(a.parent, b.parent))
+	})
+	for _, sd := range first {
+		m := bounded[sd.search]
+		if float64(sd.bound)*m.slack >= float64(best.floor()) {
+			m.scoreParent(sd.parent, best)
+		}
+		m.acc[sd.parent] = 0 // scored, or never to be
+	}
+	for _, m := range bounded {
+		m.rewind()
+	}
+	return release, nil
+}
+
+// addBounds adds every query term's bound at each of its parent postings
+// to that parent's entry of m.acc.
+func (m *maxScore) addBounds() {
 	acc := m.acc
-	defer clear(acc)
 	for _, t := range m.byID {
 		for j, p := range t.tp.parent {
 			acc[p] += t.qw * t.bounds[j]
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	for _, p := range largestBounds(acc, seedParents) {
-		if float64(acc[p])*m.slack >= float64(best.floor()) {
-			m.rewind()
-			m.scoreParent(p, best)
+}
+
+// sweep offers best, in parent order, the children of every parent of
+// the segment whose bound in m.acc, widened as run widens it, reaches
+// the k-th score; seedBounded must have filled m.acc.
+func (m *maxScore) sweep(ctx context.Context, best *topK) error {
+	least := m.leastReaching(best.floor())
+	for p0 := 0; p0 < len(m.acc); p0 += 4096 {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		acc[p] = 0 // scored, or never to be
-	}
-	m.rewind()
-	floor := float64(best.floor())
-	for p, bound := range acc {
-		if p%4096 == 4095 {
-			if err := ctx.Err(); err != nil {
-				return err
+		chunk := m.acc[p0:min(p0+4096, len(m.acc))]
+		for i, bound := range chunk {
+			if bound < least || bound <= 0 || float64(bound)*m.slack < float64(best.floor()) {
+				continue
 			}
-		}
-		if bound > 0 && float64(bound)*m.slack >= floor {
-			m.scoreParent(uint32(p), best)
-			floor = float64(best.floor())
+			m.scoreParent(uint32(p0+i), best)
+			least = m.leastReaching(best.floor())
 		}
 	}
 	return nil
+}
+
+// leastReaching returns a float32 no larger than any bound that, widened
+// by m.slack, reaches floor: a bound below it cannot.
+func (m *maxScore) leastReaching(floor float32) float32 {
+	if math.IsInf(float64(floor), -1) {
+		return float32(math.Inf(-1))
+	}
+	least := float32(float64(floor) / m.slack)
+	return math.Nextafter32(least, float32(math.Inf(-1)))
 }
 
 // rewind moves every cursor back to its first posting.
@@ -80,43 +131,59 @@ func (m *maxScore) rewind() {
 	}
 }
 
-// largestBounds returns the indices of the n largest positive values of
-// acc, largest first, ties to the smaller index.
-func largestBounds(acc []float32, n int) []uint32 {
-	h := boundHeap{acc: acc}
-	for p, v := range acc {
-		if v <= 0 {
-			continue
-		}
-		if len(h.at) < n {
-			heap.Push(&h, uint32(p))
-		} else if v > acc[h.at[0]] {
-			h.at[0] = uint32(p)
-			heap.Fix(&h, 0)
-		}
-	}
-	out := make([]uint32, len(h.at))
-	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(&h).(uint32)
-	}
-	return out
+// seed is a parent of one of seedBounded's searches, with its bound.
+type seed struct {
+	bound  float32
+	search int
+	parent uint32
 }
 
-// boundHeap is a heap of parents, the smallest bound at its root.
-type boundHeap struct {
-	acc []float32
-	at  []uint32
+// largestBounds returns the n parents of largest positive bound over
+// every search's acc, in no particular order.
+func largestBounds(searches []*maxScore, n int) []seed {
+	h := make([]seed, 0, n) // a heap, the smallest bound at the root
+	for i, m := range searches {
+		for p, v := range m.acc {
+			switch {
+			case v <= 0 || n == 0:
+			case len(h) < n:
+				h = append(h, seed{bound: v, search: i, parent: uint32(p)})
+				siftUp(h, len(h)-1)
+			case v > h[0].bound:
+				h[0] = seed{bound: v, search: i, parent: uint32(p)}
+				siftDown(h, 0)
+			}
+		}
+	}
+	return h
 }
 
-func (h boundHeap) Len() int { return len(h.at) }
-func (h boundHeap) Less(i, j int) bool {
-	a, b := h.acc[h.at[i]], h.acc[h.at[j]]
-	return a < b || (a == b && h.at[i] > h.at[j])
+// siftUp restores the heap order of h after h[i] was appended.
+func siftUp(h []seed, i int) {
+	for i > 0 {
+		up := (i - 1) / 2
+		if h[up].bound <= h[i].bound {
+			return
+		}
+		h[up], h[i] = h[i], h[up]
+		i = up
+	}
 }
-func (h boundHeap) Swap(i, j int) { h.at[i], h.at[j] = h.at[j], h.at[i] }
-func (h *boundHeap) Push(x any)   { h.at = append(h.at, x.(uint32)) }
-func (h *boundHeap) Pop() any {
-	x := h.at[len(h.at)-1]
-	h.at = h.at[:len(h.at)-1]
-	return x
+
+// siftDown restores the heap order of h after h[i] grew.
+func siftDown(h []seed, i int) {
+	for {
+		small := i
+		if l := 2*i + 1; l < len(h) && h[l].bound < h[small].bound {
+			small = l
+		}
+		if r := 2*i + 2; r < len(h) && h[r].bound < h[small].bound {
+			small = r
+		}
+		if small == i {
+			return
+		}
+		h[small], h[i] = h[i], h[small]
+		i = small
+	}
 }

@@ -252,11 +252,14 @@ func TestSetScoresAsTheIndexedVectors(t *testing.T) {
 				compareHits(t, what+", exhaustive", exhaustive, wantHits)
 				for name, walk := range map[string]func(){"cheapest": set.WalkCheapest, "parent by parent": set.WalkByParent, "by bound": set.WalkByBound} {
 					walk()
-					pruned, err := set.Search(ctx, q.Sparse, k)
-					if err != nil {
-						t.Fatal(err)
+					for _, seeds := range []int{0, 3, 160} {
+						set.SeedParents(seeds)
+						pruned, err := set.Search(ctx, q.Sparse, k)
+						if err != nil {
+							t.Fatal(err)
+						}
+						compareHits(t, fmt.Sprintf("%s, pruned %s, %d seeds", what, name, seeds), pruned, wantHits)
 					}
-					compareHits(t, what+", pruned "+name, pruned, wantHits)
 				}
 			}
 		}

@@ -16,6 +16,7 @@ type Set struct {
 	norms         []float64   // see normTable
 	bounds        [][]float32 // by segment, by parent posting: its postingBound
 	walk          walkChoice  // how Search walks a segment
+	seeds         int         // how many parents seedBounded scores first
 	vocab         []string    // by vocabulary id, so in byte order
 	contextWeight float32
 }
@@ -46,7 +47,7 @@ func NewSet(segs []*Segment, k1, b float64, contextWeight float32) (*Set, error)
 	if err != nil {
 		return nil, fmt.Errorf("segment set: %w", err)
 	}
-	s := &Set{segs: segs, lex: lex, weights: weights, norms: normTable(weights, segs), vocab: vocab, contextWeight: contextWeight}
+	s := &Set{segs: segs, lex: lex, weights: weights, norms: normTable(weights, segs), vocab: vocab, contextWeight: contextWeight, seeds: seedParents}
 	s.bounds = make([][]float32, len(segs))
 	for i, seg := range segs {
 		s.bounds[i] = s.postingBounds(seg)
@@ -56,14 +57,16 @@ func NewSet(segs []*Segment, k1, b float64, contextWeight float32) (*Set, error)
 
 // postingBounds returns the bound of every parent posting of seg, in
 // order (see weigher.postingBound): they depend on the statistics, so a
-// set computes them once, reading each posting once.
+// set computes them once, reading each parent and child posting once.
 func (s *Set) postingBounds(seg *Segment) []float32 {
 	w := s.weigher(seg)
 	out := make([]float32, 0, len(seg.parent.parent))
 	for k := range seg.Terms() {
 		tp := seg.parents(k)
+		slots, tfs := seg.child.list(k)
+		next := 0
 		for j := range tp.parent {
-			out = append(out, w.postingBound(&tp, j))
+			out = append(out, w.postingBound(&tp, j, slots, tfs, &next))
 		}
 	}
 	return out

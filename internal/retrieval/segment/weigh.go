@@ -63,15 +63,17 @@ func (w weigher) context(tf, parent uint32) float32 {
 }
 
 // postingBound bounds the weight of the term for every child of the
-// parent of tp's j-th posting: its children's largest frequency at the
-// length of the shortest child holding it, plus its context's weight. Weight grows with
-// the frequency and falls with the length, float32 rounding and addition
-// keep that order, so no child's weight exceeds it.
-func (w weigher) postingBound(tp *termParents, j int) float32 {
+// parent of tp's j-th posting: the largest own weight among its children
+// holding the term (whose child postings, slots and tfs, begin at
+// *next; it moves *next past them), plus its context's weight. A child's
+// weight is its own plus its context's, rounded, so no child's exceeds
+// the sum of the largest own and the context's, rounded alike.
+func (w weigher) postingBound(tp *termParents, j int, slots, tfs []uint32, next *int) float32 {
 	p := tp.parent[j]
 	var own, ctx float32
-	if tf := tp.child[j]; tf > 0 {
-		own = w.doc.Weight(tf, w.norm(tp.childLen[j]))
+	end := w.seg.parentFirst[p+1]
+	for ; *next < len(slots) && slots[*next] < end; *next++ {
+		own = max(own, w.own(tfs[*next], slots[*next]))
 	}
 	if tf := tp.context[j]; tf > 0 {
 		ctx = w.context(tf, p)
