@@ -57,12 +57,13 @@ func (s *Set) Search(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error
 
 // termCursor walks one query term's postings in one segment.
 type termCursor struct {
-	qw           float32
-	tp           termParents
-	bounds       []float32 // the bound of each of tp's postings
-	slots, tfs   []uint32
-	next, nextCh int     // the next parent posting and child posting
-	largest      float64 // qw times the largest bound of the term's blocks
+	qw         float32
+	tp         termParents
+	bounds     []float32 // the bound of each of tp's postings
+	starts     []uint32  // where each of tp's postings' children begin in slots
+	slots, tfs []uint32
+	next       int     // the next parent posting
+	largest    float64 // qw times the largest bound of the term's blocks
 }
 
 // at reports whether the cursor's next parent posting is parent's.
@@ -72,16 +73,16 @@ func (t *termCursor) at(parent uint32) bool {
 
 // maxScore is the state of one segment's pruned search.
 type maxScore struct {
-	seg   *Segment
-	index int
-	w     weigher
-	byID  []*termCursor // the query's terms in the segment, in id order
-	byMax []*termCursor // the same, by increasing largest bound
-	upTo  []float64     // upTo[i]: the largest bounds of byMax[:i+1] summed
-	slack float64       // how much a float32 sum of the terms can exceed their exact sum
-	here  []termHere    // the terms of the parent being scored
-	acc   []float32     // each parent's bound, in a segment searched by sweep
-	walk  walkChoice
+	seg    *Segment
+	index  int
+	w      weigher
+	byID   []*termCursor // the query's terms in the segment, in id order
+	byMax  []*termCursor // the same, by increasing largest bound
+	upTo   []float64     // upTo[i]: the largest bounds of byMax[:i+1] summed
+	slack  float64       // how much a float32 sum of the terms can exceed their exact sum
+	scores []float32     // the scores of the children of the parent being scored
+	acc    []float32     // each parent's bound, in a segment searched by sweep
+	walk   walkChoice
 }
 
 // newMaxScore returns the pruned search of q in the seg, the index-th
@@ -98,7 +99,7 @@ func (s *Set) newMaxScore(seg *Segment, index int, q *vector.Sparse) *maxScore {
 		}
 		t := &termCursor{qw: q.Values[i], tp: seg.parents(k)}
 		lo, hi := span(seg.parent.ends, k)
-		t.bounds = s.bounds[index][lo:hi]
+		t.bounds, t.starts = s.bounds[index][lo:hi], s.starts[index][lo:hi]
 		t.slots, t.tfs = seg.child.list(k)
 		for b := 0; b < len(t.tp.blocks); b += blockWords {
 			t.largest = max(t.largest, float64(t.qw*m.w.bound(t.tp.blocks[b:b+blockWords])))
@@ -204,43 +205,57 @@ func (m *maxScore) reaches(parent uint32, essential int, floor float64) bool {
 // scoreParent scores each child of parent as SearchExhaustive does, term
 // by term in id order, and offers it to best.
 func (m *maxScore) scoreParent(parent uint32, best *topK) {
-	seg := m.seg
-	terms := m.here[:0]
+	first, end := m.seg.parentFirst[parent], m.seg.parentFirst[parent+1]
+	scores := slices.Grow(m.scores[:0], int(end-first))[:end-first]
+	clear(scores)
+	m.scores = scores
 	for _, t := range m.byID {
 		if t.next = seek(t.tp.parent, t.next, parent); t.at(parent) {
-			var scaled float32
-			if tf := t.tp.context[t.next]; tf > 0 {
-				scaled = m.w.context(tf, parent)
-			}
-			terms = append(terms, termHere{t: t, scaled: scaled})
+			m.addTerm(t, parent, scores)
 		}
 	}
-	m.here = terms
-	for c := seg.parentFirst[parent]; c < seg.parentFirst[parent+1]; c++ {
-		var score float32
-		for _, h := range terms {
-			t := h.t
-			t.nextCh = seek(t.slots, t.nextCh, c)
-			switch own := t.nextCh < len(t.slots) && t.slots[t.nextCh] == c; {
-			case own && h.scaled != 0:
-				score = score + t.qw*(m.w.own(t.tfs[t.nextCh], c)+h.scaled)
-			case own:
-				score = score + t.qw*m.w.own(t.tfs[t.nextCh], c)
-			case h.scaled != 0:
-				score = score + t.qw*h.scaled
-			}
-		}
+	for i, score := range scores {
 		if score > 0 {
-			best.offer(candidate{score: score, seg: m.index, slot: c, id: seg.idBytes(c)})
+			slot := first + uint32(i)
+			best.offer(candidate{score: score, seg: m.index, slot: slot, id: m.seg.idBytes(slot)})
 		}
 	}
 }
 
-// termHere is a query term held by the parent being scored, with its
-// context's part of each child's weight (0 when the context lacks it).
-type termHere struct {
-	t      *termCursor
-	scaled float32
+// addTerm adds t's weight for each child of parent, the parent of t's
+// next posting, times t's query weight, to scores, which starts at the
+// parent's first child.
+func (m *maxScore) addTerm(t *termCursor, parent uint32, scores []float32) {
+	first := m.seg.parentFirst[parent]
+	ch, chEnd := t.children(t.next)
+	tf := t.tp.context[t.next]
+	if tf == 0 {
+		for ; ch < chEnd; ch++ {
+			c := t.slots[ch]
+			scores[c-first] = scores[c-first] + t.qw*m.w.own(t.tfs[ch], c)
+		}
+		return
+	}
+	scaled := m.w.context(tf, parent)
+	for i := range scores {
+		c := first + uint32(i)
+		if ch < chEnd && t.slots[ch] == c {
+			scores[i] = scores[i] + t.qw*(m.w.own(t.tfs[ch], c)+scaled)
+			ch++
+		} else {
+			scores[i] = scores[i] + t.qw*scaled
+		}
+	}
+}
+
+// children returns where the child postings of t's j-th parent posting
+// begin and end in t.slots.
+func (t *termCursor) children(j int) (int, int) {
+	end := len(t.slots)
+	if j+1 < len(t.starts) {
+		end = int(t.starts[j+1])
+	}
+	return int(t.starts[j]), end
 }
 
 // seek returns the first index from i on whose value is at least v, by

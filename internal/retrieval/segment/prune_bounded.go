@@ -127,7 +127,7 @@ func (m *maxScore) leastReaching(floor float32) float32 {
 // rewind moves every cursor back to its first posting.
 func (m *maxScore) rewind() {
 	for _, t := range m.byID {
-		t.next, t.nextCh = 0, 0
+		t.next = 0
 	}
 }
 
