@@ -14,7 +14,7 @@ import (
 // posting: segment by segment, it visits the query's terms parent by
 // parent (MaxScore over the parent postings), bounds each parent's
 // children by the largest weight any of them can have for each term (see
-// weigher.bound), and scores a parent's children only when that bound,
+// weigher.postingBound), and scores a parent's children only when that bound,
 // widened by the largest rounding error of a float32 sum, reaches the
 // k-th best score found so far. A term whose largest bound, added to
 // those of the terms below it, cannot reach the k-th score only refines
@@ -101,9 +101,7 @@ func (s *Set) newMaxScore(seg *Segment, index int, q *vector.Sparse) *maxScore {
 		lo, hi := span(seg.parent.ends, k)
 		t.bounds, t.starts = s.bounds[index][lo:hi], s.starts[index][lo:hi]
 		t.slots, t.tfs = seg.child.list(k)
-		for b := 0; b < len(t.tp.blocks); b += blockWords {
-			t.largest = max(t.largest, float64(t.qw*m.w.bound(t.tp.blocks[b:b+blockWords])))
-		}
+		t.largest = float64(t.qw * s.largest[index][k]) // the largest product: qw is positive
 		m.byID = append(m.byID, t)
 	}
 	m.byMax = slices.Clone(m.byID)

@@ -16,6 +16,7 @@ type Set struct {
 	norms         []float64   // see normTable
 	bounds        [][]float32 // by segment, by parent posting: its postingBound
 	starts        [][]uint32  // by segment, by parent posting: where its children begin in its term's child postings
+	largest       [][]float32 // by segment, by term: its largest bound
 	walk          walkChoice  // how Search walks a segment
 	seeds         int         // how many parents seedBounded scores first
 	vocab         []string    // by vocabulary id, so in byte order
@@ -49,32 +50,35 @@ func NewSet(segs []*Segment, k1, b float64, contextWeight float32) (*Set, error)
 		return nil, fmt.Errorf("segment set: %w", err)
 	}
 	s := &Set{segs: segs, lex: lex, weights: weights, norms: normTable(weights, segs), vocab: vocab, contextWeight: contextWeight, seeds: seedParents}
-	s.bounds, s.starts = make([][]float32, len(segs)), make([][]uint32, len(segs))
+	s.bounds, s.starts, s.largest = make([][]float32, len(segs)), make([][]uint32, len(segs)), make([][]float32, len(segs))
 	for i, seg := range segs {
-		s.bounds[i], s.starts[i] = s.postingBounds(seg)
+		s.bounds[i], s.starts[i], s.largest[i] = s.postingBounds(seg)
 	}
 	return s, nil
 }
 
 // postingBounds returns the bound of every parent posting of seg, in
-// order (see weigher.postingBound), and where each one's children begin
-// among its term's child postings: the bounds depend on the statistics,
-// so a set computes them once, reading each parent and child posting
-// once.
-func (s *Set) postingBounds(seg *Segment) ([]float32, []uint32) {
+// order (see weigher.postingBound), where each one's children begin
+// among its term's child postings, and each term's largest bound: the
+// bounds depend on the statistics, so a set computes them once, reading
+// each parent and child posting once.
+func (s *Set) postingBounds(seg *Segment) (bounds []float32, starts []uint32, largest []float32) {
 	w := s.weigher(seg)
-	bounds := make([]float32, 0, len(seg.parent.parent))
-	starts := make([]uint32, 0, len(seg.parent.parent))
+	bounds = make([]float32, 0, len(seg.parent.parent))
+	starts = make([]uint32, 0, len(seg.parent.parent))
+	largest = make([]float32, seg.Terms())
 	for k := range seg.Terms() {
 		tp := seg.parents(k)
 		slots, tfs := seg.child.list(k)
 		next := 0
 		for j := range tp.parent {
 			starts = append(starts, uint32(next))
-			bounds = append(bounds, w.postingBound(&tp, j, slots, tfs, &next))
+			bound := w.postingBound(&tp, j, slots, tfs, &next)
+			bounds = append(bounds, bound)
+			largest[k] = max(largest[k], bound)
 		}
 	}
-	return bounds, starts
+	return bounds, starts, largest
 }
 
 // hasOrLacks words whether a segment carries contexts.
@@ -127,11 +131,12 @@ func (s *Set) Segments() []*Segment { return s.segs }
 
 // HeapBytes estimates what the set holds on the heap beside its
 // segments' bytes: every parent posting's bound and first child posting
-// (4 bytes each), the norm table and the vocabulary.
+// and every term's largest bound (4 bytes each), the norm table and the
+// vocabulary.
 func (s *Set) HeapBytes() int64 {
 	n := int64(8 * len(s.norms))
 	for i := range s.bounds {
-		n += int64(4*len(s.bounds[i]) + 4*len(s.starts[i]))
+		n += int64(4*len(s.bounds[i]) + 4*len(s.starts[i]) + 4*len(s.largest[i]))
 	}
 	for _, t := range s.vocab {
 		n += int64(16 + len(t))

@@ -80,17 +80,3 @@ func (w weigher) postingBound(tp *termParents, j int, slots, tfs []uint32, next 
 	}
 	return own + ctx
 }
-
-// bound bounds the weight of the term for every child of a block's
-// parents, as postingBound does for one parent, from the block's largest
-// frequencies and shortest lengths.
-func (w weigher) bound(block []uint32) float32 {
-	var own, ctx float32
-	if block[0] > 0 {
-		own = w.doc.Weight(block[0], w.norm(block[1]))
-	}
-	if block[2] > 0 {
-		ctx = w.factor * w.doc.Weight(block[2], w.norm(block[3]))
-	}
-	return own + ctx
-}
