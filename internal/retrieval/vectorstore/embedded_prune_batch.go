@@ -3,6 +3,8 @@ package vectorstore
 import (
 	"math"
 	"math/bits"
+
+	"github.com/parentrag/parentrag/internal/retrieval/maxima"
 )
 
 // Batched group scoring: grouped search scores the groups it cannot rule
@@ -122,7 +124,7 @@ func (c *pruneCursor) groupBound(g int) float64 {
 	if g >= len(c.groups) {
 		return 0
 	}
-	return c.absQ * float64(decoded(c.groups[g], c.unit))
+	return c.absQ * float64(maxima.Decoded(c.groups[g], c.unit))
 }
 
 // stillReaching returns the groups of live (positions in the batch) some

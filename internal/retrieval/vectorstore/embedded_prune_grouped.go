@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/parentrag/parentrag/internal/retrieval/maxima"
 )
 
 // Grouped pruned search: bound every group of slots first, seed the floor
@@ -137,7 +139,7 @@ func (s *pruneSearch) boundGroups(ctx context.Context, ub []float32, seeds *grou
 			}
 		}
 		chunk := ub[c0:c1]
-		for g := firstAtLeast(chunk, 0, above(seeds.least)); g < len(chunk); g = firstAtLeast(chunk, g+1, above(seeds.least)) {
+		for g := maxima.FirstAtLeast(chunk, 0, above(seeds.least)); g < len(chunk); g = maxima.FirstAtLeast(chunk, g+1, above(seeds.least)) {
 			seeds.offer(chunk[g], c0+g)
 		}
 		for budget -= work; budget <= 0; budget += checkEvery {
@@ -173,7 +175,7 @@ func (s *pruneSearch) addDenseBounds(ub []float32, first int) int {
 			}
 		}
 	}
-	if n >= 2 && !vectorBounds {
+	if n >= 2 && !maxima.Vector {
 		addTwoGroupMaxima(ub, first, full[0], full[1])
 		work += 2 * len(ub)
 		full[0] = full[2]
@@ -194,13 +196,13 @@ func addFourGroupMaxima(ub []float32, first int, c [4]*pruneCursor) {
 	for i, ci := range c {
 		m[i], unit[i], q[i] = ci.groups[first:first+len(ub)], ci.unit, float32(ci.absQ)
 	}
-	if vectorBounds {
-		addFourScaledMaxima(ub, &m, &unit, &q)
+	if maxima.Vector {
+		maxima.AddFourScaled(ub, &m, &unit, &q)
 		return
 	}
 	for g := range ub {
-		ub[g] += (q[0]*decoded(m[0][g], unit[0]) + q[1]*decoded(m[1][g], unit[1])) +
-			(q[2]*decoded(m[2][g], unit[2]) + q[3]*decoded(m[3][g], unit[3]))
+		ub[g] += (q[0]*maxima.Decoded(m[0][g], unit[0]) + q[1]*maxima.Decoded(m[1][g], unit[1])) +
+			(q[2]*maxima.Decoded(m[2][g], unit[2]) + q[3]*maxima.Decoded(m[3][g], unit[3]))
 	}
 }
 
@@ -211,7 +213,7 @@ func addTwoGroupMaxima(ub []float32, first int, c, d *pruneCursor) {
 	a, b := c.groups[first:first+len(ub)], d.groups[first:first+len(ub)]
 	qa, qb, ua, ud := float32(c.absQ), float32(d.absQ), c.unit, d.unit
 	for g := range ub {
-		ub[g] += qa*decoded(a[g], ua) + qb*decoded(b[g], ud)
+		ub[g] += qa*maxima.Decoded(a[g], ua) + qb*maxima.Decoded(b[g], ud)
 	}
 }
 
@@ -222,26 +224,8 @@ func (c *pruneCursor) addGroupMaxBounds(ub []float32, first int) int {
 		return 0
 	}
 	gm := c.groups[first:min(first+len(ub), len(c.groups))]
-	addScaledMaxima(ub[:len(gm)], gm, c.unit, float32(c.absQ))
+	maxima.AddScaled(ub[:len(gm)], gm, c.unit, float32(c.absQ))
 	return len(gm)
-}
-
-// firstAtLeastScalar is firstAtLeast one float at a time.
-func firstAtLeastScalar(ub []float32, from int, t float32) int {
-	for g := from; g < len(ub); g++ {
-		if ub[g] >= t {
-			return g
-		}
-	}
-	return len(ub)
-}
-
-// addScaledMaximaScalar is addScaledMaxima one group at a time.
-func addScaledMaximaScalar(ub []float32, m []uint8, unit, q float32) {
-	m = m[:len(ub)]
-	for g, h := range m {
-		ub[g] += q * decoded(h, unit)
-	}
 }
 
 // addPostingBounds adds the bound of a term without group maxima over
@@ -275,17 +259,8 @@ func (c *pruneCursor) addPostingBounds(ub []float32, scratch []uint32, first int
 		g := groupOf(e.slot) - first
 		m[g] = max(m[g], math.Float32bits(e.weight)&^signBit)
 	}
-	addScaledBits(ub, m, q)
+	maxima.AddScaledBits(ub, m, q)
 	return j
-}
-
-// addScaledBitsScalar is addScaledBits one group at a time.
-func addScaledBitsScalar(ub []float32, m []uint32, q float32) {
-	m = m[:len(ub)]
-	for g, w := range m {
-		ub[g] += q * math.Float32frombits(w)
-		m[g] = 0
-	}
 }
 
 // signBit is a float32's sign bit.

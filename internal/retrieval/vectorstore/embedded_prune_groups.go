@@ -1,6 +1,10 @@
 package vectorstore
 
-import "math"
+import (
+	"math"
+
+	"github.com/parentrag/parentrag/internal/retrieval/maxima"
+)
 
 // Slot-group maxima bound a dense term's weights over fixed runs of slots.
 //
@@ -56,37 +60,6 @@ func denseEnough(n int, last uint32) bool { return 4*n >= groupsSpanned(last) }
 // postings at least double.
 func tooSparse(n int, last uint32) bool { return 8*n < groupsSpanned(last) }
 
-// maxCode is the largest group maximum, in units.
-const maxCode = 255
-
-// unitFor returns the smallest power of two u (at least the smallest
-// float32, 2^-149) with maxCode*u at or above top, a non-negative finite
-// float32.
-func unitFor(top float32) float32 {
-	u := math.Ldexp(1, -149)
-	if need := float64(top) / maxCode; need > u {
-		frac, exp := math.Frexp(need) // need = frac * 2^exp, frac in [0.5, 1)
-		u = math.Ldexp(1, exp)
-		if frac == 0.5 {
-			u /= 2
-		}
-	}
-	if u*maxCode < float64(top) {
-		u *= 2
-	}
-	return float32(u)
-}
-
-// codeOf returns the smallest number of units at or above m, which is at
-// most maxCode*unit: exact, since dividing by a power of two is.
-func codeOf(m, unit float32) uint8 {
-	return uint8(math.Ceil(float64(m) / float64(unit)))
-}
-
-// decoded widens a group maximum to the float32 bound it stands for,
-// exactly.
-func decoded(code uint8, unit float32) float32 { return float32(code) * unit }
-
 // startSlots is how many consecutive slots share one stored posting
 // index in a dense list: a cursor jumps to the run of startSlots slots
 // holding the slot it seeks and searches only that run's postings.
@@ -103,7 +76,7 @@ type groupIndex struct {
 }
 
 // follow extends gi for posting i of a list, p, appended after every
-// posting of a lower slot. A weight beyond what maxCode units reach
+// posting of a lower slot. A weight beyond what maxima.MaxCode units reach
 // first doubles the unit as often as needed, halving every maximum
 // (rounded up, which is what rounding the weights up to the new unit
 // gives): the index stays what newGroupIndex builds.
@@ -113,10 +86,10 @@ func (gi *groupIndex) follow(i int, p posting) {
 		gi.max = append(gi.max, 0)
 	}
 	w := absWeight(p.weight)
-	if u := unitFor(w); u > gi.unit {
+	if u := maxima.UnitFor(w); u > gi.unit {
 		gi.rescale(u)
 	}
-	gi.max[g] = max(gi.max[g], codeOf(w, gi.unit))
+	gi.max[g] = max(gi.max[g], maxima.CodeOf(w, gi.unit))
 	for len(gi.starts) <= int(p.slot/startSlots) {
 		gi.starts = append(gi.starts, uint32(i))
 	}
@@ -143,11 +116,11 @@ func newGroupIndex(list []posting) groupIndex {
 	for _, p := range list {
 		top = max(top, absWeight(p.weight))
 	}
-	gi := groupIndex{max: make([]uint8, groupsSpanned(last)), unit: unitFor(top), starts: make([]uint32, last/startSlots+1)}
+	gi := groupIndex{max: make([]uint8, groupsSpanned(last)), unit: maxima.UnitFor(top), starts: make([]uint32, last/startSlots+1)}
 	r := 0
 	for i, p := range list {
 		g := groupOf(p.slot)
-		gi.max[g] = max(gi.max[g], codeOf(absWeight(p.weight), gi.unit))
+		gi.max[g] = max(gi.max[g], maxima.CodeOf(absWeight(p.weight), gi.unit))
 		for ; r <= int(p.slot/startSlots); r++ {
 			gi.starts[r] = uint32(i)
 		}

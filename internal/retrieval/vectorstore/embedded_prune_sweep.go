@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"slices"
+
+	"github.com/parentrag/parentrag/internal/retrieval/maxima"
 )
 
 // The sweep of grouped search scores the groups the seeds could not rule
@@ -102,7 +104,7 @@ func (s *pruneSearch) scoreBest(order []uint64, n int) (rest []uint64, scored in
 func (s *pruneSearch) byGroupBound(ub []float32) []uint64 {
 	order := s.win.order[:0]
 	cut := s.sweepCutoff()
-	for g := firstAtLeast(ub, 0, cut); g < len(ub); g = firstAtLeast(ub, g+1, cut) {
+	for g := maxima.FirstAtLeast(ub, 0, cut); g < len(ub); g = maxima.FirstAtLeast(ub, g+1, cut) {
 		order = append(order, packGroupBound(ub[g], g))
 	}
 	slices.Sort(order)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/retrieval/maxima"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
 
@@ -307,7 +308,7 @@ func checkMaxima(t *testing.T, label string, x *invertedIndex) {
 	}
 }
 
-// A list's unit is the smallest power of two of which maxCode reach its
+// A list's unit is the smallest power of two of which maxima.MaxCode reach its
 // largest weight, a group maximum the smallest number of units at or
 // above the weight it bounds (for weights from subnormal to the largest
 // float32), and the sweep's float32 cutoff is exactly where the widened
@@ -319,15 +320,15 @@ func TestGroupBoundRounding(t *testing.T) {
 		if r.IntN(20) == 0 {
 			top = math.MaxFloat32
 		}
-		u := unitFor(top)
-		if frac, _ := math.Frexp(float64(u)); frac != 0.5 || float64(u)*maxCode < float64(top) ||
-			u > math.SmallestNonzeroFloat32 && float64(u)/2*maxCode >= float64(top) {
-			t.Fatalf("unitFor(%v) = %v", top, u)
+		u := maxima.UnitFor(top)
+		if frac, _ := math.Frexp(float64(u)); frac != 0.5 || float64(u)*maxima.MaxCode < float64(top) ||
+			u > math.SmallestNonzeroFloat32 && float64(u)/2*maxima.MaxCode >= float64(top) {
+			t.Fatalf("maxima.UnitFor(%v) = %v", top, u)
 		}
 		m := top * float32(r.Float64())
-		h := codeOf(m, u)
-		if decoded(h, u) < m || (h > 0 && decoded(h-1, u) >= m) {
-			t.Fatalf("codeOf(%v) at unit %v = %v units", m, u, h)
+		h := maxima.CodeOf(m, u)
+		if maxima.Decoded(h, u) < m || (h > 0 && maxima.Decoded(h-1, u) >= m) {
+			t.Fatalf("maxima.CodeOf(%v) at unit %v = %v units", m, u, h)
 		}
 	}
 	s := &pruneSearch{cur: make([]pruneCursor, 5), widen: 1 + 7*0x1p-23, slack: 6 * 0x1p-149}

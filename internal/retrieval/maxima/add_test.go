@@ -1,4 +1,4 @@
-package vectorstore
+package maxima
 
 import (
 	"math"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// addScaledMaxima (vector instructions where the processor has them) adds
+// AddScaled (vector instructions where the processor has them) adds
 // bit for bit what the scalar loop adds, for every length (whole vectors
 // and tails), for units from the smallest float32 to the largest and for
 // bounds and query weights from subnormal to infinite.
@@ -17,26 +17,26 @@ func TestAddScaledMaximaMatchesScalar(t *testing.T) {
 		for range 20 {
 			m := make([]uint8, n+r.IntN(3))
 			for i := range m {
-				m[i] = uint8(r.IntN(maxCode + 1))
+				m[i] = uint8(r.IntN(MaxCode + 1))
 			}
 			ub := make([]float32, n)
 			for i := range ub {
 				ub[i] = randomFloat(r)
 			}
-			unit, q := unitFor(min(randomFloat(r), math.MaxFloat32)), randomFloat(r)
+			unit, q := UnitFor(min(randomFloat(r), math.MaxFloat32)), randomFloat(r)
 			got, want := slices.Clone(ub), slices.Clone(ub)
-			addScaledMaxima(got, m, unit, q)
-			addScaledMaximaScalar(want, m, unit, q)
+			AddScaled(got, m, unit, q)
+			addScaledScalar(want, m, unit, q)
 			for i := range want {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("n=%d unit=%g q=%g: group %d is %g, the scalar loop gives %g (vector: %v)", n, unit, q, i, got[i], want[i], vectorBounds)
+					t.Fatalf("n=%d unit=%g q=%g: group %d is %g, the scalar loop gives %g (vector: %v)", n, unit, q, i, got[i], want[i], Vector)
 				}
 			}
 		}
 	}
 }
 
-// addScaledBits (vector instructions where the processor has them) adds
+// AddScaledBits (vector instructions where the processor has them) adds
 // bit for bit what the scalar loop adds and leaves every maximum zero, for
 // every length and for bounds, maxima and query weights from subnormal to
 // infinite.
@@ -55,11 +55,11 @@ func TestAddScaledBitsMatchesScalar(t *testing.T) {
 			q := randomFloat(r)
 			got, want := slices.Clone(ub), slices.Clone(ub)
 			gotM, wantM := slices.Clone(m), slices.Clone(m)
-			addScaledBits(got, gotM, q)
+			AddScaledBits(got, gotM, q)
 			addScaledBitsScalar(want, wantM, q)
 			for i := range want {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("n=%d q=%g: group %d is %g, the scalar loop gives %g (vector: %v)", n, q, i, got[i], want[i], vectorBounds)
+					t.Fatalf("n=%d q=%g: group %d is %g, the scalar loop gives %g (vector: %v)", n, q, i, got[i], want[i], Vector)
 				}
 			}
 			if !slices.Equal(gotM, wantM) || slices.ContainsFunc(gotM[:n], func(b uint32) bool { return b != 0 }) {
@@ -69,7 +69,7 @@ func TestAddScaledBitsMatchesScalar(t *testing.T) {
 	}
 }
 
-// addFourScaledMaxima adds bit for bit what addScaledMaxima's scalar loop
+// AddFourScaled adds bit for bit what AddScaled's scalar loop
 // adds for each of the four lists in turn, for every length.
 func TestAddFourScaledMaximaMatchesOneByOne(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 13))
@@ -80,22 +80,22 @@ func TestAddFourScaledMaximaMatchesOneByOne(t *testing.T) {
 			for i := range m {
 				m[i] = make([]uint8, n+r.IntN(3))
 				for g := range m[i] {
-					m[i][g] = uint8(r.IntN(maxCode + 1))
+					m[i][g] = uint8(r.IntN(MaxCode + 1))
 				}
-				unit[i], q[i] = unitFor(min(randomFloat(r), math.MaxFloat32)), randomFloat(r)
+				unit[i], q[i] = UnitFor(min(randomFloat(r), math.MaxFloat32)), randomFloat(r)
 			}
 			ub := make([]float32, n)
 			for i := range ub {
 				ub[i] = randomFloat(r)
 			}
 			got, want := slices.Clone(ub), slices.Clone(ub)
-			addFourScaledMaxima(got, &m, &unit, &q)
+			AddFourScaled(got, &m, &unit, &q)
 			for i := range m {
-				addScaledMaximaScalar(want, m[i], unit[i], q[i])
+				addScaledScalar(want, m[i], unit[i], q[i])
 			}
 			for i := range want {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("n=%d: group %d is %g, one list at a time gives %g (vector: %v)", n, i, got[i], want[i], vectorBounds)
+					t.Fatalf("n=%d: group %d is %g, one list at a time gives %g (vector: %v)", n, i, got[i], want[i], Vector)
 				}
 			}
 		}
@@ -114,7 +114,7 @@ func randomFloat(r *rand.Rand) float32 {
 	return math.Float32frombits(r.Uint32() % 0x7f800000)
 }
 
-// firstAtLeast finds what the scalar loop finds, from every start, for
+// FirstAtLeast finds what the scalar loop finds, from every start, for
 // thresholds below, between and above the bounds, NaNs among them.
 func TestFirstAtLeastMatchesScalar(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
@@ -130,10 +130,10 @@ func TestFirstAtLeastMatchesScalar(t *testing.T) {
 				ub[i] = r.Float32() * 10
 			}
 		}
-		for _, th := range []float32{float32(math.Inf(-1)), 0, above(0), 5, 9.9, 10, float32(math.Inf(1))} {
+		for _, th := range []float32{float32(math.Inf(-1)), 0, math.SmallestNonzeroFloat32, 5, 9.9, 10, float32(math.Inf(1))} {
 			for from := 0; from <= n; from++ {
-				if got, want := firstAtLeast(ub, from, th), firstAtLeastScalar(ub, from, th); got != want {
-					t.Fatalf("n=%d from=%d t=%g: got %d, the scalar loop finds %d (vector: %v)", n, from, th, got, want, vectorBounds)
+				if got, want := FirstAtLeast(ub, from, th), firstAtLeastScalar(ub, from, th); got != want {
+					t.Fatalf("n=%d from=%d t=%g: got %d, the scalar loop finds %d (vector: %v)", n, from, th, got, want, Vector)
 				}
 			}
 		}

@@ -1,60 +1,60 @@
 //go:build amd64 && !purego
 
-package vectorstore
+package maxima
 
 import "golang.org/x/sys/cpu"
 
-// vectorBounds reports whether addScaledMaxima and firstAtLeast use vector
+// Vector reports whether AddScaled and FirstAtLeast use vector
 // instructions (AVX2: eight groups per instruction), in which case adding
 // one term at a time costs less than the scalar loop's grouping of terms.
-var vectorBounds = cpu.X86.HasAVX2
+var Vector = cpu.X86.HasAVX2
 
-// addScaledMaxima adds q times the bound each maximum of m stands for to
-// ub (m holds at least len(ub)): ub[g] += q*decoded(m[g], unit), each
+// AddScaled adds q times the bound each maximum of m stands for to
+// ub (m holds at least len(ub)): ub[g] += q*Decoded(m[g], unit), each
 // product rounded to float32 and then added, exactly as the scalar loop
 // does.
-func addScaledMaxima(ub []float32, m []uint8, unit, q float32) {
+func AddScaled(ub []float32, m []uint8, unit, q float32) {
 	m = m[:len(ub)]
 	n := len(ub) &^ 7
-	if vectorBounds && n > 0 {
+	if Vector && n > 0 {
 		addScaledMaximaAVX2(&ub[0], &m[0], n, unit, q)
 	} else {
 		n = 0
 	}
-	addScaledMaximaScalar(ub[n:], m[n:], unit, q)
+	addScaledScalar(ub[n:], m[n:], unit, q)
 }
 
-// addScaledMaximaAVX2 is addScaledMaxima over the first n groups, n a
+// addScaledMaximaAVX2 is AddScaled over the first n groups, n a
 // multiple of 8, eight at a time (embedded_prune_simd_amd64.s).
 //
 //go:noescape
 func addScaledMaximaAVX2(ub *float32, m *uint8, n int, unit, q float32)
 
-// addFourScaledMaxima is addScaledMaxima for four lists of maxima (each
+// AddFourScaled is AddScaled for four lists of maxima (each
 // holding at least len(ub)), m[0]'s first, in one pass over ub: the same
 // sums, with each bound read and written once.
-func addFourScaledMaxima(ub []float32, m *[4][]uint8, unit, q *[4]float32) {
+func AddFourScaled(ub []float32, m *[4][]uint8, unit, q *[4]float32) {
 	n := len(ub) &^ 7
-	if vectorBounds && n > 0 {
+	if Vector && n > 0 {
 		addFourScaledMaximaAVX2(&ub[0], &m[0][:n][0], &m[1][:n][0], &m[2][:n][0], &m[3][:n][0], n, unit, q)
 	} else {
 		n = 0
 	}
 	for i := range m {
-		addScaledMaximaScalar(ub[n:], m[i][n:], unit[i], q[i])
+		addScaledScalar(ub[n:], m[i][n:], unit[i], q[i])
 	}
 }
 
-// addFourScaledMaximaAVX2 is addFourScaledMaxima over the first n groups,
+// addFourScaledMaximaAVX2 is AddFourScaled over the first n groups,
 // n a multiple of 8, eight at a time (embedded_prune_simd_amd64.s).
 //
 //go:noescape
 func addFourScaledMaximaAVX2(ub *float32, m0, m1, m2, m3 *uint8, n int, unit, q *[4]float32)
 
-// firstAtLeast returns the index of the first of ub[from:] at or above t
+// FirstAtLeast returns the index of the first of ub[from:] at or above t
 // (from when it is), len(ub) when none is.
-func firstAtLeast(ub []float32, from int, t float32) int {
-	if vectorBounds {
+func FirstAtLeast(ub []float32, from int, t float32) int {
+	if Vector {
 		rest := ub[from:]
 		if n := len(rest) &^ 7; n > 0 {
 			if i := firstAtLeastAVX2(&rest[0], n, t); i < n {
@@ -66,20 +66,20 @@ func firstAtLeast(ub []float32, from int, t float32) int {
 	return firstAtLeastScalar(ub, from, t)
 }
 
-// firstAtLeastAVX2 is firstAtLeast over n floats from ub, n a multiple of
+// firstAtLeastAVX2 is FirstAtLeast over n floats from ub, n a multiple of
 // 8, eight at a time; n when none is at or above t.
 //
 //go:noescape
 func firstAtLeastAVX2(ub *float32, n int, t float32) int
 
-// addScaledBits adds q times the float32 whose bits each of m holds to ub
+// AddScaledBits adds q times the float32 whose bits each of m holds to ub
 // (m holds at least len(ub)) and zeroes those of m: ub[g] +=
 // q*math.Float32frombits(m[g]), each product rounded to float32 and then
 // added, exactly as the scalar loop does.
-func addScaledBits(ub []float32, m []uint32, q float32) {
+func AddScaledBits(ub []float32, m []uint32, q float32) {
 	m = m[:len(ub)]
 	n := len(ub) &^ 7
-	if vectorBounds && n > 0 {
+	if Vector && n > 0 {
 		addScaledBitsAVX2(&ub[0], &m[0], n, q)
 	} else {
 		n = 0
@@ -87,7 +87,7 @@ func addScaledBits(ub []float32, m []uint32, q float32) {
 	addScaledBitsScalar(ub[n:], m[n:], q)
 }
 
-// addScaledBitsAVX2 is addScaledBits over the first n groups, n a multiple
+// addScaledBitsAVX2 is AddScaledBits over the first n groups, n a multiple
 // of 8, eight at a time (embedded_prune_simd_amd64.s).
 //
 //go:noescape
