@@ -59,8 +59,9 @@ func (s *Set) Search(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error
 type termCursor struct {
 	qw         float32
 	tp         termParents
-	bounds     []float32 // the bound of each of tp's postings
-	starts     []uint32  // where each of tp's postings' children begin in slots
+	bounds     []float32     // the bound of each of tp's postings
+	starts     []uint32      // where each of tp's postings' children begin in slots
+	dense      *parentMaxima // the term's bound at every parent, when it keeps them
 	slots, tfs []uint32
 	next       int     // the next parent posting
 	largest    float64 // qw times the largest bound of the term's blocks
@@ -99,7 +100,7 @@ func (s *Set) newMaxScore(seg *Segment, index int, q *vector.Sparse) *maxScore {
 		}
 		t := &termCursor{qw: q.Values[i], tp: seg.parents(k)}
 		lo, hi := span(seg.parent.ends, k)
-		t.bounds, t.starts = s.bounds[index][lo:hi], s.starts[index][lo:hi]
+		t.bounds, t.starts, t.dense = s.bounds[index][lo:hi], s.starts[index][lo:hi], s.dense[index][k]
 		t.slots, t.tfs = seg.child.list(k)
 		t.largest = float64(t.qw * s.largest[index][k]) // the largest product: qw is positive
 		m.byID = append(m.byID, t)

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/parentrag/parentrag/internal/retrieval/maxima"
 )
 
 // seedParents is how many parents of largest bound, over every segment
@@ -87,6 +89,10 @@ func seedBounded(ctx context.Context, bounded []*maxScore, seeds int, best *topK
 func (m *maxScore) addBounds() {
 	acc := m.acc
 	for _, t := range m.byID {
+		if t.dense != nil {
+			maxima.AddScaled(acc, t.dense.codes, t.dense.unit, t.qw)
+			continue
+		}
 		for j, p := range t.tp.parent {
 			acc[p] += t.qw * t.bounds[j]
 		}
@@ -103,25 +109,25 @@ func (m *maxScore) sweep(ctx context.Context, best *topK) error {
 			return err
 		}
 		chunk := m.acc[p0:min(p0+4096, len(m.acc))]
-		for i, bound := range chunk {
-			if bound < least || bound <= 0 || float64(bound)*m.slack < float64(best.floor()) {
-				continue
+		for i := maxima.FirstAtLeast(chunk, 0, least); i < len(chunk); i = maxima.FirstAtLeast(chunk, i+1, least) {
+			if float64(chunk[i])*m.slack >= float64(best.floor()) {
+				m.scoreParent(uint32(p0+i), best)
+				least = m.leastReaching(best.floor())
 			}
-			m.scoreParent(uint32(p0+i), best)
-			least = m.leastReaching(best.floor())
 		}
 	}
 	return nil
 }
 
-// leastReaching returns a float32 no larger than any bound that, widened
-// by m.slack, reaches floor: a bound below it cannot.
+// leastReaching returns a positive float32 no larger than any bound
+// that, widened by m.slack, reaches floor: a bound below it cannot (nor
+// can a bound of zero, since a hit's score is positive).
 func (m *maxScore) leastReaching(floor float32) float32 {
 	if math.IsInf(float64(floor), -1) {
-		return float32(math.Inf(-1))
+		return math.SmallestNonzeroFloat32
 	}
 	least := float32(float64(floor) / m.slack)
-	return math.Nextafter32(least, float32(math.Inf(-1)))
+	return max(math.Nextafter32(least, float32(math.Inf(-1))), math.SmallestNonzeroFloat32)
 }
 
 // rewind moves every cursor back to its first posting.
@@ -142,16 +148,22 @@ type seed struct {
 // every search's acc, in no particular order.
 func largestBounds(searches []*maxScore, n int) []seed {
 	h := make([]seed, 0, n) // a heap, the smallest bound at the root
+	if n == 0 {
+		return h
+	}
+	least := float32(math.SmallestNonzeroFloat32) // what the next seed must reach
 	for i, m := range searches {
-		for p, v := range m.acc {
-			switch {
-			case v <= 0 || n == 0:
-			case len(h) < n:
-				h = append(h, seed{bound: v, search: i, parent: uint32(p)})
+		acc := m.acc
+		for p := maxima.FirstAtLeast(acc, 0, least); p < len(acc); p = maxima.FirstAtLeast(acc, p+1, least) {
+			if len(h) < n {
+				h = append(h, seed{bound: acc[p], search: i, parent: uint32(p)})
 				siftUp(h, len(h)-1)
-			case v > h[0].bound:
-				h[0] = seed{bound: v, search: i, parent: uint32(p)}
+			} else {
+				h[0] = seed{bound: acc[p], search: i, parent: uint32(p)}
 				siftDown(h, 0)
+			}
+			if len(h) == n {
+				least = math.Nextafter32(h[0].bound, float32(math.Inf(1)))
 			}
 		}
 	}

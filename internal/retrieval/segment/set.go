@@ -13,13 +13,14 @@ type Set struct {
 	segs          []*Segment
 	lex           *embed.Lexical
 	weights       embed.DocWeights
-	norms         []float64   // see normTable
-	bounds        [][]float32 // by segment, by parent posting: its postingBound
-	starts        [][]uint32  // by segment, by parent posting: where its children begin in its term's child postings
-	largest       [][]float32 // by segment, by term: its largest bound
-	walk          walkChoice  // how Search walks a segment
-	seeds         int         // how many parents seedBounded scores first
-	vocab         []string    // by vocabulary id, so in byte order
+	norms         []float64         // see normTable
+	bounds        [][]float32       // by segment, by parent posting: its postingBound
+	starts        [][]uint32        // by segment, by parent posting: where its children begin in its term's child postings
+	largest       [][]float32       // by segment, by term: its largest bound
+	dense         [][]*parentMaxima // by segment, by term: its bounds per parent, for terms in many parents
+	walk          walkChoice        // how Search walks a segment
+	seeds         int               // how many parents seedBounded scores first
+	vocab         []string          // by vocabulary id, so in byte order
 	contextWeight float32
 }
 
@@ -51,8 +52,10 @@ func NewSet(segs []*Segment, k1, b float64, contextWeight float32) (*Set, error)
 	}
 	s := &Set{segs: segs, lex: lex, weights: weights, norms: normTable(weights, segs), vocab: vocab, contextWeight: contextWeight, seeds: seedParents}
 	s.bounds, s.starts, s.largest = make([][]float32, len(segs)), make([][]uint32, len(segs)), make([][]float32, len(segs))
+	s.dense = make([][]*parentMaxima, len(segs))
 	for i, seg := range segs {
 		s.bounds[i], s.starts[i], s.largest[i] = s.postingBounds(seg)
+		s.dense[i] = denseMaxima(seg, s.bounds[i], s.largest[i])
 	}
 	return s, nil
 }
@@ -131,12 +134,17 @@ func (s *Set) Segments() []*Segment { return s.segs }
 
 // HeapBytes estimates what the set holds on the heap beside its
 // segments' bytes: every parent posting's bound and first child posting
-// and every term's largest bound (4 bytes each), the norm table and the
-// vocabulary.
+// and every term's largest bound (4 bytes each), the dense terms' maxima
+// (a byte per parent), the norm table and the vocabulary.
 func (s *Set) HeapBytes() int64 {
 	n := int64(8 * len(s.norms))
 	for i := range s.bounds {
-		n += int64(4*len(s.bounds[i]) + 4*len(s.starts[i]) + 4*len(s.largest[i]))
+		n += int64(4*len(s.bounds[i]) + 4*len(s.starts[i]) + 4*len(s.largest[i]) + 8*len(s.dense[i]))
+		for _, d := range s.dense[i] {
+			if d != nil {
+				n += int64(len(d.codes))
+			}
+		}
 	}
 	for _, t := range s.vocab {
 		n += int64(16 + len(t))
