@@ -19,9 +19,9 @@ const denseShare = 8
 
 // denseMaxima returns, for each term of seg held by at least one parent
 // in denseShare, its bounds per parent rounded up to maxima (nil for the
-// others), from bounds, every parent posting's bound, and largest, each
+// others), from every parent posting's bound and largest, each
 // term's largest.
-func denseMaxima(seg *Segment, bounds, largest []float32) []*parentMaxima {
+func denseMaxima(seg *Segment, postings []postingInfo, largest []float32) []*parentMaxima {
 	out := make([]*parentMaxima, seg.Terms())
 	for k := range seg.Terms() {
 		lo, hi := span(seg.parent.ends, k)
@@ -30,7 +30,7 @@ func denseMaxima(seg *Segment, bounds, largest []float32) []*parentMaxima {
 		}
 		d := &parentMaxima{codes: make([]uint8, seg.Parents()), unit: maxima.UnitFor(largest[k])}
 		for j, p := range seg.parent.parent[lo:hi] {
-			d.codes[p] = maxima.CodeOf(bounds[lo+uint32(j)], d.unit)
+			d.codes[p] = maxima.CodeOf(postings[lo+uint32(j)].bound, d.unit)
 		}
 		out[k] = d
 	}

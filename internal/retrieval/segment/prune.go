@@ -59,8 +59,7 @@ func (s *Set) Search(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error
 type termCursor struct {
 	qw         float32
 	tp         termParents
-	bounds     []float32     // the bound of each of tp's postings
-	starts     []uint32      // where each of tp's postings' children begin in slots
+	info       []postingInfo // the bound of each of tp's postings and where its children begin in slots
 	dense      *parentMaxima // the term's bound at every parent, when it keeps them
 	slots, tfs []uint32
 	next       int     // the next parent posting
@@ -100,7 +99,7 @@ func (s *Set) newMaxScore(seg *Segment, index int, q *vector.Sparse) *maxScore {
 		}
 		t := &termCursor{qw: q.Values[i], tp: seg.parents(k)}
 		lo, hi := span(seg.parent.ends, k)
-		t.bounds, t.starts, t.dense = s.bounds[index][lo:hi], s.starts[index][lo:hi], s.dense[index][k]
+		t.info, t.dense = s.postings[index][lo:hi], s.dense[index][k]
 		t.slots, t.tfs = seg.child.list(k)
 		t.largest = float64(t.qw * s.largest[index][k]) // the largest product: qw is positive
 		m.byID = append(m.byID, t)
@@ -185,7 +184,7 @@ func (m *maxScore) reaches(parent uint32, essential int, floor float64) bool {
 	bound := 0.0
 	for _, t := range m.byMax[essential:] {
 		if t.at(parent) {
-			bound += float64(t.qw * t.bounds[t.next])
+			bound += float64(t.qw * t.info[t.next].bound)
 		}
 	}
 	for i := essential - 1; i >= 0; i-- {
@@ -195,7 +194,7 @@ func (m *maxScore) reaches(parent uint32, essential int, floor float64) bool {
 		t := m.byMax[i]
 		t.next = seek(t.tp.parent, t.next, parent)
 		if t.at(parent) {
-			bound += float64(t.qw * t.bounds[t.next])
+			bound += float64(t.qw * t.info[t.next].bound)
 		}
 	}
 	return bound*m.slack >= floor
@@ -209,6 +208,9 @@ func (m *maxScore) scoreParent(parent uint32, best *topK) {
 	clear(scores)
 	m.scores = scores
 	for _, t := range m.byID {
+		if t.dense != nil && t.dense.codes[parent] == 0 {
+			continue // no posting, or one whose weights are all zero, which add nothing
+		}
 		if t.next = seek(t.tp.parent, t.next, parent); t.at(parent) {
 			m.addTerm(t, parent, scores)
 		}
@@ -251,10 +253,10 @@ func (m *maxScore) addTerm(t *termCursor, parent uint32, scores []float32) {
 // begin and end in t.slots.
 func (t *termCursor) children(j int) (int, int) {
 	end := len(t.slots)
-	if j+1 < len(t.starts) {
-		end = int(t.starts[j+1])
+	if j+1 < len(t.info) {
+		end = int(t.info[j+1].start)
 	}
-	return int(t.starts[j]), end
+	return int(t.info[j].start), end
 }
 
 // seek returns the first index from i on whose value is at least v, by

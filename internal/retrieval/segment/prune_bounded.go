@@ -94,7 +94,7 @@ func (m *maxScore) addBounds() {
 			continue
 		}
 		for j, p := range t.tp.parent {
-			acc[p] += t.qw * t.bounds[j]
+			acc[p] += t.qw * t.info[j].bound
 		}
 	}
 }
