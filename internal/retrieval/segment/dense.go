@@ -19,18 +19,19 @@ const denseShare = 8
 
 // denseMaxima returns, for each term of seg held by at least one parent
 // in denseShare, its bounds per parent rounded up to maxima (nil for the
-// others), from every parent posting's bound and largest, each
+// others), from bounds, every parent posting's, and largest, each
 // term's largest.
-func denseMaxima(seg *Segment, postings []postingInfo, largest []float32) []*parentMaxima {
+func denseMaxima(seg *Segment, bounds, largest []float32) []*parentMaxima {
 	out := make([]*parentMaxima, seg.Terms())
 	for k := range seg.Terms() {
-		lo, hi := span(seg.parent.ends, k)
-		if int(hi-lo)*denseShare < seg.Parents() {
+		lo, _ := span(seg.parent.ends, k)
+		pl := seg.parents(k)
+		if pl.len()*denseShare < seg.Parents() {
 			continue
 		}
 		d := &parentMaxima{codes: make([]uint8, seg.Parents()), unit: maxima.UnitFor(largest[k])}
-		for j, p := range seg.parent.parent[lo:hi] {
-			d.codes[p] = maxima.CodeOf(postings[lo+uint32(j)].bound, d.unit)
+		for j := range pl.len() {
+			d.codes[pl.parent(j)] = maxima.CodeOf(bounds[int(lo)+j], d.unit)
 		}
 		out[k] = d
 	}

@@ -5,46 +5,42 @@ import (
 	"hash/crc32"
 )
 
-// Segment file layout, version 1. Every integer is little endian; every
+// Segment file layout, version 2. Every integer is little endian; every
 // section is an array of uint32 (so 4-byte aligned, as the 56-byte header
 // leaves them), but for the two byte arenas, each padded with zeros to a
 // multiple of 4:
 //
 //	header: magic "PRGS" | version | flags | children | parents | terms |
-//	        child postings | parent postings | blocks | term bytes |
-//	        id bytes | zero | tokens (uint64: the children's lengths summed)
+//	        child postings | parent postings | term bytes | id bytes |
+//	        zero | zero | tokens (uint64: the children's lengths summed)
 //	childTokens[children]      each child's length in tokens
 //	parentFirst[parents+1]     each parent's first child; children in slot order
 //	parentTokens[parents]      each parent's context length (0 without contexts)
 //	termEnds[terms]            where each term ends in the term arena
 //	childEnds[terms]           where each term's child postings end
-//	childSlots, childTFs       [child postings] by term, slots increasing
+//	child postings             [2 × child postings] by term, slots increasing:
+//	                           slot | frequency
 //	parentEnds[terms]          where each term's parent postings end
-//	parentAt, parentContextTF, parentChildTF, parentChildLen
-//	                           [parent postings] by term, parents increasing
-//	blockEnds[terms]           where each term's blocks end
-//	blocks[4 × blocks]         per block: largest child tf, shortest child,
-//	                           largest context tf, shortest context
+//	parent postings            [3 × parent postings] by term, parents increasing:
+//	                           parent | context frequency | first child posting
 //	idEnds[children]           where each child's id ends in the id arena
 //	term arena, id arena       terms in strictly increasing byte order
 //	CRC-32C of every byte before it
 //
 // A term's parent postings are the parents whose context or some child
 // holds it, with the term's frequency in the context (0 when only
-// children hold it), its largest frequency among the children and the
-// length of the shortest child holding it (both 0 when only the context
-// does). Every blockSize of them make a block, whose
-// largest frequencies and shortest lengths bound, whatever the corpus
-// statistics, the BM25 weight of every child of the block's parents. A
-// term's document frequency in the segment is its number of child
-// postings.
+// children hold it) and where, among the term's child postings, those of
+// the parent's children begin: they run to where the next parent
+// posting's begin (the term's last to its end). A posting's fields lie
+// side by side because a search reads them together. A term's document
+// frequency in the segment is its number of child postings.
 const (
 	fileMagic   = "PRGS"
-	fileVersion = 1
+	fileVersion = 2
 	headerSize  = 56
 	trailerSize = 4
-	blockSize   = 128
-	blockWords  = 4
+	childWords  = 2 // the words of a child posting
+	parentWords = 3 // the words of a parent posting
 )
 
 // flagContexts marks a segment whose parents have contexts.
@@ -58,7 +54,6 @@ type header struct {
 	flags                         uint32
 	children, parents, terms      uint32
 	childPostings, parentPostings uint32
-	blocks                        uint32
 	termBytes, idBytes            uint32
 	tokens                        uint64
 }
@@ -66,7 +61,7 @@ type header struct {
 // appendTo appends the encoded header to b.
 func (h *header) appendTo(b []byte) []byte {
 	b = append(b, fileMagic...)
-	for _, v := range []uint32{fileVersion, h.flags, h.children, h.parents, h.terms, h.childPostings, h.parentPostings, h.blocks, h.termBytes, h.idBytes, 0} {
+	for _, v := range []uint32{fileVersion, h.flags, h.children, h.parents, h.terms, h.childPostings, h.parentPostings, h.termBytes, h.idBytes, 0, 0} {
 		b = binary.LittleEndian.AppendUint32(b, v)
 	}
 	return binary.LittleEndian.AppendUint64(b, h.tokens)
@@ -75,8 +70,8 @@ func (h *header) appendTo(b []byte) []byte {
 // words is the number of uint32 words the sections after the header take.
 func (h *header) words() uint64 {
 	c, p, t := uint64(h.children), uint64(h.parents), uint64(h.terms)
-	cp, pp, b := uint64(h.childPostings), uint64(h.parentPostings), uint64(h.blocks)
-	return c + (p + 1) + p + t + t + 2*cp + t + 4*pp + t + blockWords*b + c + padded(h.termBytes)/4 + padded(h.idBytes)/4
+	cp, pp := uint64(h.childPostings), uint64(h.parentPostings)
+	return c + (p + 1) + p + t + t + childWords*cp + t + parentWords*pp + c + padded(h.termBytes)/4 + padded(h.idBytes)/4
 }
 
 // padded is n rounded up to a multiple of 4.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"math"
 	"unsafe"
 )
 
@@ -23,22 +22,17 @@ type Segment struct {
 	parentFirst  []uint32
 	parentTokens []uint32
 	termEnds     []uint32
-	child        childLists
-	parent       parentLists
-	blockEnds    []uint32
-	blocks       []uint32
+	child        postingLists
+	parent       postingLists
 	idEnds       []uint32
 	terms, ids   []byte
 }
 
-// childLists are the child postings of every term, by term.
-type childLists struct {
-	ends, slot, tf []uint32
-}
-
-// parentLists are the parent postings of every term, by term.
-type parentLists struct {
-	ends, parent, context, child, childLen []uint32
+// postingLists are the postings of every term, by term: child postings
+// (childWords words each) or parent postings (parentWords words each).
+type postingLists struct {
+	ends  []uint32
+	words []uint32
 }
 
 // span returns where the k-th of the lists that end at ends starts and
@@ -50,24 +44,54 @@ func span(ends []uint32, k int) (lo, hi uint32) {
 	return lo, ends[k]
 }
 
-// list returns the slots and frequencies of term k's child postings.
-func (c *childLists) list(k int) (slot, tf []uint32) {
-	lo, hi := span(c.ends, k)
-	return c.slot[lo:hi], c.tf[lo:hi]
+// childList is one term's child postings.
+type childList []uint32
+
+// children returns term k's child postings.
+func (s *Segment) children(k int) childList {
+	lo, hi := span(s.child.ends, k)
+	return childList(s.child.words[childWords*lo : childWords*hi])
 }
 
-// termParents is one term's parent postings and blocks.
-type termParents struct {
-	parent, context, child, childLen []uint32
-	blocks                           []uint32 // blockWords per block
-}
+// len is the number of postings.
+func (l childList) len() int { return len(l) / childWords }
 
-// parents returns term k's parent postings and blocks.
-func (s *Segment) parents(k int) termParents {
+// slot is the i-th posting's child.
+func (l childList) slot(i int) uint32 { return l[childWords*i] }
+
+// tf is the term's frequency in the i-th posting's child.
+func (l childList) tf(i int) uint32 { return l[childWords*i+1] }
+
+// parentList is one term's parent postings.
+type parentList []uint32
+
+// parents returns term k's parent postings.
+func (s *Segment) parents(k int) parentList {
 	lo, hi := span(s.parent.ends, k)
-	blo, bhi := span(s.blockEnds, k)
-	p := &s.parent
-	return termParents{parent: p.parent[lo:hi], context: p.context[lo:hi], child: p.child[lo:hi], childLen: p.childLen[lo:hi], blocks: s.blocks[blockWords*blo : blockWords*bhi]}
+	return parentList(s.parent.words[parentWords*lo : parentWords*hi])
+}
+
+// len is the number of postings.
+func (l parentList) len() int { return len(l) / parentWords }
+
+// parent is the j-th posting's parent.
+func (l parentList) parent(j int) uint32 { return l[parentWords*j] }
+
+// context is the term's frequency in the j-th posting's context.
+func (l parentList) context(j int) uint32 { return l[parentWords*j+1] }
+
+// first is where the j-th posting's children begin among the term's
+// child postings.
+func (l parentList) first(j int) uint32 { return l[parentWords*j+2] }
+
+// childSpan returns where the j-th posting's children begin and end among
+// the n child postings of the term.
+func (l parentList) childSpan(j, n int) (int, int) {
+	end := n
+	if j+1 < l.len() {
+		end = int(l.first(j + 1))
+	}
+	return int(l.first(j)), end
 }
 
 // Open checks data and returns the segment it holds, failing with
@@ -88,16 +112,13 @@ func Open(data []byte) (*Segment, error) {
 	}
 	s := &Segment{h: h}
 	r := words{rest: body[headerSize:]}
-	s.childTokens = r.next(h.children)
-	s.parentFirst = r.next(h.parents + 1)
-	s.parentTokens = r.next(h.parents)
-	s.termEnds = r.next(h.terms)
-	s.child = childLists{ends: r.next(h.terms), slot: r.next(h.childPostings), tf: r.next(h.childPostings)}
-	pp := h.parentPostings
-	s.parent = parentLists{ends: r.next(h.terms), parent: r.next(pp), context: r.next(pp), child: r.next(pp), childLen: r.next(pp)}
-	s.blockEnds = r.next(h.terms)
-	s.blocks = r.next(blockWords * h.blocks)
-	s.idEnds = r.next(h.children)
+	s.childTokens = r.next(uint64(h.children))
+	s.parentFirst = r.next(uint64(h.parents) + 1)
+	s.parentTokens = r.next(uint64(h.parents))
+	s.termEnds = r.next(uint64(h.terms))
+	s.child = postingLists{ends: r.next(uint64(h.terms)), words: r.next(childWords * uint64(h.childPostings))}
+	s.parent = postingLists{ends: r.next(uint64(h.terms)), words: r.next(parentWords * uint64(h.parentPostings))}
+	s.idEnds = r.next(uint64(h.children))
 	s.terms = r.arena(h.termBytes)
 	s.ids = r.arena(h.idBytes)
 	if err := s.validate(); err != nil {
@@ -125,16 +146,13 @@ func readHeader(data []byte) (header, error) {
 		return h, corrupt("format version %d; this parentrag reads version %d", v, fileVersion)
 	}
 	h.flags, h.children, h.parents, h.terms = u(1), u(2), u(3), u(4)
-	h.childPostings, h.parentPostings, h.blocks, h.termBytes, h.idBytes = u(5), u(6), u(7), u(8), u(9)
+	h.childPostings, h.parentPostings, h.termBytes, h.idBytes = u(5), u(6), u(7), u(8)
 	h.tokens = binary.LittleEndian.Uint64(data[48:])
 	if h.flags&^flagContexts != 0 {
 		return h, corrupt("unknown flags %#x", h.flags)
 	}
-	if u(10) != 0 {
-		return h, corrupt("reserved word is %d, not 0", u(10))
-	}
-	if uint64(h.blocks) > uint64(h.parentPostings) || blockWords*uint64(h.blocks) > math.MaxUint32 {
-		return h, corrupt("%d blocks for %d parent postings", h.blocks, h.parentPostings)
+	if u(9) != 0 || u(10) != 0 {
+		return h, corrupt("reserved words are %d and %d, not 0", u(9), u(10))
 	}
 	return h, nil
 }
@@ -144,8 +162,8 @@ type words struct{ rest []byte }
 
 // next returns the next n words: a view of the bytes on a little-endian
 // host when they are aligned, a decoded copy otherwise.
-func (r *words) next(n uint32) []uint32 {
-	b := r.rest[:4*uint64(n)]
+func (r *words) next(n uint64) []uint32 {
+	b := r.rest[:4*n]
 	r.rest = r.rest[len(b):]
 	if n == 0 {
 		return nil

@@ -67,17 +67,14 @@ func TestOpenChecksWhatTheChecksumCovers(t *testing.T) {
 	data := smallSegment(t)
 	h := func(i int) uint32 { return binary.LittleEndian.Uint32(data[4+4*i:]) }
 	children, parents, terms := h(2), h(3), h(4)
-	childPostings, parentPostings := int(h(5)), int(h(6))
+	childPostings := int(h(5))
 	childTokens := 56
 	parentFirst := childTokens + 4*int(children)
 	termEnds := parentFirst + 4*int(parents+1) + 4*int(parents)
 	childEnds := termEnds + 4*int(terms)
-	childSlots := childEnds + 4*int(terms)
-	childTFs := childSlots + 4*childPostings
-	parentEnds := childTFs + 4*childPostings
-	parentChildTF := parentEnds + 4*int(terms) + 8*parentPostings
-	parentChildLen := parentChildTF + 4*parentPostings
-	blocks := parentChildLen + 4*parentPostings + 4*int(terms)
+	childPosts := childEnds + 4*int(terms)
+	parentEnds := childPosts + 8*childPostings
+	parentPosts := parentEnds + 4*int(terms)
 	for _, c := range []struct {
 		name string
 		at   int
@@ -87,13 +84,13 @@ func TestOpenChecksWhatTheChecksumCovers(t *testing.T) {
 		{"a parent starting after the last child", parentFirst + 4, children + 1},
 		{"terms ending beyond their arena", termEnds + 4*int(terms-1), 1 << 20},
 		{"a term's postings ending beyond the postings", childEnds, 1 << 20},
-		{"a posting in a slot beyond the children", childSlots, children},
-		{"a term's shortest holder longer than it is", parentChildLen, 1000},
-		{"a child frequency above what the parents say", childTFs, 1000},
-		{"a parent's children holding a term more often than they do", parentChildTF, 1000},
-		{"a block bounding less than its postings", blocks, 0},
+		{"a posting in a slot beyond the children", childPosts, children},
+		{"a child posting with a zero frequency", childPosts + 4, 0},
+		{"a parent posting beyond the parents", parentPosts, parents},
+		{"a term's first children not at its first child posting", parentPosts + 8, 1},
 		{"flags this format does not know", 8, 6},
-		{"another format version", 4, 2},
+		{"another format version", 4, 1},
+		{"a reserved word set", 4 + 4*9, 1},
 	} {
 		damaged := append([]byte(nil), data...)
 		binary.LittleEndian.PutUint32(damaged[c.at:], c.word)

@@ -57,18 +57,23 @@ func (s *Set) Search(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error
 
 // termCursor walks one query term's postings in one segment.
 type termCursor struct {
-	qw         float32
-	tp         termParents
-	info       []postingInfo // the bound of each of tp's postings and where its children begin in slots
-	dense      *parentMaxima // the term's bound at every parent, when it keeps them
-	slots, tfs []uint32
-	next       int     // the next parent posting
-	largest    float64 // qw times the largest bound of the term's blocks
+	qw      float32
+	pl      parentList
+	cl      childList
+	bounds  []float32     // the bound of each of pl's postings
+	dense   *parentMaxima // the term's bound at every parent, when it keeps them
+	next    int           // the next parent posting
+	largest float64       // qw times the term's largest bound
 }
 
 // at reports whether the cursor's next parent posting is parent's.
 func (t *termCursor) at(parent uint32) bool {
-	return t.next < len(t.tp.parent) && t.tp.parent[t.next] == parent
+	return t.next < t.pl.len() && t.pl.parent(t.next) == parent
+}
+
+// seek moves the cursor to its first parent posting at or after parent.
+func (t *termCursor) seek(parent uint32) {
+	t.next = seekParent(t.pl, t.next, parent)
 }
 
 // maxScore is the state of one segment's pruned search.
@@ -97,10 +102,8 @@ func (s *Set) newMaxScore(seg *Segment, index int, q *vector.Sparse) *maxScore {
 		if !ok {
 			continue
 		}
-		t := &termCursor{qw: q.Values[i], tp: seg.parents(k)}
 		lo, hi := span(seg.parent.ends, k)
-		t.info, t.dense = s.postings[index][lo:hi], s.dense[index][k]
-		t.slots, t.tfs = seg.child.list(k)
+		t := &termCursor{qw: q.Values[i], pl: seg.parents(k), cl: seg.children(k), bounds: s.bounds[index][lo:hi], dense: s.dense[index][k]}
 		t.largest = float64(t.qw * s.largest[index][k]) // the largest product: qw is positive
 		m.byID = append(m.byID, t)
 	}
@@ -169,8 +172,8 @@ func (m *maxScore) essentialFrom(floor float64) int {
 func (m *maxScore) nextParent(essential int) (uint32, bool) {
 	parent, ok := uint32(math.MaxUint32), false
 	for _, t := range m.byMax[essential:] {
-		if t.next < len(t.tp.parent) && t.tp.parent[t.next] <= parent {
-			parent, ok = t.tp.parent[t.next], true
+		if t.next < t.pl.len() && t.pl.parent(t.next) <= parent {
+			parent, ok = t.pl.parent(t.next), true
 		}
 	}
 	return parent, ok
@@ -184,7 +187,7 @@ func (m *maxScore) reaches(parent uint32, essential int, floor float64) bool {
 	bound := 0.0
 	for _, t := range m.byMax[essential:] {
 		if t.at(parent) {
-			bound += float64(t.qw * t.info[t.next].bound)
+			bound += float64(t.qw * t.bounds[t.next])
 		}
 	}
 	for i := essential - 1; i >= 0; i-- {
@@ -192,9 +195,9 @@ func (m *maxScore) reaches(parent uint32, essential int, floor float64) bool {
 			return false
 		}
 		t := m.byMax[i]
-		t.next = seek(t.tp.parent, t.next, parent)
+		t.seek(parent)
 		if t.at(parent) {
-			bound += float64(t.qw * t.info[t.next].bound)
+			bound += float64(t.qw * t.bounds[t.next])
 		}
 	}
 	return bound*m.slack >= floor
@@ -211,7 +214,7 @@ func (m *maxScore) scoreParent(parent uint32, best *topK) {
 		if t.dense != nil && t.dense.codes[parent] == 0 {
 			continue // no posting, or one whose weights are all zero, which add nothing
 		}
-		if t.next = seek(t.tp.parent, t.next, parent); t.at(parent) {
+		if t.seek(parent); t.at(parent) {
 			m.addTerm(t, parent, scores)
 		}
 	}
@@ -228,20 +231,20 @@ func (m *maxScore) scoreParent(parent uint32, best *topK) {
 // parent's first child.
 func (m *maxScore) addTerm(t *termCursor, parent uint32, scores []float32) {
 	first := m.seg.parentFirst[parent]
-	ch, chEnd := t.children(t.next)
-	tf := t.tp.context[t.next]
+	ch, chEnd := t.pl.childSpan(t.next, t.cl.len())
+	tf := t.pl.context(t.next)
 	if tf == 0 {
 		for ; ch < chEnd; ch++ {
-			c := t.slots[ch]
-			scores[c-first] = scores[c-first] + t.qw*m.w.own(t.tfs[ch], c)
+			c := t.cl.slot(ch)
+			scores[c-first] = scores[c-first] + t.qw*m.w.own(t.cl.tf(ch), c)
 		}
 		return
 	}
 	scaled := m.w.context(tf, parent)
 	for i := range scores {
 		c := first + uint32(i)
-		if ch < chEnd && t.slots[ch] == c {
-			scores[i] = scores[i] + t.qw*(m.w.own(t.tfs[ch], c)+scaled)
+		if ch < chEnd && t.cl.slot(ch) == c {
+			scores[i] = scores[i] + t.qw*(m.w.own(t.cl.tf(ch), c)+scaled)
 			ch++
 		} else {
 			scores[i] = scores[i] + t.qw*scaled
@@ -249,29 +252,27 @@ func (m *maxScore) addTerm(t *termCursor, parent uint32, scores []float32) {
 	}
 }
 
-// children returns where the child postings of t's j-th parent posting
-// begin and end in t.slots.
-func (t *termCursor) children(j int) (int, int) {
-	end := len(t.slots)
-	if j+1 < len(t.info) {
-		end = int(t.info[j+1].start)
-	}
-	return int(t.info[j].start), end
-}
-
-// seek returns the first index from i on whose value is at least v, by
-// galloping then binary search; the values must increase.
-func seek(values []uint32, i int, v uint32) int {
-	if i >= len(values) || values[i] >= v {
+// seekParent returns the first index from i on of a posting of pl whose
+// parent is at least v, by galloping then binary search.
+func seekParent(pl parentList, i int, v uint32) int {
+	n := pl.len()
+	if i >= n || pl.parent(i) >= v {
 		return i
 	}
 	step := 1
 	lo := i
-	for lo+step < len(values) && values[lo+step] < v {
+	for lo+step < n && pl.parent(lo+step) < v {
 		lo += step
 		step *= 2
 	}
-	hi := min(len(values), lo+step+1)
-	j, _ := slices.BinarySearch(values[lo+1:hi], v)
-	return lo + 1 + j
+	hi := min(n, lo+step+1) // pl.parent(hi) >= v, or hi == n
+	for lo+1 < hi {         // pl.parent(lo) < v
+		mid := int(uint(lo+hi) >> 1)
+		if pl.parent(mid) < v {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
 }

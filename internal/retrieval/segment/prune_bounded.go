@@ -34,7 +34,7 @@ func (m *maxScore) frequent() bool {
 	}
 	postings := 0
 	for _, t := range m.byID {
-		postings += len(t.tp.parent)
+		postings += t.pl.len()
 	}
 	return postings > m.seg.Parents()/2
 }
@@ -93,8 +93,8 @@ func (m *maxScore) addBounds() {
 			maxima.AddScaled(acc, t.dense.codes, t.dense.unit, t.qw)
 			continue
 		}
-		for j, p := range t.tp.parent {
-			acc[p] += t.qw * t.info[j].bound
+		for j := range t.pl.len() {
+			acc[t.pl.parent(j)] += t.qw * t.bounds[j]
 		}
 	}
 }

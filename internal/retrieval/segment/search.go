@@ -82,32 +82,30 @@ func (s *Set) score(seg *Segment, q *vector.Sparse, acc []float32) {
 }
 
 // accumulate adds qw times each child's weight for seg's k-th term to
-// acc (see weigher.weight). The children of a parent are contiguous
-// slots, so one ordered walk of the term's child and parent postings
-// meets every child holding it once.
+// acc (see weigher.weight): parent posting by parent posting, each of
+// the parent's children holding the term or, when its context holds the
+// term, every child of the parent.
 func (s *Set) accumulate(seg *Segment, k int, qw float32, acc []float32) {
-	slots, tfs := seg.child.list(k)
-	tp := seg.parents(k)
+	cl, pl := seg.children(k), seg.parents(k)
 	w := s.weigher(seg)
-	next := 0 // the first child posting not yet added
-	for j, p := range tp.parent {
-		if tp.context[j] == 0 {
-			continue // the parent's children that hold it are added by their own postings
-		}
-		scaled := w.context(tp.context[j], p)
-		for c := seg.parentFirst[p]; c < seg.parentFirst[p+1]; c++ {
-			for ; next < len(slots) && slots[next] < c; next++ {
-				acc[slots[next]] = acc[slots[next]] + qw*w.own(tfs[next], slots[next])
+	for j := range pl.len() {
+		p := pl.parent(j)
+		lo, hi := pl.childSpan(j, cl.len())
+		if pl.context(j) == 0 {
+			for i := lo; i < hi; i++ {
+				acc[cl.slot(i)] = acc[cl.slot(i)] + qw*w.own(cl.tf(i), cl.slot(i))
 			}
+			continue
+		}
+		scaled := w.context(pl.context(j), p)
+		next := lo
+		for c := seg.parentFirst[p]; c < seg.parentFirst[p+1]; c++ {
 			weight := scaled
-			if next < len(slots) && slots[next] == c {
-				weight = w.own(tfs[next], c) + scaled
+			if next < hi && cl.slot(next) == c {
+				weight = w.own(cl.tf(next), c) + scaled
 				next++
 			}
 			acc[c] = acc[c] + qw*weight
 		}
-	}
-	for ; next < len(slots); next++ {
-		acc[slots[next]] = acc[slots[next]] + qw*w.own(tfs[next], slots[next])
 	}
 }

@@ -25,8 +25,7 @@ func (s *Segment) Term(k int) string { return string(s.termBytes(k)) }
 
 // DocFreq returns how many of the segment's children hold the k-th term.
 func (s *Segment) DocFreq(k int) uint32 {
-	at, _ := s.child.list(k)
-	return uint32(len(at))
+	return uint32(s.children(k).len())
 }
 
 // Lookup returns the index of term t, or false when no child or context

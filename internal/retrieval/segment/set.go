@@ -14,7 +14,7 @@ type Set struct {
 	lex           *embed.Lexical
 	weights       embed.DocWeights
 	norms         []float64         // see normTable
-	postings      [][]postingInfo   // by segment, by parent posting: its bound and where its children begin
+	bounds        [][]float32       // by segment, by parent posting: its postingBound
 	largest       [][]float32       // by segment, by term: its largest bound
 	dense         [][]*parentMaxima // by segment, by term: its bounds per parent, for terms in many parents
 	walk          walkChoice        // how Search walks a segment
@@ -50,44 +50,32 @@ func NewSet(segs []*Segment, k1, b float64, contextWeight float32) (*Set, error)
 		return nil, fmt.Errorf("segment set: %w", err)
 	}
 	s := &Set{segs: segs, lex: lex, weights: weights, norms: normTable(weights, segs), vocab: vocab, contextWeight: contextWeight, seeds: seedParents}
-	s.postings, s.largest = make([][]postingInfo, len(segs)), make([][]float32, len(segs))
+	s.bounds, s.largest = make([][]float32, len(segs)), make([][]float32, len(segs))
 	s.dense = make([][]*parentMaxima, len(segs))
 	for i, seg := range segs {
-		s.postings[i], s.largest[i] = s.postingBounds(seg)
-		s.dense[i] = denseMaxima(seg, s.postings[i], s.largest[i])
+		s.bounds[i], s.largest[i] = s.postingBounds(seg)
+		s.dense[i] = denseMaxima(seg, s.bounds[i], s.largest[i])
 	}
 	return s, nil
 }
 
-// postingInfo is what a set keeps for a parent posting: its bound (see
-// weigher.postingBound) and where its children begin among its term's
-// child postings, side by side, since a search reads both at once.
-type postingInfo struct {
-	bound float32
-	start uint32
-}
-
 // postingBounds returns the bound of every parent posting of seg, in
-// order, with where each one's children begin among its term's child
-// postings, and each term's largest bound: the bounds depend on the
-// statistics, so a set computes them once, reading each parent and child
-// posting once.
-func (s *Set) postingBounds(seg *Segment) (postings []postingInfo, largest []float32) {
+// order, and each term's largest bound: they depend on the statistics,
+// so a set computes them once, reading each parent and child posting
+// once.
+func (s *Set) postingBounds(seg *Segment) (bounds, largest []float32) {
 	w := s.weigher(seg)
-	postings = make([]postingInfo, 0, len(seg.parent.parent))
+	bounds = make([]float32, 0, seg.h.parentPostings)
 	largest = make([]float32, seg.Terms())
 	for k := range seg.Terms() {
-		tp := seg.parents(k)
-		slots, tfs := seg.child.list(k)
-		next := 0
-		for j := range tp.parent {
-			start := uint32(next)
-			bound := w.postingBound(&tp, j, slots, tfs, &next)
-			postings = append(postings, postingInfo{bound: bound, start: start})
+		cl, pl := seg.children(k), seg.parents(k)
+		for j := range pl.len() {
+			bound := w.postingBound(pl, j, cl)
+			bounds = append(bounds, bound)
 			largest[k] = max(largest[k], bound)
 		}
 	}
-	return postings, largest
+	return bounds, largest
 }
 
 // hasOrLacks words whether a segment carries contexts.
@@ -139,13 +127,13 @@ func (s *Set) Lexical() *embed.Lexical { return s.lex }
 func (s *Set) Segments() []*Segment { return s.segs }
 
 // HeapBytes estimates what the set holds on the heap beside its
-// segments' bytes: every parent posting's bound and where its children
-// begin, every term's largest bound (4 bytes each), the dense terms'
-// maxima (a byte per parent), the norm table and the vocabulary.
+// segments' bytes: every parent posting's bound and every term's
+// largest (4 bytes each), the dense terms' maxima (a byte per parent),
+// the norm table and the vocabulary.
 func (s *Set) HeapBytes() int64 {
 	n := int64(8 * len(s.norms))
-	for i := range s.postings {
-		n += int64(8*len(s.postings[i]) + 4*len(s.largest[i]) + 8*len(s.dense[i]))
+	for i := range s.bounds {
+		n += int64(4*len(s.bounds[i]) + 4*len(s.largest[i]) + 8*len(s.dense[i]))
 		for _, d := range s.dense[i] {
 			if d != nil {
 				n += int64(len(d.codes))

@@ -1,9 +1,6 @@
 package segment
 
-import (
-	"bytes"
-	"math"
-)
+import "bytes"
 
 // validate checks every cross-reference of an opened segment.
 func (s *Segment) validate() error {
@@ -24,9 +21,6 @@ func (s *Segment) validate() error {
 		return err
 	}
 	if err := checkEnds(s.parent.ends, h.parentPostings, "parent posting"); err != nil {
-		return err
-	}
-	if err := checkEnds(s.blockEnds, h.blocks, "block"); err != nil {
 		return err
 	}
 	for k := range s.termEnds {
@@ -96,86 +90,57 @@ func (s *Segment) checkParents() error {
 	return nil
 }
 
-// checkTerm checks term k's postings: children in strictly increasing
-// slots, parents in strictly increasing order, every frequency that
-// should be set set, each parent posting's child frequency the largest of
-// its children's and its child length the shortest of theirs, and its
-// blocks the bounds of its parent postings.
+// checkTerm checks term k's postings: at least one parent posting,
+// children in strictly increasing slots with non-zero frequencies,
+// parents in strictly increasing order, each parent posting with a
+// context frequency (only where the segment has contexts) or children,
+// and its children's postings, from its first to the next posting's,
+// children of that parent; the first posting's start at the term's
+// first child posting, so every child posting is some parent's.
 func (s *Segment) checkTerm(k int) error {
-	slots, tfs := s.child.list(k)
-	tp := s.parents(k)
-	if err := checkOrder(slots, s.h.children, "child", k); err != nil {
-		return err
+	cl, pl := s.children(k), s.parents(k)
+	if pl.len() == 0 {
+		return corrupt("term %d has no parent posting", k)
 	}
-	if err := checkOrder(tp.parent, s.h.parents, "parent", k); err != nil {
-		return err
+	if pl.first(0) != 0 {
+		return corrupt("the children of term %d's first parent posting begin at %d, not 0", k, pl.first(0))
 	}
-	largest := make([]uint32, len(tp.parent))  // the children's largest frequency, per parent posting
-	shortest := make([]uint32, len(tp.parent)) // the shortest child holding it, per parent posting
-	for i := range shortest {
-		shortest[i] = math.MaxUint32
-	}
-	next := 0
-	for i, slot := range slots {
-		if tfs[i] == 0 {
+	for i := range cl.len() {
+		if slot := cl.slot(i); slot >= s.h.children || (i > 0 && slot <= cl.slot(i-1)) {
+			return corrupt("child posting %d of term %d is at %d, out of order or beyond %d", i, k, slot, s.h.children)
+		}
+		if cl.tf(i) == 0 {
 			return corrupt("child posting %d of term %d has a zero frequency", i, k)
 		}
-		for next < len(tp.parent) && s.parentFirst[tp.parent[next]+1] <= slot {
-			next++
-		}
-		if next == len(tp.parent) || s.parentFirst[tp.parent[next]] > slot {
-			return corrupt("child %d holds term %d but its parent has no posting of it", slot, k)
-		}
-		largest[next] = max(largest[next], tfs[i])
-		shortest[next] = min(shortest[next], s.childTokens[slot])
 	}
-	for i := range tp.parent {
-		if tp.child[i] != largest[i] {
-			return corrupt("parent posting %d of term %d says its children hold it %d times at most, not %d", i, k, tp.child[i], largest[i])
-		}
-		want := shortest[i]
-		if want == math.MaxUint32 {
-			want = 0 // no child holds it
-		}
-		if tp.childLen[i] != want {
-			return corrupt("parent posting %d of term %d says its shortest child holding it is %d tokens long, not %d", i, k, tp.childLen[i], want)
-		}
-		if tp.child[i] == 0 && tp.context[i] == 0 {
-			return corrupt("parent posting %d of term %d has neither a context nor a child frequency", i, k)
-		}
-		if tp.context[i] > 0 && s.h.flags&flagContexts == 0 {
-			return corrupt("parent posting %d of term %d has a context frequency in a segment without contexts", i, k)
-		}
-	}
-	return s.checkBlocks(k, tp)
-}
-
-// checkOrder checks that positions are strictly increasing and below
-// limit.
-func checkOrder(at []uint32, limit uint32, what string, k int) error {
-	for i, a := range at {
-		if a >= limit || (i > 0 && a <= at[i-1]) {
-			return corrupt("%s posting %d of term %d is at %d, out of order or beyond %d", what, i, k, a, limit)
+	for j := range pl.len() {
+		if err := s.checkParentPosting(k, pl, j, cl); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// checkBlocks checks that term k's blocks are the bounds its parent
-// postings make.
-func (s *Segment) checkBlocks(k int, tp termParents) error {
-	if len(tp.blocks) != blockWords*blockCount(len(tp.parent)) {
-		return corrupt("term %d has %d block words for %d parent postings", k, len(tp.blocks), len(tp.parent))
+// checkParentPosting checks the j-th of term k's parent postings pl
+// against the term's child postings cl.
+func (s *Segment) checkParentPosting(k int, pl parentList, j int, cl childList) error {
+	p := pl.parent(j)
+	if p >= s.h.parents || (j > 0 && p <= pl.parent(j-1)) {
+		return corrupt("parent posting %d of term %d is at %d, out of order or beyond %d", j, k, p, s.h.parents)
 	}
-	list := make([]parentPosting, 0, blockSize)
-	for b := 0; b*blockSize < len(tp.parent); b++ {
-		list = list[:0]
-		for i := b * blockSize; i < min(len(tp.parent), (b+1)*blockSize); i++ {
-			list = append(list, parentPosting{parent: tp.parent[i], context: tp.context[i], child: tp.child[i], childLen: tp.childLen[i]})
-		}
-		want := newBlock(list, s.parentTokens)
-		if [blockWords]uint32(tp.blocks[blockWords*b:]) != want {
-			return corrupt("block %d of term %d does not bound its postings", b, k)
+	if j+1 < pl.len() && pl.first(j+1) < pl.first(j) || int(pl.first(j)) > cl.len() {
+		return corrupt("the children of parent posting %d of term %d begin at %d, out of order or beyond %d", j, k, pl.first(j), cl.len())
+	}
+	lo, hi := pl.childSpan(j, cl.len())
+	if pl.context(j) == 0 && lo == hi {
+		return corrupt("parent posting %d of term %d has neither a context frequency nor children", j, k)
+	}
+	if pl.context(j) > 0 && s.h.flags&flagContexts == 0 {
+		return corrupt("parent posting %d of term %d has a context frequency in a segment without contexts", j, k)
+	}
+	for i := lo; i < hi; i++ {
+		if slot := cl.slot(i); slot < s.parentFirst[p] || slot >= s.parentFirst[p+1] {
+			return corrupt("child %d holds term %d under parent posting %d, but is not a child of parent %d", slot, k, j, p)
 		}
 	}
 	return nil

@@ -63,20 +63,19 @@ func (w weigher) context(tf, parent uint32) float32 {
 }
 
 // postingBound bounds the weight of the term for every child of the
-// parent of tp's j-th posting: the largest own weight among its children
-// holding the term (whose child postings, slots and tfs, begin at
-// *next; it moves *next past them), plus its context's weight. A child's
-// weight is its own plus its context's, rounded, so no child's exceeds
-// the sum of the largest own and the context's, rounded alike.
-func (w weigher) postingBound(tp *termParents, j int, slots, tfs []uint32, next *int) float32 {
-	p := tp.parent[j]
+// parent of pl's j-th posting: the largest own weight among its children
+// holding the term (their postings in cl, the term's child postings),
+// plus its context's weight. A child's weight is its own plus its
+// context's, rounded, so no child's exceeds the sum of the largest own
+// and the context's, rounded alike.
+func (w weigher) postingBound(pl parentList, j int, cl childList) float32 {
 	var own, ctx float32
-	end := w.seg.parentFirst[p+1]
-	for ; *next < len(slots) && slots[*next] < end; *next++ {
-		own = max(own, w.own(tfs[*next], slots[*next]))
+	lo, hi := pl.childSpan(j, cl.len())
+	for i := lo; i < hi; i++ {
+		own = max(own, w.own(cl.tf(i), cl.slot(i)))
 	}
-	if tf := tp.context[j]; tf > 0 {
-		ctx = w.context(tf, p)
+	if tf := pl.context(j); tf > 0 {
+		ctx = w.context(tf, pl.parent(j))
 	}
 	return own + ctx
 }

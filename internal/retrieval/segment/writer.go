@@ -37,9 +37,9 @@ type Writer struct {
 type childPosting struct{ slot, tf uint32 }
 
 // parentPosting is a parent whose context or children hold a term: the
-// term's frequency in the context, its largest among the children, and
-// the length of the shortest child holding it.
-type parentPosting struct{ parent, context, child, childLen uint32 }
+// term's frequency in the context, and where its children's postings of
+// the term begin among the term's child postings.
+type parentPosting struct{ parent, context, first uint32 }
 
 // ErrNoParent is returned by AddChild before any AddParent.
 var ErrNoParent = errors.New("segment: a child needs a parent added before it")
@@ -72,7 +72,7 @@ func (w *Writer) AddParent(context embed.Analysis) error {
 	w.first = append(w.first, w.h.children)
 	w.ctxLen = append(w.ctxLen, uint32(context.Tokens))
 	for i, k := range w.keys {
-		w.parent[k] = append(w.parent[k], parentPosting{parent: parent, context: context.Counts[i]})
+		w.parent[k] = append(w.parent[k], parentPosting{parent: parent, context: context.Counts[i], first: uint32(len(w.child[k]))})
 	}
 	return nil
 }
@@ -99,25 +99,20 @@ func (w *Writer) AddChild(id string, a embed.Analysis) error {
 	w.ids = append(w.ids, id...)
 	w.idEnds = append(w.idEnds, uint32(len(w.ids)))
 	for i, k := range w.keys {
+		w.holdInChild(k, parent)
 		w.child[k] = append(w.child[k], childPosting{slot: slot, tf: a.Counts[i]})
-		w.holdInChild(k, parent, a.Counts[i], uint32(a.Tokens))
 	}
 	return nil
 }
 
-// holdInChild records that a child of parent, of length tokens, holds
-// term k tf times.
-func (w *Writer) holdInChild(k int, parent, tf, tokens uint32) {
+// holdInChild gives parent a posting of term k, before a child of it
+// holding the term is added, unless it has one.
+func (w *Writer) holdInChild(k int, parent uint32) {
 	list := w.parent[k]
 	if n := len(list); n > 0 && list[n-1].parent == parent {
-		p := &list[n-1]
-		if p.child == 0 {
-			p.childLen = tokens
-		}
-		p.child, p.childLen = max(p.child, tf), min(p.childLen, tokens)
 		return
 	}
-	w.parent[k] = append(list, parentPosting{parent: parent, child: tf, childLen: tokens})
+	w.parent[k] = append(list, parentPosting{parent: parent, first: uint32(len(w.child[k]))})
 }
 
 // resolve sets w.keys to the index of each term of a, refusing an
@@ -181,18 +176,17 @@ func (w *Writer) Bytes() ([]byte, error) {
 	h := w.h
 	h.terms = uint32(len(order))
 	var termArena []byte
-	var childPostings, parentPostings, blocks uint64
+	var childPostings, parentPostings uint64
 	for _, k := range order {
 		termArena = append(termArena, w.names[k]...)
 		childPostings += uint64(len(w.child[k]))
 		parentPostings += uint64(len(w.parent[k]))
-		blocks += uint64(blockCount(len(w.parent[k])))
 	}
-	if max(uint64(len(termArena)), childPostings, parentPostings) > math.MaxUint32 {
-		return nil, fmt.Errorf("segment: more than %d postings or bytes of terms", uint32(math.MaxUint32))
+	if max(uint64(len(termArena)), childWords*childPostings, parentWords*parentPostings) > math.MaxUint32 {
+		return nil, fmt.Errorf("segment: more than %d words of postings or bytes of terms", uint32(math.MaxUint32))
 	}
 	h.termBytes, h.idBytes = uint32(len(termArena)), uint32(len(w.ids))
-	h.childPostings, h.parentPostings, h.blocks = uint32(childPostings), uint32(parentPostings), uint32(blocks)
+	h.childPostings, h.parentPostings = uint32(childPostings), uint32(parentPostings)
 	b := make([]byte, 0, headerSize+4*h.words()+trailerSize)
 	b = h.appendTo(b)
 	b = appendWords(b, w.childLen)
@@ -201,25 +195,14 @@ func (w *Writer) Bytes() ([]byte, error) {
 	b = appendWords(b, w.ctxLen)
 	b = appendEnds(b, order, func(k int) int { return len(w.names[k]) })
 	b = appendEnds(b, order, func(k int) int { return len(w.child[k]) })
-	b = appendField(b, order, w.child, func(p childPosting) uint32 { return p.slot })
-	b = appendField(b, order, w.child, func(p childPosting) uint32 { return p.tf })
+	b = appendChildPostings(b, order, w.child)
 	b = appendEnds(b, order, func(k int) int { return len(w.parent[k]) })
-	b = appendField(b, order, w.parent, func(p parentPosting) uint32 { return p.parent })
-	b = appendField(b, order, w.parent, func(p parentPosting) uint32 { return p.context })
-	b = appendField(b, order, w.parent, func(p parentPosting) uint32 { return p.child })
-	b = appendField(b, order, w.parent, func(p parentPosting) uint32 { return p.childLen })
-	b = appendEnds(b, order, func(k int) int { return blockCount(len(w.parent[k])) })
-	for _, k := range order {
-		b = appendBlocks(b, w.parent[k], w.ctxLen)
-	}
+	b = appendParentPostings(b, order, w.parent)
 	b = appendWords(b, w.idEnds)
 	b = appendArena(b, termArena)
 	b = appendArena(b, w.ids)
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
 }
-
-// blockCount is the number of blocks of n parent postings.
-func blockCount(n int) int { return (n + blockSize - 1) / blockSize }
 
 // appendEnds appends the running sum of size over order.
 func appendEnds(b []byte, order []int, size func(int) int) []byte {
@@ -231,44 +214,25 @@ func appendEnds(b []byte, order []int, size func(int) int) []byte {
 	return b
 }
 
-// appendField appends one field of every posting of lists, over order.
-func appendField[P any](b []byte, order []int, lists [][]P, field func(P) uint32) []byte {
+// appendChildPostings appends every child posting of lists, over order.
+func appendChildPostings(b []byte, order []int, lists [][]childPosting) []byte {
 	for _, k := range order {
 		for _, p := range lists[k] {
-			b = binary.LittleEndian.AppendUint32(b, field(p))
+			b = binary.LittleEndian.AppendUint32(b, p.slot)
+			b = binary.LittleEndian.AppendUint32(b, p.tf)
 		}
 	}
 	return b
 }
 
-// appendBlocks appends the blocks of one term's parent postings.
-func appendBlocks(b []byte, list []parentPosting, ctxLen []uint32) []byte {
-	for lo := 0; lo < len(list); lo += blockSize {
-		blk := newBlock(list[lo:min(len(list), lo+blockSize)], ctxLen)
-		b = appendWords(b, blk[:])
+// appendParentPostings appends every parent posting of lists, over order.
+func appendParentPostings(b []byte, order []int, lists [][]parentPosting) []byte {
+	for _, k := range order {
+		for _, p := range lists[k] {
+			b = binary.LittleEndian.AppendUint32(b, p.parent)
+			b = binary.LittleEndian.AppendUint32(b, p.context)
+			b = binary.LittleEndian.AppendUint32(b, p.first)
+		}
 	}
 	return b
-}
-
-// newBlock returns the bounds of a block of parent postings: the largest
-// child and context frequencies, and the shortest child and context
-// holding the term there (0 where none does).
-func newBlock(list []parentPosting, ctxLen []uint32) [blockWords]uint32 {
-	var childTF, ctxTF uint32
-	childLen, contextLen := uint32(math.MaxUint32), uint32(math.MaxUint32)
-	for _, p := range list {
-		if p.child > 0 {
-			childTF, childLen = max(childTF, p.child), min(childLen, p.childLen)
-		}
-		if p.context > 0 {
-			ctxTF, contextLen = max(ctxTF, p.context), min(contextLen, ctxLen[p.parent])
-		}
-	}
-	if childTF == 0 {
-		childLen = 0
-	}
-	if ctxTF == 0 {
-		contextLen = 0
-	}
-	return [blockWords]uint32{childTF, childLen, ctxTF, contextLen}
 }
