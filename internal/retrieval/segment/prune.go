@@ -211,12 +211,16 @@ func (m *maxScore) scoreParent(parent uint32, best *topK) {
 	clear(scores)
 	m.scores = scores
 	for _, t := range m.byID {
-		if t.dense != nil && t.dense.codes[parent] == 0 {
-			continue // no posting, or one whose weights are all zero, which add nothing
+		if t.dense != nil {
+			j, ok := t.dense.posting(parent)
+			if !ok {
+				continue
+			}
+			t.next = j
+		} else if t.seek(parent); !t.at(parent) {
+			continue
 		}
-		if t.seek(parent); t.at(parent) {
-			m.addTerm(t, parent, scores)
-		}
+		m.addTerm(t, parent, scores)
 	}
 	for i, score := range scores {
 		if score > 0 {

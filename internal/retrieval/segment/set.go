@@ -128,15 +128,16 @@ func (s *Set) Segments() []*Segment { return s.segs }
 
 // HeapBytes estimates what the set holds on the heap beside its
 // segments' bytes: every parent posting's bound and every term's
-// largest (4 bytes each), the dense terms' maxima (a byte per parent),
-// the norm table and the vocabulary.
+// largest (4 bytes each), the dense terms' maxima (a byte per parent)
+// and which parents they hold (16 bytes per 64), the norm table and the
+// vocabulary.
 func (s *Set) HeapBytes() int64 {
 	n := int64(8 * len(s.norms))
 	for i := range s.bounds {
 		n += int64(4*len(s.bounds[i]) + 4*len(s.largest[i]) + 8*len(s.dense[i]))
 		for _, d := range s.dense[i] {
 			if d != nil {
-				n += int64(len(d.codes))
+				n += int64(len(d.codes) + 16*len(d.held))
 			}
 		}
 	}
