@@ -86,6 +86,7 @@ type maxScore struct {
 	upTo   []float64     // upTo[i]: the largest bounds of byMax[:i+1] summed
 	slack  float64       // how much a float32 sum of the terms can exceed their exact sum
 	scores []float32     // the scores of the children of the parent being scored
+	here   []termAt      // the query terms' postings at the parent being scored
 	acc    []float32     // each parent's bound, in a segment searched by sweep
 	walk   walkChoice
 }
@@ -204,12 +205,16 @@ func (m *maxScore) reaches(parent uint32, essential int, floor float64) bool {
 }
 
 // scoreParent scores each child of parent as SearchExhaustive does, term
-// by term in id order, and offers it to best.
+// by term in id order, and offers it to best. It first finds every
+// term's posting at parent, then adds the terms' weights: the postings'
+// reads do not wait on one another, so the processor overlaps their
+// cache misses.
 func (m *maxScore) scoreParent(parent uint32, best *topK) {
 	first, end := m.seg.parentFirst[parent], m.seg.parentFirst[parent+1]
 	scores := slices.Grow(m.scores[:0], int(end-first))[:end-first]
 	clear(scores)
 	m.scores = scores
+	here := m.here[:0]
 	for _, t := range m.byID {
 		if t.dense != nil {
 			j, ok := t.dense.posting(parent)
@@ -220,7 +225,16 @@ func (m *maxScore) scoreParent(parent uint32, best *topK) {
 		} else if t.seek(parent); !t.at(parent) {
 			continue
 		}
-		m.addTerm(t, parent, scores)
+		lo, hi := t.pl.childSpan(t.next, t.cl.len())
+		at := termAt{t: t, lo: lo, hi: hi, context: t.pl.context(t.next)}
+		if lo < hi {
+			at.slot = t.cl.slot(lo) // read now, so that its miss overlaps the others'
+		}
+		here = append(here, at)
+	}
+	m.here = here
+	for i := range here {
+		m.addTerm(&here[i], parent, scores)
 	}
 	for i, score := range scores {
 		if score > 0 {
@@ -230,21 +244,28 @@ func (m *maxScore) scoreParent(parent uint32, best *topK) {
 	}
 }
 
-// addTerm adds t's weight for each child of parent, the parent of t's
-// next posting, times t's query weight, to scores, which starts at the
-// parent's first child.
-func (m *maxScore) addTerm(t *termCursor, parent uint32, scores []float32) {
-	first := m.seg.parentFirst[parent]
-	ch, chEnd := t.pl.childSpan(t.next, t.cl.len())
-	tf := t.pl.context(t.next)
-	if tf == 0 {
+// termAt is a query term's posting at the parent being scored: where its
+// children's postings begin and end, and its context frequency.
+type termAt struct {
+	t       *termCursor
+	lo, hi  int
+	context uint32
+	slot    uint32 // the child of its first child posting, if any
+}
+
+// addTerm adds h's term's weight for each child of parent times its query
+// weight to scores, which starts at the parent's first child.
+func (m *maxScore) addTerm(h *termAt, parent uint32, scores []float32) {
+	t, first := h.t, m.seg.parentFirst[parent]
+	ch, chEnd := h.lo, h.hi
+	if h.context == 0 {
 		for ; ch < chEnd; ch++ {
 			c := t.cl.slot(ch)
 			scores[c-first] = scores[c-first] + t.qw*m.w.own(t.cl.tf(ch), c)
 		}
 		return
 	}
-	scaled := m.w.context(tf, parent)
+	scaled := m.w.context(h.context, parent)
 	for i := range scores {
 		c := first + uint32(i)
 		if ch < chEnd && t.cl.slot(ch) == c {
