@@ -78,17 +78,19 @@ func (t *termCursor) seek(parent uint32) {
 
 // maxScore is the state of one segment's pruned search.
 type maxScore struct {
-	seg    *Segment
-	index  int
-	w      weigher
-	byID   []*termCursor // the query's terms in the segment, in id order
-	byMax  []*termCursor // the same, by increasing largest bound
-	upTo   []float64     // upTo[i]: the largest bounds of byMax[:i+1] summed
-	slack  float64       // how much a float32 sum of the terms can exceed their exact sum
-	scores []float32     // the scores of the children of the parent being scored
-	here   []termAt      // the query terms' postings at the parent being scored
-	acc    []float32     // each parent's bound, in a segment searched by sweep
-	walk   walkChoice
+	seg      *Segment
+	index    int
+	w        weigher
+	byID     []*termCursor // the query's terms in the segment, in id order
+	byMax    []*termCursor // the same, by increasing largest bound
+	upTo     []float64     // upTo[i]: the largest bounds of byMax[:i+1] summed
+	slack    float64       // how much a float32 sum of the terms can exceed their exact sum
+	scores   []float32     // the scores of the children of the parent being scored
+	here     []termAt      // the query terms' postings at the parents being scored
+	hereEnds []int         // where each parent's postings end in here
+	batch    []uint32      // the parents sweep scores next
+	acc      []float32     // each parent's bound, in a segment searched by sweep
+	walk     walkChoice
 }
 
 // newMaxScore returns the pruned search of q in the seg, the index-th
@@ -205,16 +207,33 @@ func (m *maxScore) reaches(parent uint32, essential int, floor float64) bool {
 }
 
 // scoreParent scores each child of parent as SearchExhaustive does, term
-// by term in id order, and offers it to best. It first finds every
-// term's posting at parent, then adds the terms' weights: the postings'
-// reads do not wait on one another, so the processor overlaps their
-// cache misses.
+// by term in id order, and offers it to best.
 func (m *maxScore) scoreParent(parent uint32, best *topK) {
-	first, end := m.seg.parentFirst[parent], m.seg.parentFirst[parent+1]
-	scores := slices.Grow(m.scores[:0], int(end-first))[:end-first]
-	clear(scores)
-	m.scores = scores
+	m.scoreParents([]uint32{parent}, best)
+}
+
+// scoreParents scores each child of parents, in increasing order, as
+// scoreParent does. It first finds every term's posting at each of them,
+// then adds the terms' weights: the postings' reads do not wait on one
+// another, so the processor overlaps their cache misses.
+func (m *maxScore) scoreParents(parents []uint32, best *topK) {
 	here := m.here[:0]
+	ends := m.hereEnds[:0]
+	for _, parent := range parents {
+		here = m.locate(parent, here)
+		ends = append(ends, len(here))
+	}
+	m.here, m.hereEnds = here, ends
+	from := 0
+	for i, parent := range parents {
+		m.scoreAt(parent, here[from:ends[i]], best)
+		from = ends[i]
+	}
+}
+
+// locate appends to here the posting at parent of each query term that
+// has one, in id order.
+func (m *maxScore) locate(parent uint32, here []termAt) []termAt {
 	for _, t := range m.byID {
 		if t.dense != nil {
 			j, ok := t.dense.posting(parent)
@@ -232,7 +251,16 @@ func (m *maxScore) scoreParent(parent uint32, best *topK) {
 		}
 		here = append(here, at)
 	}
-	m.here = here
+	return here
+}
+
+// scoreAt scores each child of parent from here, the query terms'
+// postings at parent, and offers it to best.
+func (m *maxScore) scoreAt(parent uint32, here []termAt, best *topK) {
+	first, end := m.seg.parentFirst[parent], m.seg.parentFirst[parent+1]
+	scores := slices.Grow(m.scores[:0], int(end-first))[:end-first]
+	clear(scores)
+	m.scores = scores
 	for i := range here {
 		m.addTerm(&here[i], parent, scores)
 	}

@@ -45,7 +45,8 @@ var boundPool = sync.Pool{New: func() any { return new([]float32) }}
 // seedBounded adds up, in each of bounded's segments, every parent's
 // bound over the query's terms into the segment's acc, then scores the
 // seeds parents of largest bound among them all, in segment and
-// parent order, and zeroes their bounds: best's floor is then near its
+// parent order, sweepBatch at a time (see scoreParents), and zeroes their
+// bounds: best's floor is then near its
 // final value, and sweep passes over them. Every cursor is left at its
 // start. The returned function gives the bounds back to the pool; call
 // it once the searches are done, whatever the error.
@@ -71,12 +72,16 @@ func seedBounded(ctx context.Context, bounded []*maxScore, seeds int, best *topK
 	slices.SortFunc(first, func(a, b seed) int {
 		return cmp.Or(cmp.Compare(a.search, b.search), cmp.Compare(a.parent, b.parent))
 	})
-	for _, sd := range first {
+	for i, sd := range first {
 		m := bounded[sd.search]
 		if float64(sd.bound)*m.slack >= float64(best.floor()) {
-			m.scoreParent(sd.parent, best)
+			m.batch = append(m.batch, sd.parent)
 		}
 		m.acc[sd.parent] = 0 // scored, or never to be
+		if len(m.batch) == sweepBatch || i+1 == len(first) || first[i+1].search != sd.search {
+			m.scoreParents(m.batch, best)
+			m.batch = m.batch[:0]
+		}
 	}
 	for _, m := range bounded {
 		m.rewind()
@@ -110,14 +115,24 @@ func (m *maxScore) sweep(ctx context.Context, best *topK) error {
 		}
 		chunk := m.acc[p0:min(p0+4096, len(m.acc))]
 		for i := maxima.FirstAtLeast(chunk, 0, least); i < len(chunk); i = maxima.FirstAtLeast(chunk, i+1, least) {
-			if float64(chunk[i])*m.slack >= float64(best.floor()) {
-				m.scoreParent(uint32(p0+i), best)
-				least = m.leastReaching(best.floor())
+			if float64(chunk[i])*m.slack < float64(best.floor()) {
+				continue
+			}
+			if m.batch = append(m.batch, uint32(p0+i)); len(m.batch) == sweepBatch {
+				m.scoreParents(m.batch, best)
+				m.batch, least = m.batch[:0], m.leastReaching(best.floor())
 			}
 		}
 	}
+	m.scoreParents(m.batch, best)
+	m.batch = m.batch[:0]
 	return nil
 }
+
+// sweepBatch is how many parents sweep finds before scoring them together,
+// so that their postings' cache misses overlap; the k-th score they are
+// found against is the one before the batch.
+const sweepBatch = 8
 
 // leastReaching returns a positive float32 no larger than any bound
 // that, widened by m.slack, reaches floor: a bound below it cannot (nor
