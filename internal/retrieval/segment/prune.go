@@ -245,11 +245,7 @@ func (m *maxScore) locate(parent uint32, here []termAt) []termAt {
 			continue
 		}
 		lo, hi := t.pl.childSpan(t.next, t.cl.len())
-		at := termAt{t: t, lo: lo, hi: hi, context: t.pl.context(t.next)}
-		if lo < hi {
-			at.slot = t.cl.slot(lo) // read now, so that its miss overlaps the others'
-		}
-		here = append(here, at)
+		here = append(here, termAt{t: t, lo: lo, hi: hi, context: t.pl.context(t.next)})
 	}
 	return here
 }
@@ -278,7 +274,6 @@ type termAt struct {
 	t       *termCursor
 	lo, hi  int
 	context uint32
-	slot    uint32 // the child of its first child posting, if any
 }
 
 // addTerm adds h's term's weight for each child of parent times its query

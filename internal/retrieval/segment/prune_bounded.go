@@ -2,6 +2,7 @@ package segment
 
 import (
 	"cmp"
+	"container/heap"
 	"context"
 	"math"
 	"slices"
@@ -44,11 +45,10 @@ var boundPool = sync.Pool{New: func() any { return new([]float32) }}
 
 // seedBounded adds up, in each of bounded's segments, every parent's
 // bound over the query's terms into the segment's acc, then scores the
-// seeds parents of largest bound among them all, in segment and
-// parent order, sweepBatch at a time (see scoreParents), and zeroes their
-// bounds: best's floor is then near its
-// final value, and sweep passes over them. Every cursor is left at its
-// start. The returned function gives the bounds back to the pool; call
+// seeds parents of largest bound among them all, in segment and parent
+// order, sweepBatch at a time (see scoreParents), and zeroes their
+// bounds: best's floor is then near its final value, and sweep passes
+// over them. Every cursor is left at its start. The returned function gives the bounds back to the pool; call
 // it once the searches are done, whatever the error.
 func seedBounded(ctx context.Context, bounded []*maxScore, seeds int, best *topK) (release func(), err error) {
 	parents := 0
@@ -162,7 +162,7 @@ type seed struct {
 // largestBounds returns the n parents of largest positive bound over
 // every search's acc, in no particular order.
 func largestBounds(searches []*maxScore, n int) []seed {
-	h := make([]seed, 0, n) // a heap, the smallest bound at the root
+	h := seedHeap(make([]seed, 0, n))
 	if n == 0 {
 		return h
 	}
@@ -170,12 +170,11 @@ func largestBounds(searches []*maxScore, n int) []seed {
 	for i, m := range searches {
 		acc := m.acc
 		for p := maxima.FirstAtLeast(acc, 0, least); p < len(acc); p = maxima.FirstAtLeast(acc, p+1, least) {
-			if len(h) < n {
-				h = append(h, seed{bound: acc[p], search: i, parent: uint32(p)})
-				siftUp(h, len(h)-1)
+			if sd := (seed{bound: acc[p], search: i, parent: uint32(p)}); len(h) < n {
+				heap.Push(&h, sd)
 			} else {
-				h[0] = seed{bound: acc[p], search: i, parent: uint32(p)}
-				siftDown(h, 0)
+				h[0] = sd
+				heap.Fix(&h, 0)
 			}
 			if len(h) == n {
 				least = math.Nextafter32(h[0].bound, float32(math.Inf(1)))
@@ -185,32 +184,16 @@ func largestBounds(searches []*maxScore, n int) []seed {
 	return h
 }
 
-// siftUp restores the heap order of h after h[i] was appended.
-func siftUp(h []seed, i int) {
-	for i > 0 {
-		up := (i - 1) / 2
-		if h[up].bound <= h[i].bound {
-			return
-		}
-		h[up], h[i] = h[i], h[up]
-		i = up
-	}
-}
+// seedHeap is a heap of seeds, the smallest bound at its root.
+type seedHeap []seed
 
-// siftDown restores the heap order of h after h[i] grew.
-func siftDown(h []seed, i int) {
-	for {
-		small := i
-		if l := 2*i + 1; l < len(h) && h[l].bound < h[small].bound {
-			small = l
-		}
-		if r := 2*i + 2; r < len(h) && h[r].bound < h[small].bound {
-			small = r
-		}
-		if small == i {
-			return
-		}
-		h[small], h[i] = h[i], h[small]
-		i = small
-	}
+func (h seedHeap) Len() int           { return len(h) }
+func (h seedHeap) Less(i, j int) bool { return h[i].bound < h[j].bound }
+func (h seedHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *seedHeap) Push(x any)        { *h = append(*h, x.(seed)) }
+func (h *seedHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
