@@ -30,12 +30,11 @@ func (s *Set) Search(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error
 		return s.SearchExhaustive(ctx, q, k) // the bounds hold for positive weights only
 	}
 	best := topK{k: k}
-	searches := make([]*maxScore, len(s.segs))
+	searches := s.newMaxScores(q)
 	var bounded []*maxScore
-	for i, seg := range s.segs {
-		searches[i] = s.newMaxScore(seg, i, q)
-		if searches[i].frequent() {
-			bounded = append(bounded, searches[i])
+	for _, m := range searches {
+		if m.frequent() {
+			bounded = append(bounded, m)
 		}
 	}
 	release, err := seedBounded(ctx, bounded, s.seeds, &best)
@@ -93,23 +92,52 @@ type maxScore struct {
 	walk     walkChoice
 }
 
-// newMaxScore returns the pruned search of q in the seg, the index-th
-// segment.
-func (s *Set) newMaxScore(seg *Segment, index int, q *vector.Sparse) *maxScore {
-	m := &maxScore{seg: seg, index: index, w: s.weigher(seg), walk: s.walk}
+// newMaxScores returns the pruned search of q in each of the set's
+// segments, in order, each with a cursor for every term of q the segment
+// holds, in id order.
+func (s *Set) newMaxScores(q *vector.Sparse) []*maxScore {
+	searches := make([]maxScore, len(s.segs))
+	out := make([]*maxScore, len(s.segs))
+	for i, seg := range s.segs {
+		searches[i] = maxScore{seg: seg, index: i, w: s.weigher(seg), walk: s.walk}
+		out[i] = &searches[i]
+	}
+	held := 0
+	for _, id := range q.Indices {
+		held += len(s.terms.of(id))
+	}
+	cursors := make([]termCursor, 0, held)
 	for i, id := range q.Indices {
 		if q.Values[i] == 0 {
 			continue
 		}
-		k, ok := seg.Lookup(s.vocab[id])
-		if !ok {
-			continue
+		for _, in := range s.terms.of(id) {
+			cursors = append(cursors, s.cursor(in, q.Values[i]))
+			m := &searches[in.seg]
+			m.byID = append(m.byID, &cursors[len(cursors)-1])
 		}
-		lo, hi := span(seg.parent.ends, k)
-		t := &termCursor{qw: q.Values[i], pl: seg.parents(k), cl: seg.children(k), bounds: s.bounds[index][lo:hi], dense: s.dense[index][k]}
-		t.largest = float64(t.qw * s.largest[index][k]) // the largest product: qw is positive
-		m.byID = append(m.byID, t)
 	}
+	for _, m := range out {
+		m.orderTerms()
+	}
+	return out
+}
+
+// cursor returns a cursor at the start of the postings of the term of
+// query weight qw where in places it.
+func (s *Set) cursor(in termIn, qw float32) termCursor {
+	seg, k := s.segs[in.seg], int(in.k)
+	lo, hi := span(seg.parent.ends, k)
+	return termCursor{
+		qw: qw, pl: seg.parents(k), cl: seg.children(k),
+		bounds: s.bounds[in.seg][lo:hi], dense: s.dense[in.seg][k],
+		largest: float64(qw * s.largest[in.seg][k]), // the largest product: qw is positive
+	}
+}
+
+// orderTerms orders m's terms by increasing largest bound and sums those
+// bounds up for MaxScore, with the slack of a float32 sum of them all.
+func (m *maxScore) orderTerms() {
 	m.byMax = slices.Clone(m.byID)
 	slices.SortStableFunc(m.byMax, func(a, b *termCursor) int {
 		switch {
@@ -129,7 +157,6 @@ func (s *Set) newMaxScore(seg *Segment, index int, q *vector.Sparse) *maxScore {
 	// factor of at most (1+2⁻²⁴)ⁿ⁻¹; the float64 sums here are exact to far
 	// less. Twice that, and a term more, is ample.
 	m.slack = 1 + float64(len(m.byID)+1)*0x1p-23
-	return m
 }
 
 // run offers best every child of the segment that could enter it.

@@ -20,6 +20,7 @@ type Set struct {
 	walk          walkChoice        // how Search walks a segment
 	seeds         int               // how many parents seedBounded scores first
 	vocab         []string          // by vocabulary id, so in byte order
+	terms         termTable         // where each vocabulary term lies in the segments
 	contextWeight float32
 }
 
@@ -50,6 +51,7 @@ func NewSet(segs []*Segment, k1, b float64, contextWeight float32) (*Set, error)
 		return nil, fmt.Errorf("segment set: %w", err)
 	}
 	s := &Set{segs: segs, lex: lex, weights: weights, norms: normTable(weights, segs), vocab: vocab, contextWeight: contextWeight, seeds: seedParents}
+	s.terms = newTermTable(segs, vocab)
 	s.bounds, s.largest = make([][]float32, len(segs)), make([][]float32, len(segs))
 	s.dense = make([][]*parentMaxima, len(segs))
 	for i, seg := range segs {
@@ -129,10 +131,10 @@ func (s *Set) Segments() []*Segment { return s.segs }
 // HeapBytes estimates what the set holds on the heap beside its
 // segments' bytes: every parent posting's bound and every term's
 // largest (4 bytes each), the dense terms' maxima (a byte per parent)
-// and which parents they hold (16 bytes per 64), the norm table and the
-// vocabulary.
+// and which parents they hold (16 bytes per 64), the norm table, the
+// vocabulary and where each of its terms lies in the segments.
 func (s *Set) HeapBytes() int64 {
-	n := int64(8 * len(s.norms))
+	n := int64(8*len(s.norms)) + s.terms.bytes()
 	for i := range s.bounds {
 		n += int64(4*len(s.bounds[i]) + 4*len(s.largest[i]) + 8*len(s.dense[i]))
 		for _, d := range s.dense[i] {
