@@ -60,6 +60,7 @@ type termCursor struct {
 	pl      parentList
 	cl      childList
 	bounds  []float32     // the bound of each of pl's postings
+	groups  []uint8       // the groups of children holding the term, by posting of pl (see childGroup)
 	dense   *parentMaxima // the term's bound at every parent, when it keeps them
 	next    int           // the next parent posting
 	largest float64       // qw times the term's largest bound
@@ -130,7 +131,7 @@ func (s *Set) cursor(in termIn, qw float32) termCursor {
 	lo, hi := span(seg.parent.ends, k)
 	return termCursor{
 		qw: qw, pl: seg.parents(k), cl: seg.children(k),
-		bounds: s.bounds[in.seg][lo:hi], dense: s.dense[in.seg][k],
+		bounds: s.bounds[in.seg][lo:hi], groups: s.groups[in.seg][lo:hi], dense: s.dense[in.seg][k],
 		largest: float64(qw * s.largest[in.seg][k]), // the largest product: qw is positive
 	}
 }
@@ -240,9 +241,10 @@ func (m *maxScore) scoreParent(parent uint32, best *topK) {
 }
 
 // scoreParents scores each child of parents, in increasing order, as
-// scoreParent does. It first finds every term's posting at each of them,
-// then adds the terms' weights: the postings' reads do not wait on one
-// another, so the processor overlaps their cache misses.
+// scoreParent does, but for the parents none of whose groups of children
+// could enter best (see groupsReach). It first finds every term's posting
+// at each of them, then adds the terms' weights: the postings' reads do
+// not wait on one another, so the processor overlaps their cache misses.
 func (m *maxScore) scoreParents(parents []uint32, best *topK) {
 	here := m.here[:0]
 	ends := m.hereEnds[:0]
@@ -253,7 +255,9 @@ func (m *maxScore) scoreParents(parents []uint32, best *topK) {
 	m.here, m.hereEnds = here, ends
 	from := 0
 	for i, parent := range parents {
-		m.scoreAt(parent, here[from:ends[i]], best)
+		if at := here[from:ends[i]]; m.groupsReach(parent, at, float64(best.floor())) {
+			m.scoreAt(parent, at, best)
+		}
 		from = ends[i]
 	}
 }
@@ -271,8 +275,7 @@ func (m *maxScore) locate(parent uint32, here []termAt) []termAt {
 		} else if t.seek(parent); !t.at(parent) {
 			continue
 		}
-		lo, hi := t.pl.childSpan(t.next, t.cl.len())
-		here = append(here, termAt{t: t, lo: lo, hi: hi, context: t.pl.context(t.next)})
+		here = append(here, termAt{t: t, j: t.next, context: t.pl.context(t.next)})
 	}
 	return here
 }
@@ -295,11 +298,11 @@ func (m *maxScore) scoreAt(parent uint32, here []termAt, best *topK) {
 	}
 }
 
-// termAt is a query term's posting at the parent being scored: where its
-// children's postings begin and end, and its context frequency.
+// termAt is a query term's posting at the parent being scored: which of
+// its parent postings it is, and its context frequency.
 type termAt struct {
 	t       *termCursor
-	lo, hi  int
+	j       int
 	context uint32
 }
 
@@ -307,7 +310,7 @@ type termAt struct {
 // weight to scores, which starts at the parent's first child.
 func (m *maxScore) addTerm(h *termAt, parent uint32, scores []float32) {
 	t, first := h.t, m.seg.parentFirst[parent]
-	ch, chEnd := h.lo, h.hi
+	ch, chEnd := t.pl.childSpan(h.j, t.cl.len())
 	if h.context == 0 {
 		for ; ch < chEnd; ch++ {
 			c := t.cl.slot(ch)

@@ -39,7 +39,11 @@ func randomCorpus(rng *rand.Rand, n int) []corpusParent {
 			text[i] = pick()
 		}
 		out[p].context = strings.Join(text, " ")
-		for c := rng.IntN(5); c > 0; c-- { // some parents have no children
+		children := rng.IntN(5) // some parents have no children
+		if rng.IntN(8) == 0 {
+			children = 9 + rng.IntN(24) // more than one child to a group (see childGroup)
+		}
+		for c := children; c > 0; c-- {
 			lo := rng.IntN(len(text))
 			hi := min(len(text), lo+1+rng.IntN(30))
 			child := strings.Join(text[lo:hi], " ")
