@@ -2,7 +2,6 @@ package segment
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"math"
 	"slices"
@@ -171,10 +170,9 @@ func largestBounds(searches []*maxScore, n int) []seed {
 		acc := m.acc
 		for p := maxima.FirstAtLeast(acc, 0, least); p < len(acc); p = maxima.FirstAtLeast(acc, p+1, least) {
 			if sd := (seed{bound: acc[p], search: i, parent: uint32(p)}); len(h) < n {
-				heap.Push(&h, sd)
+				h.push(sd)
 			} else {
-				h[0] = sd
-				heap.Fix(&h, 0)
+				h.replaceLeast(sd)
 			}
 			if len(h) == n {
 				least = math.Nextafter32(h[0].bound, float32(math.Inf(1)))
@@ -187,13 +185,35 @@ func largestBounds(searches []*maxScore, n int) []seed {
 // seedHeap is a heap of seeds, the smallest bound at its root.
 type seedHeap []seed
 
-func (h seedHeap) Len() int           { return len(h) }
-func (h seedHeap) Less(i, j int) bool { return h[i].bound < h[j].bound }
-func (h seedHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *seedHeap) Push(x any)        { *h = append(*h, x.(seed)) }
-func (h *seedHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+// push adds sd to the heap.
+func (h *seedHeap) push(sd seed) {
+	*h = append(*h, sd)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		up := (i - 1) / 2
+		if s[up].bound <= s[i].bound {
+			break
+		}
+		s[up], s[i] = s[i], s[up]
+		i = up
+	}
+}
+
+// replaceLeast puts sd in place of the root and restores the heap.
+func (h seedHeap) replaceLeast(sd seed) {
+	h[0] = sd
+	for i := 0; ; {
+		least, l, r := i, 2*i+1, 2*i+2
+		if l < len(h) && h[l].bound < h[least].bound {
+			least = l
+		}
+		if r < len(h) && h[r].bound < h[least].bound {
+			least = r
+		}
+		if least == i {
+			return
+		}
+		h[i], h[least] = h[least], h[i]
+		i = least
+	}
 }
