@@ -28,6 +28,22 @@ func (s *Segment) heldBy(pl parentList, j int, cl childList) uint8 {
 	return groups
 }
 
+// withGroups returns the smallest float32 of at least bound whose lowest
+// 8 bits are groups: a bound that carries the groups of children holding
+// its term, looser by less than 2⁻¹⁵ of itself when it is a normal float
+// (a BM25 weight is), so that groupsReach reads both in one place. bound
+// must be finite and not negative.
+func withGroups(bound float32, groups uint8) float32 {
+	bits := math.Float32bits(bound)
+	if bits&0xFF > uint32(groups) {
+		bits += 0x100
+	}
+	return math.Float32frombits(bits&^0xFF | uint32(groups))
+}
+
+// groupsOf returns the groups withGroups put in bound.
+func groupsOf(bound float32) uint8 { return uint8(math.Float32bits(bound)) }
+
 // groupsReach reports whether some group of parent's children could score
 // floor or more, from here, the query terms' postings at parent: a child
 // of a group holding a term weighs at most the term's posting bound, and
@@ -49,7 +65,7 @@ func (m *maxScore) groupsReach(parent uint32, here []termAt, floor float64) bool
 		if h.context > 0 {
 			context = float64(h.t.qw * m.w.context(h.context, parent))
 		}
-		held := h.t.groups[h.j]
+		held := groupsOf(h.t.bounds[h.j])
 		for g := range groups {
 			if held&(1<<g) != 0 {
 				sums[g] += bound

@@ -59,8 +59,7 @@ type termCursor struct {
 	qw      float32
 	pl      parentList
 	cl      childList
-	bounds  []float32     // the bound of each of pl's postings
-	groups  []uint8       // the groups of children holding the term, by posting of pl (see childGroup)
+	bounds  []float32     // the bound of each of pl's postings, with its groups (see withGroups)
 	dense   *parentMaxima // the term's bound at every parent, when it keeps them
 	next    int           // the next parent posting
 	largest float64       // qw times the term's largest bound
@@ -131,7 +130,7 @@ func (s *Set) cursor(in termIn, qw float32) termCursor {
 	lo, hi := span(seg.parent.ends, k)
 	return termCursor{
 		qw: qw, pl: seg.parents(k), cl: seg.children(k),
-		bounds: s.bounds[in.seg][lo:hi], groups: s.groups[in.seg][lo:hi], dense: s.dense[in.seg][k],
+		bounds: s.bounds[in.seg][lo:hi], dense: s.dense[in.seg][k],
 		largest: float64(qw * s.largest[in.seg][k]), // the largest product: qw is positive
 	}
 }

@@ -15,7 +15,6 @@ type Set struct {
 	weights       embed.DocWeights
 	norms         []float64         // see normTable
 	bounds        [][]float32       // by segment, by parent posting: its postingBound
-	groups        [][]uint8         // by segment, by parent posting: the groups of children holding its term (see heldBy)
 	largest       [][]float32       // by segment, by term: its largest bound
 	dense         [][]*parentMaxima // by segment, by term: its bounds per parent, for terms in many parents
 	walk          walkChoice        // how Search walks a segment
@@ -54,34 +53,32 @@ func NewSet(segs []*Segment, k1, b float64, contextWeight float32) (*Set, error)
 	s := &Set{segs: segs, lex: lex, weights: weights, norms: normTable(weights, segs), vocab: vocab, contextWeight: contextWeight, seeds: seedParents}
 	s.terms = newTermTable(segs, vocab)
 	s.bounds, s.largest = make([][]float32, len(segs)), make([][]float32, len(segs))
-	s.groups = make([][]uint8, len(segs))
 	s.dense = make([][]*parentMaxima, len(segs))
 	for i, seg := range segs {
-		s.bounds[i], s.groups[i], s.largest[i] = s.postingBounds(seg)
+		s.bounds[i], s.largest[i] = s.postingBounds(seg)
 		s.dense[i] = denseMaxima(seg, s.bounds[i], s.largest[i])
 	}
 	return s, nil
 }
 
-// postingBounds returns the bound of every parent posting of seg and the
-// groups of children holding its term, in order, and each term's largest
-// bound: the bounds depend on the statistics, so a set computes them
-// once, reading each parent and child posting once.
-func (s *Set) postingBounds(seg *Segment) (bounds []float32, groups []uint8, largest []float32) {
+// postingBounds returns the bound of every parent posting of seg, in
+// order, with the groups of children holding its term in its lowest bits
+// (see withGroups), and each term's largest such bound: the bounds depend
+// on the statistics, so a set computes them once, reading each parent
+// and child posting once.
+func (s *Set) postingBounds(seg *Segment) (bounds, largest []float32) {
 	w := s.weigher(seg)
 	bounds = make([]float32, 0, seg.h.parentPostings)
-	groups = make([]uint8, 0, seg.h.parentPostings)
 	largest = make([]float32, seg.Terms())
 	for k := range seg.Terms() {
 		cl, pl := seg.children(k), seg.parents(k)
 		for j := range pl.len() {
-			bound := w.postingBound(pl, j, cl)
+			bound := withGroups(w.postingBound(pl, j, cl), seg.heldBy(pl, j, cl))
 			bounds = append(bounds, bound)
-			groups = append(groups, seg.heldBy(pl, j, cl))
 			largest[k] = max(largest[k], bound)
 		}
 	}
-	return bounds, groups, largest
+	return bounds, largest
 }
 
 // hasOrLacks words whether a segment carries contexts.
@@ -133,14 +130,14 @@ func (s *Set) Lexical() *embed.Lexical { return s.lex }
 func (s *Set) Segments() []*Segment { return s.segs }
 
 // HeapBytes estimates what the set holds on the heap beside its
-// segments' bytes: every parent posting's bound and groups of children
-// (5 bytes), every term's largest (4 bytes), the dense terms' maxima (a byte per parent)
+// segments' bytes: every parent posting's bound, with the groups of
+// children holding its term, and every term's largest (4 bytes each), the dense terms' maxima (a byte per parent)
 // and which parents they hold (16 bytes per 64), the norm table, the
 // vocabulary and where each of its terms lies in the segments.
 func (s *Set) HeapBytes() int64 {
 	n := int64(8*len(s.norms)) + s.terms.bytes()
 	for i := range s.bounds {
-		n += int64(5*len(s.bounds[i]) + 4*len(s.largest[i]) + 8*len(s.dense[i]))
+		n += int64(4*len(s.bounds[i]) + 4*len(s.largest[i]) + 8*len(s.dense[i]))
 		for _, d := range s.dense[i] {
 			if d != nil {
 				n += int64(len(d.codes) + 16*len(d.held))
