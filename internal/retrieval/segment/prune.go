@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
@@ -30,13 +31,16 @@ func (s *Set) Search(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error
 		return s.SearchExhaustive(ctx, q, k) // the bounds hold for positive weights only
 	}
 	best := topK{k: k}
-	searches := s.newMaxScores(q)
-	var bounded []*maxScore
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	searches := s.newMaxScores(q, sc)
+	bounded := sc.bounded[:0]
 	for _, m := range searches {
 		if m.frequent() {
 			bounded = append(bounded, m)
 		}
 	}
+	sc.bounded = bounded
 	release, err := seedBounded(ctx, bounded, s.seeds, &best)
 	defer release()
 	if err != nil {
@@ -94,19 +98,30 @@ type maxScore struct {
 
 // newMaxScores returns the pruned search of q in each of the set's
 // segments, in order, each with a cursor for every term of q the segment
-// holds, in id order.
-func (s *Set) newMaxScores(q *vector.Sparse) []*maxScore {
-	searches := make([]maxScore, len(s.segs))
-	out := make([]*maxScore, len(s.segs))
+// holds, in id order. They live in sc, whose earlier searches they
+// replace, reusing its memory.
+func (s *Set) newMaxScores(q *vector.Sparse, sc *scratch) []*maxScore {
+	if cap(sc.searches) < len(s.segs) {
+		sc.searches, sc.out = make([]maxScore, len(s.segs)), make([]*maxScore, len(s.segs))
+	}
+	searches, out := sc.searches[:len(s.segs)], sc.out[:len(s.segs)]
 	for i, seg := range s.segs {
-		searches[i] = maxScore{seg: seg, index: i, w: s.weigher(seg), walk: s.walk}
-		out[i] = &searches[i]
+		m := &searches[i]
+		*m = maxScore{
+			seg: seg, index: i, w: s.weigher(seg), walk: s.walk,
+			byID: m.byID[:0], byMax: m.byMax[:0], upTo: m.upTo[:0],
+			scores: m.scores[:0], here: m.here[:0], hereEnds: m.hereEnds[:0], batch: m.batch[:0],
+		}
+		out[i] = m
 	}
 	held := 0
 	for _, id := range q.Indices {
 		held += len(s.terms.of(id))
 	}
-	cursors := make([]termCursor, 0, held)
+	if cap(sc.cursors) < held {
+		sc.cursors = make([]termCursor, 0, held)
+	}
+	cursors := sc.cursors[:0] // never grown past its capacity: the searches point into it
 	for i, id := range q.Indices {
 		if q.Values[i] == 0 {
 			continue
@@ -123,6 +138,17 @@ func (s *Set) newMaxScores(q *vector.Sparse) []*maxScore {
 	return out
 }
 
+// scratch is the memory of one search, reused by the next.
+type scratch struct {
+	searches []maxScore
+	out      []*maxScore
+	bounded  []*maxScore
+	cursors  []termCursor
+}
+
+// scratchPool holds the memory of searches done, for those to come.
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
 // cursor returns a cursor at the start of the postings of the term of
 // query weight qw where in places it.
 func (s *Set) cursor(in termIn, qw float32) termCursor {
@@ -138,7 +164,7 @@ func (s *Set) cursor(in termIn, qw float32) termCursor {
 // orderTerms orders m's terms by increasing largest bound and sums those
 // bounds up for MaxScore, with the slack of a float32 sum of them all.
 func (m *maxScore) orderTerms() {
-	m.byMax = slices.Clone(m.byID)
+	m.byMax = append(m.byMax[:0], m.byID...)
 	slices.SortStableFunc(m.byMax, func(a, b *termCursor) int {
 		switch {
 		case a.largest < b.largest:

@@ -2,7 +2,6 @@ package segment
 
 import (
 	"bytes"
-	"container/heap"
 	"math"
 	"slices"
 )
@@ -34,15 +33,37 @@ type topK struct {
 // worstFirst is a heap of candidates, the worst at its root.
 type worstFirst []candidate
 
-func (h worstFirst) Len() int           { return len(h) }
-func (h worstFirst) Less(i, j int) bool { return better(h[j], h[i]) }
-func (h worstFirst) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *worstFirst) Push(x any)        { *h = append(*h, x.(candidate)) }
-func (h *worstFirst) Pop() any {
-	old := *h
-	c := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return c
+// push adds c to the heap.
+func (h *worstFirst) push(c candidate) {
+	*h = append(*h, c)
+	l := *h
+	for i := len(l) - 1; i > 0; {
+		up := (i - 1) / 2
+		if !better(l[up], l[i]) {
+			break
+		}
+		l[up], l[i] = l[i], l[up]
+		i = up
+	}
+}
+
+// replaceWorst puts c in place of the root and restores the heap.
+func (h worstFirst) replaceWorst(c candidate) {
+	h[0] = c
+	for i := 0; ; {
+		worst, l, r := i, 2*i+1, 2*i+2
+		if l < len(h) && better(h[worst], h[l]) {
+			worst = l
+		}
+		if r < len(h) && better(h[worst], h[r]) {
+			worst = r
+		}
+		if worst == i {
+			return
+		}
+		h[i], h[worst] = h[worst], h[i]
+		i = worst
+	}
 }
 
 // floor is the lowest score offer can still accept: the k-th kept score
@@ -58,12 +79,11 @@ func (t *topK) floor() float32 {
 // fewer than k are kept.
 func (t *topK) offer(c candidate) {
 	if len(t.heap) < t.k {
-		heap.Push(&t.heap, c)
+		t.heap.push(c)
 		return
 	}
 	if better(c, t.heap[0]) {
-		t.heap[0] = c
-		heap.Fix(&t.heap, 0)
+		t.heap.replaceWorst(c)
 	}
 }
 
