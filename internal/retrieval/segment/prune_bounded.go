@@ -44,10 +44,10 @@ var boundPool = sync.Pool{New: func() any { return new([]float32) }}
 
 // seedBounded adds up, in each of bounded's segments, every parent's
 // bound over the query's terms into the segment's acc, then scores the
-// seeds parents of largest bound among them all, in segment and parent
-// order, sweepBatch at a time (see scoreParents), and zeroes their
-// bounds: best's floor is then near its final value, and sweep passes
-// over them. Every cursor is left at its start. The returned function gives the bounds back to the pool; call
+// seeds parents of largest bound among them all, sweepBatch at a time in
+// decreasing order of bound (so that the floor rises soonest and the
+// later seeds are passed over most), and zeroes their bounds: best's
+// floor is then near its final value, and sweep passes over them. Every cursor is left at its start. The returned function gives the bounds back to the pool; call
 // it once the searches are done, whatever the error.
 func seedBounded(ctx context.Context, bounded []*maxScore, seeds int, best *topK) (release func(), err error) {
 	parents := 0
@@ -68,24 +68,37 @@ func seedBounded(ctx context.Context, bounded []*maxScore, seeds int, best *topK
 		}
 	}
 	first := largestBounds(bounded, seeds)
-	slices.SortFunc(first, func(a, b seed) int {
-		return cmp.Or(cmp.Compare(a.search, b.search), cmp.Compare(a.parent, b.parent))
-	})
-	for i, sd := range first {
-		m := bounded[sd.search]
-		if float64(sd.bound)*m.slack >= float64(best.floor()) {
-			m.batch = append(m.batch, sd.parent)
-		}
-		m.acc[sd.parent] = 0 // scored, or never to be
-		if len(m.batch) == sweepBatch || i+1 == len(first) || first[i+1].search != sd.search {
-			m.scoreParents(m.batch, best)
-			m.batch = m.batch[:0]
-		}
+	slices.SortFunc(first, func(a, b seed) int { return cmp.Compare(b.bound, a.bound) })
+	for _, sd := range first {
+		bounded[sd.search].acc[sd.parent] = 0 // scored, or never to be
+	}
+	for from := 0; from < len(first); from += sweepBatch {
+		scoreSeeds(bounded, first[from:min(from+sweepBatch, len(first))], best)
 	}
 	for _, m := range bounded {
 		m.rewind()
 	}
 	return release, nil
+}
+
+// scoreSeeds scores, in segment and parent order, those of seeds whose
+// bound, widened, still reaches best's floor, each segment's from its
+// cursors' start.
+func scoreSeeds(bounded []*maxScore, seeds []seed, best *topK) {
+	slices.SortFunc(seeds, func(a, b seed) int {
+		return cmp.Or(cmp.Compare(a.search, b.search), cmp.Compare(a.parent, b.parent))
+	})
+	for i, sd := range seeds {
+		m := bounded[sd.search]
+		if float64(sd.bound)*m.slack >= float64(best.floor()) {
+			m.batch = append(m.batch, sd.parent)
+		}
+		if i+1 == len(seeds) || seeds[i+1].search != sd.search {
+			m.rewind()
+			m.scoreParents(m.batch, best)
+			m.batch = m.batch[:0]
+		}
+	}
 }
 
 // addBounds adds every query term's bound at each of its parent postings
