@@ -44,28 +44,27 @@ func withGroups(bound float32, groups uint8) float32 {
 // groupsOf returns the groups withGroups put in bound.
 func groupsOf(bound float32) uint8 { return uint8(math.Float32bits(bound)) }
 
-// groupsReach reports whether some group of parent's children could score
-// floor or more, from here, the query terms' postings at parent: a child
+// groupsReach reports whether some group of p's children could score
+// floor or more, from here, the query terms' postings at p: a child
 // of a group holding a term weighs at most the term's posting bound, and
 // a child of a group not holding it weighs exactly its context's weight
 // for it (nothing when the context lacks it too). The sums are widened
 // as run widens a parent's bound. A parent whose bound reaches floor
 // often has no group that does: the bound adds up each term's best child,
 // and different children hold different terms.
-func (m *maxScore) groupsReach(parent uint32, here []termAt, floor float64) bool {
+func (m *maxScore) groupsReach(p parentAt, here []termAt, floor float64) bool {
 	if math.IsInf(floor, -1) {
 		return true
 	}
-	n := m.seg.parentFirst[parent+1] - m.seg.parentFirst[parent]
-	groups := min(n, childGroups)
+	groups := min(p.children, childGroups)
 	var sums [childGroups]float64
 	for i := range here {
 		h := &here[i]
-		bound, context := float64(h.t.qw*h.t.bounds[h.j]), 0.0
+		bound, context := float64(h.t.qw*h.bound), 0.0
 		if h.context > 0 {
-			context = float64(h.t.qw * m.w.context(h.context, parent))
+			context = float64(h.t.qw * m.w.contextAt(h.context, p.contextNorm))
 		}
-		held := groupsOf(h.t.bounds[h.j])
+		held := groupsOf(h.bound)
 		for g := range groups {
 			if held&(1<<g) != 0 {
 				sums[g] += bound

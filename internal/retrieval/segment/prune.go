@@ -81,19 +81,19 @@ func (t *termCursor) seek(parent uint32) {
 
 // maxScore is the state of one segment's pruned search.
 type maxScore struct {
-	seg      *Segment
-	index    int
-	w        weigher
-	byID     []*termCursor // the query's terms in the segment, in id order
-	byMax    []*termCursor // the same, by increasing largest bound
-	upTo     []float64     // upTo[i]: the largest bounds of byMax[:i+1] summed
-	slack    float64       // how much a float32 sum of the terms can exceed their exact sum
-	scores   []float32     // the scores of the children of the parent being scored
-	here     []termAt      // the query terms' postings at the parents being scored
-	hereEnds []int         // where each parent's postings end in here
-	batch    []uint32      // the parents sweep scores next
-	acc      []float32     // each parent's bound, in a segment searched by sweep
-	walk     walkChoice
+	seg     *Segment
+	index   int
+	w       weigher
+	byID    []*termCursor // the query's terms in the segment, in id order
+	byMax   []*termCursor // the same, by increasing largest bound
+	upTo    []float64     // upTo[i]: the largest bounds of byMax[:i+1] summed
+	slack   float64       // how much a float32 sum of the terms can exceed their exact sum
+	scores  []float32     // the scores of the children of the parent being scored
+	here    []termAt      // the query terms' postings at the parents being scored
+	located []parentAt    // the parents being scored
+	batch   []uint32      // the parents sweep scores next
+	acc     []float32     // each parent's bound, in a segment searched by sweep
+	walk    walkChoice
 }
 
 // newMaxScores returns the pruned search of q in each of the set's
@@ -110,7 +110,7 @@ func (s *Set) newMaxScores(q *vector.Sparse, sc *scratch) []*maxScore {
 		*m = maxScore{
 			seg: seg, index: i, w: s.weigher(seg), walk: s.walk,
 			byID: m.byID[:0], byMax: m.byMax[:0], upTo: m.upTo[:0],
-			scores: m.scores[:0], here: m.here[:0], hereEnds: m.hereEnds[:0], batch: m.batch[:0],
+			scores: m.scores[:0], here: m.here[:0], located: m.located[:0], batch: m.batch[:0],
 		}
 		out[i] = m
 	}
@@ -272,18 +272,18 @@ func (m *maxScore) scoreParent(parent uint32, best *topK) {
 // not wait on one another, so the processor overlaps their cache misses.
 func (m *maxScore) scoreParents(parents []uint32, best *topK) {
 	here := m.here[:0]
-	ends := m.hereEnds[:0]
+	located := m.located[:0]
 	for _, parent := range parents {
 		here = m.locate(parent, here)
-		ends = append(ends, len(here))
+		located = append(located, m.parentAt(parent, len(here)))
 	}
-	m.here, m.hereEnds = here, ends
+	m.here, m.located = here, located
 	from := 0
 	for i, parent := range parents {
-		if at := here[from:ends[i]]; m.groupsReach(parent, at, float64(best.floor())) {
+		if at := here[from:located[i].end]; m.groupsReach(located[i], at, float64(best.floor())) {
 			m.scoreAt(parent, at, best)
 		}
-		from = ends[i]
+		from = located[i].end
 	}
 }
 
@@ -300,7 +300,7 @@ func (m *maxScore) locate(parent uint32, here []termAt) []termAt {
 		} else if t.seek(parent); !t.at(parent) {
 			continue
 		}
-		here = append(here, termAt{t: t, j: t.next, context: t.pl.context(t.next)})
+		here = append(here, termAt{t: t, j: t.next, context: t.pl.context(t.next), bound: t.bounds[t.next]})
 	}
 	return here
 }
@@ -323,12 +323,32 @@ func (m *maxScore) scoreAt(parent uint32, here []termAt, best *topK) {
 	}
 }
 
+// parentAt is a parent being scored: where its query terms' postings end
+// in maxScore.here, how many children it has and its context's length
+// normalisation (read as it is found, like termAt's bound).
+type parentAt struct {
+	end         int
+	children    uint32
+	contextNorm float64
+}
+
+// parentAt returns parent's parentAt, its postings ending at end.
+func (m *maxScore) parentAt(parent uint32, end int) parentAt {
+	return parentAt{
+		end:         end,
+		children:    m.seg.parentFirst[parent+1] - m.seg.parentFirst[parent],
+		contextNorm: m.w.contextNorm(parent),
+	}
+}
+
 // termAt is a query term's posting at the parent being scored: which of
-// its parent postings it is, and its context frequency.
+// its parent postings it is, its context frequency and its bound (read
+// as it is found, so that the reads of a batch of parents overlap).
 type termAt struct {
 	t       *termCursor
 	j       int
 	context uint32
+	bound   float32
 }
 
 // addTerm adds h's term's weight for each child of parent times its query

@@ -59,7 +59,17 @@ func (w weigher) own(tf, slot uint32) float32 {
 // context is the context weight times the BM25 weight of a term
 // occurring tf times in parent's context.
 func (w weigher) context(tf, parent uint32) float32 {
-	return w.factor * w.doc.Weight(tf, w.norm(w.seg.parentTokens[parent]))
+	return w.contextAt(tf, w.contextNorm(parent))
+}
+
+// contextNorm is the length normalisation of parent's context.
+func (w weigher) contextNorm(parent uint32) float64 {
+	return w.norm(w.seg.parentTokens[parent])
+}
+
+// contextAt is context for a context of length normalisation norm.
+func (w weigher) contextAt(tf uint32, norm float64) float32 {
+	return w.factor * w.doc.Weight(tf, norm)
 }
 
 // postingBound bounds the weight of the term for every child of the
