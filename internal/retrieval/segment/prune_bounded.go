@@ -174,7 +174,7 @@ type seed struct {
 // largestBounds returns the n parents of largest positive bound over
 // every search's acc, in no particular order.
 func largestBounds(searches []*maxScore, n int) []seed {
-	h := seedHeap(make([]seed, 0, n))
+	h := make([]seed, 0, n)
 	if n == 0 {
 		return h
 	}
@@ -183,9 +183,9 @@ func largestBounds(searches []*maxScore, n int) []seed {
 		acc := m.acc
 		for p := maxima.FirstAtLeast(acc, 0, least); p < len(acc); p = maxima.FirstAtLeast(acc, p+1, least) {
 			if sd := (seed{bound: acc[p], search: i, parent: uint32(p)}); len(h) < n {
-				h.push(sd)
+				h = heapPush(h, sd)
 			} else {
-				h.replaceLeast(sd)
+				heapReplaceRoot(h, sd)
 			}
 			if len(h) == n {
 				least = math.Nextafter32(h[0].bound, float32(math.Inf(1)))
@@ -195,38 +195,6 @@ func largestBounds(searches []*maxScore, n int) []seed {
 	return h
 }
 
-// seedHeap is a heap of seeds, the smallest bound at its root.
-type seedHeap []seed
-
-// push adds sd to the heap.
-func (h *seedHeap) push(sd seed) {
-	*h = append(*h, sd)
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		up := (i - 1) / 2
-		if s[up].bound <= s[i].bound {
-			break
-		}
-		s[up], s[i] = s[i], s[up]
-		i = up
-	}
-}
-
-// replaceLeast puts sd in place of the root and restores the heap.
-func (h seedHeap) replaceLeast(sd seed) {
-	h[0] = sd
-	for i := 0; ; {
-		least, l, r := i, 2*i+1, 2*i+2
-		if l < len(h) && h[l].bound < h[least].bound {
-			least = l
-		}
-		if r < len(h) && h[r].bound < h[least].bound {
-			least = r
-		}
-		if least == i {
-			return
-		}
-		h[i], h[least] = h[least], h[i]
-		i = least
-	}
-}
+// nearerRoot orders the heap of seeds largestBounds keeps: the smallest
+// bound at its root.
+func (sd seed) nearerRoot(other seed) bool { return sd.bound < other.bound }

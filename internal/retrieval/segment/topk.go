@@ -27,44 +27,11 @@ func better(a, b candidate) bool {
 // is the worst kept.
 type topK struct {
 	k    int
-	heap worstFirst
+	heap []candidate // a heap by nearerRoot
 }
 
-// worstFirst is a heap of candidates, the worst at its root.
-type worstFirst []candidate
-
-// push adds c to the heap.
-func (h *worstFirst) push(c candidate) {
-	*h = append(*h, c)
-	l := *h
-	for i := len(l) - 1; i > 0; {
-		up := (i - 1) / 2
-		if !better(l[up], l[i]) {
-			break
-		}
-		l[up], l[i] = l[i], l[up]
-		i = up
-	}
-}
-
-// replaceWorst puts c in place of the root and restores the heap.
-func (h worstFirst) replaceWorst(c candidate) {
-	h[0] = c
-	for i := 0; ; {
-		worst, l, r := i, 2*i+1, 2*i+2
-		if l < len(h) && better(h[worst], h[l]) {
-			worst = l
-		}
-		if r < len(h) && better(h[worst], h[r]) {
-			worst = r
-		}
-		if worst == i {
-			return
-		}
-		h[i], h[worst] = h[worst], h[i]
-		i = worst
-	}
-}
+// nearerRoot orders the heap of topK: the worst candidate at its root.
+func (c candidate) nearerRoot(other candidate) bool { return better(other, c) }
 
 // floor is the lowest score offer can still accept: the k-th kept score
 // once k are kept, -Inf before.
@@ -79,11 +46,11 @@ func (t *topK) floor() float32 {
 // fewer than k are kept.
 func (t *topK) offer(c candidate) {
 	if len(t.heap) < t.k {
-		t.heap.push(c)
+		t.heap = heapPush(t.heap, c)
 		return
 	}
 	if better(c, t.heap[0]) {
-		t.heap.replaceWorst(c)
+		heapReplaceRoot(t.heap, c)
 	}
 }
 
