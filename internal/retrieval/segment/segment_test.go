@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -324,6 +325,52 @@ func TestSearchRefusesAndFallsBack(t *testing.T) {
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("weights %v: %v, want %v", q.Values, got, want)
+		}
+	}
+}
+
+// TestSearchesRunConcurrently checks that searches of one set from many
+// goroutines at once, which share the pool of their memory, each return
+// what the same search alone returns.
+func TestSearchesRunConcurrently(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(11, 13))
+	corpus := randomCorpus(rng, 300)
+	analysed := analyse(corpus)
+	set, _ := segmentSet(t, analysed, []int{60, 150, 151, 240}, 0.8)
+	var queries []*vector.Sparse
+	var alone [][]segment.Hit
+	for range 40 {
+		q, err := set.Lexical().EmbedQuery(ctx, randomQuery(rng, corpus))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hits, err := set.Search(ctx, q.Sparse, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		queries, alone = append(queries, q.Sparse), append(alone, hits)
+	}
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for round := range 20 {
+				i := (g*7 + round) % len(queries)
+				hits, err := set.Search(ctx, queries[i], 5)
+				if err == nil && !slices.Equal(hits, alone[i]) {
+					err = fmt.Errorf("query %d: %v at once, %v alone", i, hits, alone[i])
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
 		}
 	}
 }
