@@ -47,8 +47,10 @@ var boundPool = sync.Pool{New: func() any { return new([]float32) }}
 // seeds parents of largest bound among them all, sweepBatch at a time in
 // decreasing order of bound (so that the floor rises soonest and the
 // later seeds are passed over most), and zeroes their bounds: best's
-// floor is then near its final value, and sweep passes over them. Every cursor is left at its start. The returned function gives the bounds back to the pool; call
-// it once the searches are done, whatever the error.
+// floor is then near its final value, and sweep passes over them. Every
+// cursor is left at its start. The returned function gives the bounds
+// back to the pool; call it once the searches are done, whatever the
+// error.
 func seedBounded(ctx context.Context, bounded []*maxScore, seeds int, best *topK) (release func(), err error) {
 	parents := 0
 	for _, m := range bounded {

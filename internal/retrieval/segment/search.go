@@ -36,7 +36,7 @@ func (s *Set) SearchExhaustive(ctx context.Context, q *vector.Sparse, k int) ([]
 		}
 		acc = slices.Grow(acc[:0], seg.Children())[:seg.Children()]
 		clear(acc)
-		s.score(seg, q, acc)
+		s.score(i, q, acc)
 		for slot, score := range acc {
 			if score > 0 {
 				best.offer(candidate{score: score, seg: i, slot: uint32(slot), id: seg.idBytes(uint32(slot))})
@@ -67,16 +67,18 @@ func (s *Set) checkRequest(q *vector.Sparse, k int) error {
 	return nil
 }
 
-// score adds to acc, the scores of seg's children, the products of q's
-// weights with their weights for each of q's terms, term by term in
-// increasing id order, as an inner product does.
-func (s *Set) score(seg *Segment, q *vector.Sparse, acc []float32) {
-	for i, id := range q.Indices {
-		if q.Values[i] == 0 {
+// score adds to acc, the scores of the i-th segment's children, the
+// products of q's weights with their weights for each of q's terms, term
+// by term in increasing id order, as an inner product does.
+func (s *Set) score(i int, q *vector.Sparse, acc []float32) {
+	for j, id := range q.Indices {
+		if q.Values[j] == 0 {
 			continue
 		}
-		if k, ok := seg.Lookup(s.vocab[id]); ok {
-			s.accumulate(seg, k, q.Values[i], acc)
+		for _, in := range s.terms.of(id) {
+			if int(in.seg) == i {
+				s.accumulate(s.segs[i], int(in.k), q.Values[j], acc)
+			}
 		}
 	}
 }

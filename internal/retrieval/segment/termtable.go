@@ -22,11 +22,11 @@ func newTermTable(segs []*Segment, vocab []string) termTable {
 	for i, seg := range segs {
 		id := 0
 		for k := range seg.Terms() {
-			t := string(seg.termBytes(k))
-			for id < len(vocab) && vocab[id] < t {
+			t := seg.termBytes(k)
+			for id < len(vocab) && string(t) > vocab[id] {
 				id++
 			}
-			if id < len(vocab) && vocab[id] == t {
+			if id < len(vocab) && string(t) == vocab[id] {
 				all = append(all, found{id: uint32(id), seg: uint32(i), k: uint32(k)})
 				starts[id+1]++
 			}
