@@ -5,14 +5,15 @@ import (
 	"hash/crc32"
 )
 
-// Segment file layout, version 2. Every integer is little endian; every
-// section is an array of uint32 (so 4-byte aligned, as the 56-byte header
-// leaves them), but for the two byte arenas, each padded with zeros to a
+// Segment file layout, version 3. Every integer is little endian; every
+// section is an array of uint32 (so 4-byte aligned, as the 64-byte header
+// leaves them), but for the four byte arenas, each padded with zeros to a
 // multiple of 4:
 //
 //	header: magic "PRGS" | version | flags | children | parents | terms |
 //	        child postings | parent postings | term bytes | id bytes |
-//	        zero | zero | tokens (uint64: the children's lengths summed)
+//	        documents | parent id bytes | document id bytes | zero |
+//	        tokens (uint64: the children's lengths summed)
 //	childTokens[children]      each child's length in tokens
 //	parentFirst[parents+1]     each parent's first child; children in slot order
 //	parentTokens[parents]      each parent's context length (0 without contexts)
@@ -24,7 +25,13 @@ import (
 //	parent postings            [3 × parent postings] by term, parents increasing:
 //	                           parent | context frequency | first child posting
 //	idEnds[children]           where each child's id ends in the id arena
-//	term arena, id arena       terms in strictly increasing byte order
+//	childOrdinals[children]    each child's ordinal within its document
+//	parentDocs[parents]        each parent's document, an index of docEnds
+//	parentIDEnds[parents]      where each parent's id ends in its arena
+//	docEnds[documents]         where each document's id ends in its arena
+//	term arena, id arena,      terms in strictly increasing byte order;
+//	parent id arena,           a document's id once for a run of parents
+//	document id arena          of that document
 //	CRC-32C of every byte before it
 //
 // A term's parent postings are the parents whose context or some child
@@ -36,8 +43,8 @@ import (
 // frequency in the segment is its number of child postings.
 const (
 	fileMagic   = "PRGS"
-	fileVersion = 2
-	headerSize  = 56
+	fileVersion = 3
+	headerSize  = 64
 	trailerSize = 4
 	childWords  = 2 // the words of a child posting
 	parentWords = 3 // the words of a parent posting
@@ -55,13 +62,15 @@ type header struct {
 	children, parents, terms      uint32
 	childPostings, parentPostings uint32
 	termBytes, idBytes            uint32
+	docs                          uint32
+	parentIDBytes, docIDBytes     uint32
 	tokens                        uint64
 }
 
 // appendTo appends the encoded header to b.
 func (h *header) appendTo(b []byte) []byte {
 	b = append(b, fileMagic...)
-	for _, v := range []uint32{fileVersion, h.flags, h.children, h.parents, h.terms, h.childPostings, h.parentPostings, h.termBytes, h.idBytes, 0, 0} {
+	for _, v := range []uint32{fileVersion, h.flags, h.children, h.parents, h.terms, h.childPostings, h.parentPostings, h.termBytes, h.idBytes, h.docs, h.parentIDBytes, h.docIDBytes, 0} {
 		b = binary.LittleEndian.AppendUint32(b, v)
 	}
 	return binary.LittleEndian.AppendUint64(b, h.tokens)
@@ -69,9 +78,10 @@ func (h *header) appendTo(b []byte) []byte {
 
 // words is the number of uint32 words the sections after the header take.
 func (h *header) words() uint64 {
-	c, p, t := uint64(h.children), uint64(h.parents), uint64(h.terms)
+	c, p, t, d := uint64(h.children), uint64(h.parents), uint64(h.terms), uint64(h.docs)
 	cp, pp := uint64(h.childPostings), uint64(h.parentPostings)
-	return c + (p + 1) + p + t + t + childWords*cp + t + parentWords*pp + c + padded(h.termBytes)/4 + padded(h.idBytes)/4
+	arenas := padded(h.termBytes) + padded(h.idBytes) + padded(h.parentIDBytes) + padded(h.docIDBytes)
+	return c + (p + 1) + p + t + t + childWords*cp + t + parentWords*pp + c + c + p + p + d + arenas/4
 }
 
 // padded is n rounded up to a multiple of 4.

@@ -25,7 +25,13 @@ type Segment struct {
 	child        postingLists
 	parent       postingLists
 	idEnds       []uint32
+	ordinals     []uint32
+	parentDocs   []uint32
+	parentIDEnds []uint32
+	docEnds      []uint32
 	terms, ids   []byte
+	parentIDs    []byte
+	docIDs       []byte
 }
 
 // postingLists are the postings of every term, by term: child postings
@@ -119,8 +125,14 @@ func Open(data []byte) (*Segment, error) {
 	s.child = postingLists{ends: r.next(uint64(h.terms)), words: r.next(childWords * uint64(h.childPostings))}
 	s.parent = postingLists{ends: r.next(uint64(h.terms)), words: r.next(parentWords * uint64(h.parentPostings))}
 	s.idEnds = r.next(uint64(h.children))
+	s.ordinals = r.next(uint64(h.children))
+	s.parentDocs = r.next(uint64(h.parents))
+	s.parentIDEnds = r.next(uint64(h.parents))
+	s.docEnds = r.next(uint64(h.docs))
 	s.terms = r.arena(h.termBytes)
 	s.ids = r.arena(h.idBytes)
+	s.parentIDs = r.arena(h.parentIDBytes)
+	s.docIDs = r.arena(h.docIDBytes)
 	if err := s.validate(); err != nil {
 		return nil, err
 	}
@@ -147,12 +159,13 @@ func readHeader(data []byte) (header, error) {
 	}
 	h.flags, h.children, h.parents, h.terms = u(1), u(2), u(3), u(4)
 	h.childPostings, h.parentPostings, h.termBytes, h.idBytes = u(5), u(6), u(7), u(8)
-	h.tokens = binary.LittleEndian.Uint64(data[48:])
+	h.docs, h.parentIDBytes, h.docIDBytes = u(9), u(10), u(11)
+	h.tokens = binary.LittleEndian.Uint64(data[56:])
 	if h.flags&^flagContexts != 0 {
 		return h, corrupt("unknown flags %#x", h.flags)
 	}
-	if u(9) != 0 || u(10) != 0 {
-		return h, corrupt("reserved words are %d and %d, not 0", u(9), u(10))
+	if u(12) != 0 {
+		return h, corrupt("the reserved word is %d, not 0", u(12))
 	}
 	return h, nil
 }

@@ -23,11 +23,11 @@ func smallSegment(t *testing.T) []byte {
 		{"Hotels near the station fill early in summer", []string{"Hotels near the station", "fill early in summer"}},
 		{"Meals are served from seven", []string{"Meals are served from seven"}},
 	} {
-		if err := w.AddParent(scratch.AnalyzeCounts(parent.context)); err != nil {
+		if err := w.AddParent(parentID(p), docID(p), scratch.AnalyzeCounts(parent.context)); err != nil {
 			t.Fatal(err)
 		}
 		for c, text := range parent.children {
-			if err := w.AddChild(childID(p, c), scratch.AnalyzeCounts(text)); err != nil {
+			if err := w.AddChild(childID(p, c), c, scratch.AnalyzeCounts(text)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -68,13 +68,17 @@ func TestOpenChecksWhatTheChecksumCovers(t *testing.T) {
 	h := func(i int) uint32 { return binary.LittleEndian.Uint32(data[4+4*i:]) }
 	children, parents, terms := h(2), h(3), h(4)
 	childPostings := int(h(5))
-	childTokens := 56
+	childTokens := 64
 	parentFirst := childTokens + 4*int(children)
 	termEnds := parentFirst + 4*int(parents+1) + 4*int(parents)
 	childEnds := termEnds + 4*int(terms)
 	childPosts := childEnds + 4*int(terms)
 	parentEnds := childPosts + 8*childPostings
 	parentPosts := parentEnds + 4*int(terms)
+	idEnds := parentPosts + 12*int(h(6))
+	parentDocs := idEnds + 8*int(children)
+	parentIDEnds := parentDocs + 4*int(parents)
+	docEnds := parentIDEnds + 4*int(parents)
 	for _, c := range []struct {
 		name string
 		at   int
@@ -90,7 +94,10 @@ func TestOpenChecksWhatTheChecksumCovers(t *testing.T) {
 		{"a term's first children not at its first child posting", parentPosts + 8, 1},
 		{"flags this format does not know", 8, 6},
 		{"another format version", 4, 1},
-		{"a reserved word set", 4 + 4*9, 1},
+		{"a reserved word set", 4 + 4*12, 1},
+		{"a parent of a document beyond the documents", parentDocs, h(9)},
+		{"parent ids ending beyond their arena", parentIDEnds + 4*int(parents-1), 1 << 20},
+		{"document ids ending before the arena's end", docEnds + 4*int(h(9)-1), 0},
 	} {
 		damaged := append([]byte(nil), data...)
 		binary.LittleEndian.PutUint32(damaged[c.at:], c.word)
@@ -122,6 +129,17 @@ func TestWriterIsDeterministicAndReadable(t *testing.T) {
 	if s.ID(2) != childID(1, 0) {
 		t.Fatalf("slot 2 holds %q, want %q", s.ID(2), childID(1, 0))
 	}
+	for slot, want := range []struct {
+		parent, ordinal int
+	}{{0, 0}, {0, 1}, {1, 0}} {
+		p := s.ParentOf(uint32(slot))
+		if p != want.parent || s.Ordinal(uint32(slot)) != want.ordinal {
+			t.Fatalf("slot %d: parent %d, ordinal %d; want %d, %d", slot, p, s.Ordinal(uint32(slot)), want.parent, want.ordinal)
+		}
+		if s.ParentID(p) != parentID(p) || s.DocID(p) != docID(p) {
+			t.Fatalf("parent %d: id %q of document %q; want %q of %q", p, s.ParentID(p), s.DocID(p), parentID(p), docID(p))
+		}
+	}
 	k, ok := s.Lookup("hotel")
 	if !ok || s.Term(k) != "hotel" || s.DocFreq(k) != 1 {
 		t.Fatalf("hotel: index %d, found %v, df %d; want found in one child", k, ok, s.DocFreq(k))
@@ -140,10 +158,10 @@ func TestWriterIsDeterministicAndReadable(t *testing.T) {
 // TestWriterRefusesWhatItCannotStore checks the writer's errors.
 func TestWriterRefusesWhatItCannotStore(t *testing.T) {
 	w := segment.NewWriter(false)
-	if err := w.AddChild("orphan", embed.Analysis{}); !errors.Is(err, segment.ErrNoParent) {
+	if err := w.AddChild("orphan", 0, embed.Analysis{}); !errors.Is(err, segment.ErrNoParent) {
 		t.Fatalf("a child before any parent: error %v, want ErrNoParent", err)
 	}
-	if err := w.AddParent(embed.Analysis{}); err != nil {
+	if err := w.AddParent("p", "d", embed.Analysis{}); err != nil {
 		t.Fatal(err)
 	}
 	for name, a := range map[string]embed.Analysis{
@@ -152,8 +170,11 @@ func TestWriterRefusesWhatItCannotStore(t *testing.T) {
 		"a zero count":         {Terms: []string{"a"}, Counts: []uint32{0}, Tokens: 1},
 		"counts not matching":  {Terms: []string{"a"}, Tokens: 1},
 	} {
-		if err := w.AddChild("c", a); err == nil {
+		if err := w.AddChild("c", 0, a); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+	if err := w.AddChild("c", -1, embed.Analysis{}); err == nil {
+		t.Error("a negative ordinal: accepted")
 	}
 }

@@ -41,6 +41,21 @@ func (s *Segment) Lookup(t string) (int, bool) {
 // ID returns the id of the child in the given slot.
 func (s *Segment) ID(slot uint32) string { return string(s.idBytes(slot)) }
 
+// ParentOf returns the parent of the child in the given slot.
+func (s *Segment) ParentOf(slot uint32) int {
+	return sort.Search(int(s.h.parents), func(p int) bool { return s.parentFirst[p+1] > slot })
+}
+
+// ParentID returns the id of parent p.
+func (s *Segment) ParentID(p int) string { return string(view(s.parentIDs, s.parentIDEnds, p)) }
+
+// DocID returns the id of parent p's document.
+func (s *Segment) DocID(p int) string { return string(view(s.docIDs, s.docEnds, int(s.parentDocs[p]))) }
+
+// Ordinal returns the ordinal, within its document, of the child in the
+// given slot.
+func (s *Segment) Ordinal(slot uint32) int { return int(s.ordinals[slot]) }
+
 // termBytes returns the k-th term as a view of the arena.
 func (s *Segment) termBytes(k int) []byte {
 	return view(s.terms, s.termEnds, k)

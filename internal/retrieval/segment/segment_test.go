@@ -69,6 +69,13 @@ func randomWord(rng *rand.Rand) string {
 // childID is the id of the c-th child of the p-th parent.
 func childID(p, c int) string { return fmt.Sprintf("child-%07d-%d", p, c) }
 
+// parentID is the id of parent p of a test corpus.
+func parentID(p int) string { return fmt.Sprintf("parent-%07d", p) }
+
+// docID is the id of parent p's document in a test corpus: three parents
+// a document.
+func docID(p int) string { return fmt.Sprintf("doc-%06d", p/3) }
+
 // analysedParent is one parent of a corpus as a build holds it: the
 // analysis of its context and of each of its children's texts.
 type analysedParent struct {
@@ -171,11 +178,11 @@ func segmentBytes(tb testing.TB, corpus []analysedParent, lo, hi int, weight flo
 	tb.Helper()
 	w := segment.NewWriter(weight > 0)
 	for p := lo; p < hi; p++ {
-		if err := w.AddParent(corpus[p].context); err != nil {
+		if err := w.AddParent(parentID(p), docID(p), corpus[p].context); err != nil {
 			tb.Fatal(err)
 		}
 		for c, a := range corpus[p].children {
-			if err := w.AddChild(childID(p, c), a); err != nil {
+			if err := w.AddChild(childID(p, c), c, a); err != nil {
 				tb.Fatal(err)
 			}
 		}

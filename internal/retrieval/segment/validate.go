@@ -8,6 +8,17 @@ func (s *Segment) validate() error {
 	if err := checkEnds(s.idEnds, h.idBytes, "child id"); err != nil {
 		return err
 	}
+	if err := checkEnds(s.parentIDEnds, h.parentIDBytes, "parent id"); err != nil {
+		return err
+	}
+	if err := checkEnds(s.docEnds, h.docIDBytes, "document id"); err != nil {
+		return err
+	}
+	for p, d := range s.parentDocs {
+		if d >= h.docs {
+			return corrupt("parent %d is of document %d of %d", p, d, h.docs)
+		}
+	}
 	if err := checkEnds(s.termEnds, h.termBytes, "term"); err != nil {
 		return err
 	}

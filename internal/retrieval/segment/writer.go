@@ -27,6 +27,10 @@ type Writer struct {
 	childLen []uint32
 	idEnds   []uint32
 	ids      []byte
+	ordinals []uint32
+	parents  idArena  // each parent's id
+	docs     idArena  // each run of parents' document id
+	docOf    []uint32 // by parent: its document's index in docs
 	keys     []int    // the term indices of the analysis being added
 	seen     []uint32 // by term: the stamp of the last analysis holding it
 	stamp    uint32
@@ -54,10 +58,10 @@ func NewWriter(contexts bool) *Writer {
 	return w
 }
 
-// AddParent starts the next parent, whose context is the analysis given
-// (ignored by a writer without contexts). The children added after it,
-// until the next AddParent, are its own.
-func (w *Writer) AddParent(context embed.Analysis) error {
+// AddParent starts the next parent, with its id, its document's id and
+// its context's analysis (ignored by a writer without contexts). The
+// children added after it, until the next AddParent, are its own.
+func (w *Writer) AddParent(id, doc string, context embed.Analysis) error {
 	if w.h.parents == math.MaxUint32-1 {
 		return fmt.Errorf("segment: more than %d parents", math.MaxUint32-1)
 	}
@@ -65,10 +69,18 @@ func (w *Writer) AddParent(context embed.Analysis) error {
 		context = embed.Analysis{}
 	}
 	if err := w.resolve(context); err != nil {
-		return fmt.Errorf("segment: context of parent %d: %w", w.h.parents, err)
+		return fmt.Errorf("segment: context of parent %q: %w", id, err)
+	}
+	if !w.parents.fits(id) || !w.docs.fits(doc) {
+		return fmt.Errorf("segment: parent or document ids exceed %d bytes", uint32(math.MaxUint32))
 	}
 	parent := w.h.parents
 	w.h.parents++
+	w.parents.add(id)
+	if !w.docs.lastIs(doc) {
+		w.docs.add(doc)
+	}
+	w.docOf = append(w.docOf, uint32(w.docs.len()-1))
 	w.first = append(w.first, w.h.children)
 	w.ctxLen = append(w.ctxLen, uint32(context.Tokens))
 	for i, k := range w.keys {
@@ -77,14 +89,17 @@ func (w *Writer) AddParent(context embed.Analysis) error {
 	return nil
 }
 
-// AddChild adds the next child, of the last parent added, with its id
-// and the analysis of its embedded text.
-func (w *Writer) AddChild(id string, a embed.Analysis) error {
+// AddChild adds the next child, of the last parent added, with its id,
+// its ordinal within its document and the analysis of its embedded text.
+func (w *Writer) AddChild(id string, ordinal int, a embed.Analysis) error {
 	if w.h.parents == 0 {
 		return ErrNoParent
 	}
 	if w.h.children == math.MaxUint32 {
 		return fmt.Errorf("segment: more than %d children", uint32(math.MaxUint32))
+	}
+	if ordinal < 0 || uint64(ordinal) > math.MaxUint32 {
+		return fmt.Errorf("segment: child %q: ordinal %d is out of range", id, ordinal)
 	}
 	if err := w.resolve(a); err != nil {
 		return fmt.Errorf("segment: child %q: %w", id, err)
@@ -98,6 +113,7 @@ func (w *Writer) AddChild(id string, a embed.Analysis) error {
 	w.childLen = append(w.childLen, uint32(a.Tokens))
 	w.ids = append(w.ids, id...)
 	w.idEnds = append(w.idEnds, uint32(len(w.ids)))
+	w.ordinals = append(w.ordinals, uint32(ordinal))
 	for i, k := range w.keys {
 		w.holdInChild(k, parent)
 		w.child[k] = append(w.child[k], childPosting{slot: slot, tf: a.Counts[i]})
@@ -186,6 +202,7 @@ func (w *Writer) Bytes() ([]byte, error) {
 		return nil, fmt.Errorf("segment: more than %d words of postings or bytes of terms", uint32(math.MaxUint32))
 	}
 	h.termBytes, h.idBytes = uint32(len(termArena)), uint32(len(w.ids))
+	h.docs, h.parentIDBytes, h.docIDBytes = uint32(w.docs.len()), uint32(len(w.parents.bytes)), uint32(len(w.docs.bytes))
 	h.childPostings, h.parentPostings = uint32(childPostings), uint32(parentPostings)
 	b := make([]byte, 0, headerSize+4*h.words()+trailerSize)
 	b = h.appendTo(b)
@@ -199,8 +216,14 @@ func (w *Writer) Bytes() ([]byte, error) {
 	b = appendEnds(b, order, func(k int) int { return len(w.parent[k]) })
 	b = appendParentPostings(b, order, w.parent)
 	b = appendWords(b, w.idEnds)
+	b = appendWords(b, w.ordinals)
+	b = appendWords(b, w.docOf)
+	b = appendWords(b, w.parents.ends)
+	b = appendWords(b, w.docs.ends)
 	b = appendArena(b, termArena)
 	b = appendArena(b, w.ids)
+	b = appendArena(b, w.parents.bytes)
+	b = appendArena(b, w.docs.bytes)
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
 }
 
@@ -235,4 +258,29 @@ func appendParentPostings(b []byte, order []int, lists [][]parentPosting) []byte
 		}
 	}
 	return b
+}
+
+// idArena collects strings end to end, with where each ends.
+type idArena struct {
+	ends  []uint32
+	bytes []byte
+}
+
+// fits reports whether id can be added without the arena passing 32 bits.
+func (a *idArena) fits(id string) bool {
+	return uint64(len(a.bytes))+uint64(len(id)) <= math.MaxUint32
+}
+
+// add appends id.
+func (a *idArena) add(id string) {
+	a.bytes = append(a.bytes, id...)
+	a.ends = append(a.ends, uint32(len(a.bytes)))
+}
+
+// len is the number of strings added.
+func (a *idArena) len() int { return len(a.ends) }
+
+// lastIs reports whether the last string added is id.
+func (a *idArena) lastIs(id string) bool {
+	return len(a.ends) > 0 && string(view(a.bytes, a.ends, len(a.ends)-1)) == id
 }
