@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"unsafe"
+
+	"github.com/parentrag/parentrag/internal/mmapfile"
 )
 
 // LoadEmbedded reads a store written by Save from dir/EmbeddedFile. The
@@ -49,7 +51,7 @@ func loadFile(path string, mapped bool) (*Embedded, error) {
 	e, viewed, err := decodeFile(b)
 	if err != nil {
 		if unmap {
-			err = errors.Join(err, unmapFile(b))
+			err = errors.Join(err, mmapfile.Unmap(b))
 		}
 		return nil, err
 	}
@@ -74,7 +76,7 @@ func readFileBytes(path string, mapped bool) (b []byte, unmap bool, err error) {
 	}
 	size := st.Size()
 	if mapped && size >= headerSizeV1+trailerSize {
-		if b, err := mapFile(f, size); err == nil {
+		if b, err := mmapfile.Map(f, size); err == nil {
 			return b, true, nil
 		}
 	}

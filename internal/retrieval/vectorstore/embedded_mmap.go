@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+
+	"github.com/parentrag/parentrag/internal/mmapfile"
 )
 
 // ErrClosed reports a call on a store after Close.
@@ -24,7 +26,7 @@ type fileMapping struct {
 // search keeps its store reachable).
 func (e *Embedded) attachMapping(data []byte, viewed int64) {
 	m := &fileMapping{data: data, viewed: viewed}
-	m.cleanup = runtime.AddCleanup(e, func(b []byte) { _ = unmapFile(b) }, data)
+	m.cleanup = runtime.AddCleanup(e, func(b []byte) { _ = mmapfile.Unmap(b) }, data)
 	e.mapping = m
 }
 
@@ -32,7 +34,7 @@ func (e *Embedded) attachMapping(data []byte, viewed int64) {
 // that it can never unmap the same range twice.
 func (m *fileMapping) release() error {
 	m.cleanup.Stop()
-	return unmapFile(m.data)
+	return mmapfile.Unmap(m.data)
 }
 
 // Close releases the store: a store loaded from a mapped file unmaps it.
