@@ -134,7 +134,7 @@ func indexedStore(tb testing.TB, corpus []analysedParent, weight float32) (*embe
 			if weight > 0 {
 				sum = vector.AppendScaled(vector.Sparse{}, *own, *ctxVec, weight)
 			}
-			records = append(records, vectorstore.Record{ID: childID(p, c), ParentID: fmt.Sprint(p), DocID: "d", Vector: vector.Vector{Sparse: &sum}})
+			records = append(records, vectorstore.Record{ID: childID(p, c), ParentID: parentID(p), DocID: docID(p), Ordinal: c, Vector: vector.Vector{Sparse: &sum}})
 		}
 		if len(records) >= 4096 {
 			if err := store.Upsert(context.Background(), records); err != nil {

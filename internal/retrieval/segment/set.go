@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
 
 // Set is a revision's child index: its segments, in order, and the BM25
@@ -21,6 +22,7 @@ type Set struct {
 	seeds         int               // how many parents seedBounded scores first
 	vocab         []string          // by vocabulary id, so in byte order
 	terms         termTable         // where each vocabulary term lies in the segments
+	reach         [][]uint32        // by segment, by term: the children holding it (see reachOf)
 	contextWeight float32
 }
 
@@ -53,10 +55,11 @@ func NewSet(segs []*Segment, k1, b float64, contextWeight float32) (*Set, error)
 	s := &Set{segs: segs, lex: lex, weights: weights, norms: normTable(weights, segs), vocab: vocab, contextWeight: contextWeight, seeds: seedParents}
 	s.terms = newTermTable(segs, vocab)
 	s.bounds, s.largest = make([][]float32, len(segs)), make([][]float32, len(segs))
-	s.dense = make([][]*parentMaxima, len(segs))
+	s.dense, s.reach = make([][]*parentMaxima, len(segs)), make([][]uint32, len(segs))
 	for i, seg := range segs {
 		s.bounds[i], s.largest[i] = s.postingBounds(seg)
 		s.dense[i] = denseMaxima(seg, s.bounds[i], s.largest[i])
+		s.reach[i] = reachOf(seg)
 	}
 	return s, nil
 }
@@ -79,6 +82,48 @@ func (s *Set) postingBounds(seg *Segment) (bounds, largest []float32) {
 		}
 	}
 	return bounds, largest
+}
+
+// reachOf returns, for each of seg's terms, how many children hold it in
+// their text or their parent's context: the children whose indexed vector
+// holds the term.
+func reachOf(seg *Segment) []uint32 {
+	reach := make([]uint32, seg.Terms())
+	for k := range seg.Terms() {
+		cl, pl := seg.children(k), seg.parents(k)
+		for j := range pl.len() {
+			lo, hi := pl.childSpan(j, cl.len())
+			n := uint32(hi - lo)
+			if p := pl.parent(j); pl.context(j) > 0 {
+				n = seg.parentFirst[p+1] - seg.parentFirst[p]
+			}
+			reach[k] += n
+		}
+	}
+	return reach
+}
+
+// postings returns how many children hold each of q's terms, summed.
+func (s *Set) postings(q *vector.Sparse) int {
+	n := 0
+	for _, id := range q.Indices {
+		if int(id) >= len(s.vocab) {
+			continue
+		}
+		for _, in := range s.terms.of(id) {
+			n += int(s.reach[in.seg][in.k])
+		}
+	}
+	return n
+}
+
+// Children returns the number of children of every segment.
+func (s *Set) Children() int {
+	n := 0
+	for _, seg := range s.segs {
+		n += seg.Children()
+	}
+	return n
 }
 
 // hasOrLacks words whether a segment carries contexts.
@@ -131,13 +176,14 @@ func (s *Set) Segments() []*Segment { return s.segs }
 
 // HeapBytes estimates what the set holds on the heap beside its
 // segments' bytes: every parent posting's bound, with the groups of
-// children holding its term, and every term's largest (4 bytes each), the dense terms' maxima (a byte per parent)
-// and which parents they hold (16 bytes per 64), the norm table, the
-// vocabulary and where each of its terms lies in the segments.
+// children holding its term, every term's largest and how many
+// children hold it (4 bytes each), the dense terms' maxima (a byte per
+// parent) and which parents they hold (16 bytes per 64), the norm table,
+// the vocabulary and where each of its terms lies in the segments.
 func (s *Set) HeapBytes() int64 {
 	n := int64(8*len(s.norms)) + s.terms.bytes()
 	for i := range s.bounds {
-		n += int64(4*len(s.bounds[i]) + 4*len(s.largest[i]) + 8*len(s.dense[i]))
+		n += int64(4*len(s.bounds[i]) + 4*len(s.largest[i]) + 8*len(s.dense[i]) + 4*len(s.reach[i]))
 		for _, d := range s.dense[i] {
 			if d != nil {
 				n += int64(len(d.codes) + 16*len(d.held))
