@@ -47,7 +47,9 @@ type Request struct {
 	Revision, SourceDigest string
 	// VectorStore records where the children live; Collection, when set,
 	// is the Milvus collection to create and fill (nil: the bundle holds
-	// the vectors).
+	// the vectors). Kind bundle.VectorStoreSegments writes the children,
+	// for the lexical embedder, as segments of counts in the bundle (see
+	// indexer.Options.OnSegment) instead of an embedded store's vectors.
 	VectorStore bundle.VectorStoreRef
 	Collection  *milvus.Config
 	// Workers embed in parallel; 0 means the indexer's default.
@@ -168,6 +170,13 @@ func (req *Request) index(ctx context.Context, pending *bundle.Pending, opts ind
 			}
 			return nil
 		}
+	} else if req.VectorStore.Kind == bundle.VectorStoreSegments {
+		w, err := pending.Segments()
+		if err != nil {
+			return nil, err
+		}
+		opts.OnSegment = w.Add
+		finish = func(int) error { return nil }
 	} else {
 		w, err := vectorstore.NewFileWriter(pending.ChildrenDir(), vectorstore.EmbeddedOptions{})
 		if err != nil {

@@ -31,6 +31,12 @@ var createdAt = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // and how many documents were reused.
 func cachedBuild(t *testing.T, docs []hierarchy.Document, spec policy.Compiled, cacheDir string) (string, int) {
 	t.Helper()
+	return buildInto(t, docs, spec, cacheDir, bundle.VectorStoreRef{})
+}
+
+// buildInto is cachedBuild with the children kept where store says.
+func buildInto(t *testing.T, docs []hierarchy.Document, spec policy.Compiled, cacheDir string, store bundle.VectorStoreRef) (string, int) {
+	t.Helper()
 	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB, ContextWeight: indexer.DefaultContextWeight}
 	e, err := build.NewEmbedder(cfg)
 	if err != nil {
@@ -41,7 +47,7 @@ func cachedBuild(t *testing.T, docs []hierarchy.Document, spec policy.Compiled, 
 	dir := filepath.Join(t.TempDir(), "bundle")
 	built, err := build.Run(context.Background(), build.Request{
 		Docs: docs, Policy: spec.Manifested(), Embedder: e, EmbedderConfig: cfg,
-		Revision: bundle.Revision(spec.Revision, digest, cfg, bundle.VectorStoreRef{}, ""), SourceDigest: digest,
+		Revision: bundle.Revision(spec.Revision, digest, cfg, store, ""), SourceDigest: digest, VectorStore: store,
 		OnProgress: func(p indexer.Progress) {
 			if p.Stage == indexer.StageSplit && p.Done == p.Total {
 				reported = p.Reused

@@ -84,8 +84,11 @@ type Embedder struct {
 // stored: a reader takes them from MILVUS_TOKEN, or MILVUS_USERNAME and
 // MILVUS_PASSWORD.
 type VectorStoreRef struct {
-	// Kind is "embedded" (or empty) or "milvus".
+	// Kind is "embedded" (or empty), "segments" or "milvus".
 	Kind string `json:"kind,omitempty"`
+	// Segments names the files of a child index of segments, in order,
+	// under children/segments.
+	Segments []string `json:"segments,omitempty"`
 	// Address, Database, Collection, TLS, Dense, Metric and Consistency
 	// locate and describe a Milvus collection.
 	Address     string `json:"address,omitempty"`
@@ -106,6 +109,7 @@ type VectorStoreRef struct {
 // Vector store kinds.
 const (
 	VectorStoreEmbedded = "embedded"
+	VectorStoreSegments = "segments"
 	VectorStoreMilvus   = "milvus"
 )
 

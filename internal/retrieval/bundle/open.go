@@ -11,6 +11,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
+	"github.com/parentrag/parentrag/internal/retrieval/segment"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore/milvus"
 )
@@ -22,6 +23,7 @@ type Bundle struct {
 	parents   *parentstore.Files
 	external  *milvus.Store
 	embedded  *vectorstore.Embedded
+	segments  *segment.Store
 }
 
 // Open opens the bundle in dir; see OpenContext.
@@ -62,12 +64,13 @@ func OpenWith(ctx context.Context, dir string, opts OpenOptions) (*Bundle, error
 	if err := VerifyFiles(ctx, dir, m); err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	children, external, err := openChildren(ctx, dir, m.VectorStore, opts)
+	children, external, err := openChildren(ctx, dir, m, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	b := &Bundle{Manifest: m, external: external}
 	b.embedded, _ = children.(*vectorstore.Embedded)
+	b.segments, _ = children.(*segment.Store)
 	if b.parents, err = parentstore.OpenFiles(dir); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("%s: %w", dir, err)
@@ -76,7 +79,7 @@ func OpenWith(ctx context.Context, dir string, opts OpenOptions) (*Bundle, error
 		b.Close()
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	e, err := openEmbedder(dir, m.Embedder)
+	e, err := b.queryEmbedder(dir)
 	if err != nil {
 		b.Close()
 		return nil, fmt.Errorf("%s: %w", dir, err)
@@ -85,10 +88,28 @@ func OpenWith(ctx context.Context, dir string, opts OpenOptions) (*Bundle, error
 	return b, nil
 }
 
-// openChildren loads the embedded child index, or connects to the Milvus
-// collection the manifest names with credentials from the environment.
-func openChildren(ctx context.Context, dir string, ref VectorStoreRef, opts OpenOptions) (vectorstore.VectorStore, *milvus.Store, error) {
+// queryEmbedder is the embedder of the bundle's queries: the one its
+// segments' statistics fit, whose vocabulary ids are theirs, or the one
+// its manifest records.
+func (b *Bundle) queryEmbedder(dir string) (embed.Embedder, error) {
+	if b.segments != nil {
+		return b.segments.Set().Lexical(), nil
+	}
+	return openEmbedder(dir, b.Manifest.Embedder)
+}
+
+// openChildren loads the embedded child index or the segments, or
+// connects to the Milvus collection the manifest names with credentials
+// from the environment.
+func openChildren(ctx context.Context, dir string, m Manifest, opts OpenOptions) (vectorstore.VectorStore, *milvus.Store, error) {
+	ref := m.VectorStore
 	switch ref.Kind {
+	case VectorStoreSegments:
+		store, err := openSegments(dir, m)
+		if err != nil {
+			return nil, nil, fmt.Errorf("opening child index segments: %w", err)
+		}
+		return store, nil, nil
 	case "", VectorStoreEmbedded:
 		children, err := vectorstore.LoadEmbedded(filepath.Join(dir, ChildrenDir))
 		if err != nil {
@@ -110,6 +131,22 @@ func openChildren(ctx context.Context, dir string, ref VectorStoreRef, opts Open
 		return store, store, nil
 	}
 	return nil, nil, fmt.Errorf("unknown vector store kind %q", ref.Kind)
+}
+
+// openSegments maps the segments the manifest lists and opens them as one
+// set, weighed as the manifest's lexical embedder weighs.
+func openSegments(dir string, m Manifest) (*segment.Store, error) {
+	if m.Embedder.Kind != EmbedderLexical {
+		return nil, fmt.Errorf("segments hold lexical children, but the embedder is %q", m.Embedder.Kind)
+	}
+	paths := make([]string, len(m.VectorStore.Segments))
+	for i, name := range m.VectorStore.Segments {
+		if !filepath.IsLocal(name) || filepath.Base(name) != name {
+			return nil, fmt.Errorf("segment name %q is not a file name", name)
+		}
+		paths[i] = filepath.Join(dir, ChildrenDir, SegmentsDir, name)
+	}
+	return segment.OpenFiles(paths, m.Embedder.K1, m.Embedder.B, float32(m.Embedder.ContextWeight))
 }
 
 // MilvusConfig is the client configuration of a Milvus reference, with the
@@ -197,6 +234,9 @@ func (b *Bundle) Close() error {
 	var errs []error
 	if b.embedded != nil {
 		errs = append(errs, b.embedded.Close())
+	}
+	if b.segments != nil {
+		errs = append(errs, b.segments.Close())
 	}
 	if b.parents != nil {
 		errs = append(errs, b.parents.Close())

@@ -57,7 +57,8 @@ const ParentStoreClaim = "claim"
 
 // Revision returns the revision of an index: a hash of the policy revision,
 // the source digest, the embedder configuration, where the children are
-// indexed (an external store only; the embedded store adds nothing), where
+// indexed (an external store or segments; the embedded store adds
+// nothing), where
 // the parents are kept (a claim only; parentStore "" adds nothing) and the
 // schema version. Anything that changes the index or where it is kept
 // changes it; nothing else does.
@@ -72,6 +73,9 @@ func Revision(policyRevision, sourceDigest string, e Embedder, vs VectorStoreRef
 		where.Collection = "" // named after the revision itself
 		ref, _ := json.Marshal(where)
 		parts = append(parts, string(ref))
+	}
+	if vs.Kind == VectorStoreSegments {
+		parts = append(parts, "childIndex="+VectorStoreSegments)
 	}
 	if parentStore != "" {
 		parts = append(parts, "parentStore="+parentStore)

@@ -79,6 +79,14 @@ type Options struct {
 	// before the first of its children is embedded. An error fails the
 	// build.
 	OnParent func(hierarchy.Parent) error
+	// OnSegment, when set, makes the second pass write the children into
+	// segments (package segment: counts, no weights) instead of embedding
+	// them into Store, and receives each segment's bytes in order. A
+	// segment holds the children of a run of documents that ends after a
+	// document chosen by its id alone (see endsSegment), so the documents
+	// an edit leaves alone keep their segments. It needs the lexical
+	// embedder alone; an error fails the build.
+	OnSegment func(data []byte) error
 }
 
 // Index is a built index held in memory.
@@ -120,6 +128,9 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 	if opts.Units != nil && len(opts.UnitScope) == 0 {
 		return nil, errors.New("a unit cache needs a unit scope naming the splitter")
 	}
+	if _, lexical := e.(*embed.Lexical); opts.OnSegment != nil && !lexical {
+		return nil, fmt.Errorf("a child index of segments needs the lexical embedder, not %T", e)
+	}
 	source, pass, err := runFirstPass(ctx, docs, b, shape, opts)
 	if err != nil {
 		return nil, err
@@ -133,8 +144,15 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 	if source.spill == nil {
 		ix.gather(pass.units)
 	}
+	names := pass.stats.Terms() // the terms of the units' ids, which the fit lets go
 	if err := ix.fit(ctx, source, pass, opts); err != nil {
 		return nil, err
+	}
+	if opts.OnSegment != nil {
+		if err := ix.writeSegments(ctx, source, pass.units, names, opts); err != nil {
+			return nil, err
+		}
+		return ix, nil
 	}
 	if err := ix.embedAll(ctx, source, pass.units, opts); err != nil {
 		return nil, err

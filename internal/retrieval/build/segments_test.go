@@ -1,0 +1,124 @@
+package build_test
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/parentrag/parentrag/internal/eval"
+	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
+	"github.com/parentrag/parentrag/internal/sharedtest"
+)
+
+// segments keeps a bundle's children as segments.
+var segments = bundle.VectorStoreRef{Kind: bundle.VectorStoreSegments}
+
+// TestSegmentBundleRetrievesAsTheEmbeddedOnSquad builds the SQuAD v1.1
+// dev articles twice, into the embedded store and into segments, and
+// checks that both bundles open with the same counts and give every
+// question the same results: parents, scores to the bit, matched
+// children and texts.
+func TestSegmentBundleRetrievesAsTheEmbeddedOnSquad(t *testing.T) {
+	corpus, questions, err := eval.LoadSet(sharedtest.Dir(t, "eval", "squad-v1.1-dev"), "articles.jsonl.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := defaultPolicy(t)
+	embeddedDir, _ := cachedBuild(t, corpus.Docs, spec, "")
+	segmentDir, _ := buildInto(t, corpus.Docs, spec, "", segments)
+	want, got := openBundle(t, embeddedDir), openBundle(t, segmentDir)
+	if got.Manifest.VectorStore.Kind != bundle.VectorStoreSegments || len(got.Manifest.VectorStore.Segments) == 0 {
+		t.Fatalf("the manifest's child index is %+v, want segments", got.Manifest.VectorStore)
+	}
+	if got.Manifest.Children != want.Manifest.Children || got.Manifest.Parents != want.Manifest.Parents {
+		t.Fatalf("%d children and %d parents, want %d and %d", got.Manifest.Children, got.Manifest.Parents, want.Manifest.Children, want.Manifest.Parents)
+	}
+	ctx := context.Background()
+	for _, q := range questions {
+		w, err := want.Retriever.Retrieve(ctx, q.Text, retrieval.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := got.Retriever.Retrieve(ctx, q.Text, retrieval.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Fatalf("question %s %q:\n segments %+v\n embedded %+v", q.ID, q.Text, g, w)
+		}
+	}
+	t.Logf("%d questions, %d children in %d segments", len(questions), got.Manifest.Children, len(got.Manifest.VectorStore.Segments))
+}
+
+// docIDs lists the document of each result.
+func docIDs(results []retrieval.Result) []string {
+	ids := make([]string, len(results))
+	for i, r := range results {
+		ids[i] = r.DocID
+	}
+	return ids
+}
+
+// openBundle opens the bundle in dir, closed when the test ends.
+func openBundle(t *testing.T, dir string) *bundle.Bundle {
+	t.Helper()
+	b, err := bundle.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// TestSegmentBundlesAfterEdits checks that after each kind of edit a
+// segments build with a warm unit cache writes exactly the bundle of a
+// build from scratch, and that it opens and finds the edited text.
+func TestSegmentBundlesAfterEdits(t *testing.T) {
+	base := synthtest.New(3, 5000).Documents(40)
+	spec := defaultPolicy(t)
+	edits := []struct {
+		name, query, wantDoc string // the edit, and a query that finds what it changed
+		edit                 func([]hierarchy.Document) []hierarchy.Document
+	}{
+		{"add", "zebras", "doc-new", func(d []hierarchy.Document) []hierarchy.Document {
+			return append(d, hierarchy.Document{ID: "doc-new", Title: "Zebras", Text: "Zebras graze on the open savanna."})
+		}},
+		{"edit", "zebras", base[7].ID, func(d []hierarchy.Document) []hierarchy.Document {
+			d[7].Text += "\n\nOne more sentence about zebras."
+			return d
+		}},
+		{"delete", base[3].Title, "", func(d []hierarchy.Document) []hierarchy.Document { return slices.Delete(d, 3, 4) }},
+		{"rename", base[5].Title, "doc-renamed", func(d []hierarchy.Document) []hierarchy.Document { d[5].ID = "doc-renamed"; return d }},
+	}
+	for _, tt := range edits {
+		t.Run(tt.name, func(t *testing.T) {
+			cache := t.TempDir()
+			buildInto(t, base, spec, cache, segments)
+			docs := tt.edit(clone(base))
+			warm, _ := buildInto(t, docs, spec, cache, segments)
+			cold, _ := buildInto(t, docs, spec, "", segments)
+			sameBundles(t, cold, warm)
+			b := openBundle(t, warm)
+			if b.Manifest.Documents != len(docs) {
+				t.Fatalf("%d documents, want %d", b.Manifest.Documents, len(docs))
+			}
+			if len(readTree(t, filepath.Join(warm, bundle.ChildrenDir, bundle.SegmentsDir))) != len(b.Manifest.VectorStore.Segments) {
+				t.Fatalf("the segments directory holds other files than the manifest's %v", b.Manifest.VectorStore.Segments)
+			}
+			results, err := b.Retriever.Retrieve(context.Background(), tt.query, retrieval.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := slices.ContainsFunc(results, func(r retrieval.Result) bool { return r.DocID == tt.wantDoc })
+			gone := !slices.ContainsFunc(results, func(r retrieval.Result) bool { return r.DocID == base[3].ID })
+			if tt.wantDoc != "" && !found || tt.name == "delete" && !gone {
+				t.Fatalf("%q found %d parents, of documents %v", tt.query, len(results), docIDs(results))
+			}
+		})
+	}
+}
