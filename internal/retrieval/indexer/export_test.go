@@ -9,6 +9,14 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
+// SetSegmentDocs makes segments of n documents on average until the test
+// ends.
+func SetSegmentDocs(t *testing.T, n uint64) {
+	was := segmentDocs
+	segmentDocs = n
+	t.Cleanup(func() { segmentDocs = was })
+}
+
 // RecordingStore keeps the records upserted into it, in order, their
 // vectors copied: like any store, it keeps nothing of what it is given.
 type RecordingStore struct {

@@ -10,8 +10,9 @@ import (
 )
 
 // segmentDocs is how many documents a segment holds on average: a segment
-// ends after a document whose id hashes to a multiple of it.
-const segmentDocs = 4096
+// ends after a document whose id hashes to a multiple of it. A variable
+// only so that tests can cut small corpora into many segments.
+var segmentDocs uint64 = 4096
 
 // segmentMaxChildren ends a segment early, whatever the next document's
 // id, once it holds this many children: it bounds what the writer holds.

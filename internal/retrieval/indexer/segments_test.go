@@ -1,0 +1,77 @@
+package indexer_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/parentrag/parentrag/internal/policy"
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
+)
+
+// segmentsOf builds docs into segments, spilling to a directory as a
+// bundle build does, and returns each segment's bytes, in order.
+func segmentsOf(t *testing.T, docs []hierarchy.Document) []string {
+	t.Helper()
+	compiled, err := policy.Compile(&policy.Default().Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var segs []string
+	opts := indexer.Options{ContextWeight: indexer.DefaultContextWeight, SpillDir: t.TempDir(), OnSegment: func(data []byte) error {
+		segs = append(segs, string(data))
+		return nil
+	}}
+	if _, err := indexer.Build(context.Background(), docs, compiled.Builder, lex, opts); err != nil {
+		t.Fatal(err)
+	}
+	return segs
+}
+
+// TestAnEditRewritesOnlyItsSegment checks that the documents an edit
+// leaves alone keep their segments byte for byte, whatever the edit does
+// to the corpus statistics: an edit, an addition or a deletion rewrites
+// the one segment holding the document, a rename at most two (the run
+// of documents its old id ended, and the one its new id may end).
+func TestAnEditRewritesOnlyItsSegment(t *testing.T) {
+	indexer.SetSegmentDocs(t, 8)
+	base := synthtest.New(21, 3000).Documents(160)
+	before := segmentsOf(t, base)
+	if len(before) < 8 {
+		t.Fatalf("%d segments of 160 documents; the test needs several", len(before))
+	}
+	for _, tt := range []struct {
+		name      string
+		edit      func([]hierarchy.Document) []hierarchy.Document
+		rewritten int
+	}{
+		{"edit", func(d []hierarchy.Document) []hierarchy.Document {
+			d[70].Text += "\n\nOne more sentence about zebras and their stripes."
+			return d
+		}, 1},
+		{"add", func(d []hierarchy.Document) []hierarchy.Document {
+			return slices.Insert(d, 90, synthtest.New(22, 3000).Document("doc-new", 3))
+		}, 1},
+		{"delete", func(d []hierarchy.Document) []hierarchy.Document { return slices.Delete(d, 40, 41) }, 1},
+		{"rename", func(d []hierarchy.Document) []hierarchy.Document { d[120].ID = "doc-renamed"; return d }, 2},
+	} {
+		after := segmentsOf(t, tt.edit(slices.Clone(base)))
+		kept := 0
+		for _, s := range after {
+			if slices.Contains(before, s) {
+				kept++
+			}
+		}
+		if rewritten := len(after) - kept; rewritten < 1 || rewritten > tt.rewritten {
+			t.Errorf("%s: %d of %d segments rewritten, want 1 to %d", tt.name, rewritten, len(after), tt.rewritten)
+		}
+		t.Logf("%s: %d of %d segments kept", tt.name, kept, len(after))
+	}
+}
