@@ -66,6 +66,7 @@ func (f *embeddingFlags) build() (embed.Embedder, bundle.Embedder, error) {
 func newLocalIndexCommand() *cobra.Command {
 	var (
 		policyPath, out string
+		childIndex      string
 		replace, quiet  bool
 		emb             embeddingFlags
 		units           unitCacheFlags
@@ -79,6 +80,10 @@ func newLocalIndexCommand() *cobra.Command {
 				return fmt.Errorf("--out is required: the directory to write the index to")
 			}
 			collectForBuild()
+			store, err := childIndexRef(childIndex, emb.endpoint)
+			if err != nil {
+				return err
+			}
 			if err := checkOut(out, replace); err != nil {
 				return err
 			}
@@ -102,7 +107,7 @@ func newLocalIndexCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			req := indexRequest{docs: docs, compiled: compiled, emb: &emb, out: out, replace: replace, unitCache: unitCache, unitMaxAge: units.maxAge}
+			req := indexRequest{docs: docs, compiled: compiled, emb: &emb, store: store, out: out, replace: replace, unitCache: unitCache, unitMaxAge: units.maxAge}
 			m, reused, err := indexDocuments(cmd.Context(), req, newProgressReporter(cmd.ErrOrStderr(), quiet))
 			if err != nil {
 				return err
@@ -119,9 +124,26 @@ func newLocalIndexCommand() *cobra.Command {
 	cmd.Flags().StringVar(&out, "out", "", "directory to write the index to")
 	cmd.Flags().BoolVar(&replace, "replace", false, "replace an existing index in --out")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "do not report progress")
+	cmd.Flags().StringVar(&childIndex, "child-index", bundle.VectorStoreEmbedded, "how the index keeps its children: embedded (BM25 vectors) or segments (counts per group of documents, lexical embedder only)")
 	emb.register(cmd)
 	units.register(cmd)
 	return cmd
+}
+
+// childIndexRef is where a local index keeps its children, refusing a
+// kind it does not know and segments for an embedder other than the
+// lexical one (endpoint set).
+func childIndexRef(kind, endpoint string) (bundle.VectorStoreRef, error) {
+	switch kind {
+	case bundle.VectorStoreEmbedded:
+		return bundle.VectorStoreRef{}, nil
+	case bundle.VectorStoreSegments:
+		if endpoint != "" {
+			return bundle.VectorStoreRef{}, fmt.Errorf("--child-index segments keeps the lexical embedder's counts; it cannot hold the vectors of --embedding-endpoint")
+		}
+		return bundle.VectorStoreRef{Kind: bundle.VectorStoreSegments}, nil
+	}
+	return bundle.VectorStoreRef{}, fmt.Errorf("--child-index %q: want %s or %s", kind, bundle.VectorStoreEmbedded, bundle.VectorStoreSegments)
 }
 
 // checkOut refuses, before any work is done, an --out that would lose
@@ -194,6 +216,7 @@ type indexRequest struct {
 	docs       []hierarchy.Document
 	compiled   *policy.Compiled
 	emb        *embeddingFlags
+	store      bundle.VectorStoreRef
 	out        string
 	replace    bool
 	unitCache  string
@@ -211,7 +234,7 @@ func indexDocuments(ctx context.Context, req indexRequest, progress *progressRep
 	digest := bundle.SourceDigest(req.docs)
 	built, err := build.Run(ctx, build.Request{
 		Docs: req.docs, Policy: req.compiled.Manifested(), Embedder: e, EmbedderConfig: ecfg,
-		Revision: bundle.Revision(req.compiled.Revision, digest, ecfg, bundle.VectorStoreRef{}, ""), SourceDigest: digest,
+		Revision: bundle.Revision(req.compiled.Revision, digest, ecfg, req.store, ""), SourceDigest: digest, VectorStore: req.store,
 		OnProgress: progress.report,
 		OnUnitsNotStored: func(n int, first error) {
 			fmt.Fprintf(progress.w, "warning: %d units could not be written to the unit cache and are made again next run: %v\n", n, first)

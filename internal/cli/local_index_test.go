@@ -2,6 +2,7 @@ package cli
 
 import (
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -60,5 +61,33 @@ func TestLocalIndexSkipsEmptyDocuments(t *testing.T) {
 	_, _, err := execute(t, "local", "index", "--quiet", "--out", filepath.Join(dir, "ix2"), filepath.Join(root, "empty.md"))
 	if err == nil || !strings.Contains(err.Error(), "1 empty ones left out") {
 		t.Errorf("only an empty file: %v", err)
+	}
+}
+
+// TestLocalIndexIntoSegments checks that an index whose children are
+// segments answers a query as the embedded one does, and that the flag
+// refuses what it cannot build.
+func TestLocalIndexIntoSegments(t *testing.T) {
+	dir := t.TempDir()
+	root := testCorpus(t, dir)
+	embedded, segments := filepath.Join(dir, "embedded"), filepath.Join(dir, "segments")
+	mustExecute(t, "local", "index", "--quiet", "--out", embedded, root)
+	stdout, _ := mustExecute(t, "local", "index", "--quiet", "--child-index", "segments", "--out", segments, root)
+	if !strings.Contains(stdout, "indexed 3 documents") {
+		t.Fatalf("got %q", stdout)
+	}
+	_, want := queryJSONResults(t, embedded, "why do zebras have stripes")
+	_, got := queryJSONResults(t, segments, "why do zebras have stripes")
+	if !reflect.DeepEqual(got, want) || len(got) == 0 || got[0].DocID != "zebra.md" {
+		t.Fatalf("segments answered\n%+v\nthe embedded index\n%+v", got, want)
+	}
+	for args, msg := range map[string][]string{
+		"want embedded or segments": {"--child-index", "hnsw"},
+		"cannot hold the vectors":   {"--child-index", "segments", "--embedding-endpoint", "http://127.0.0.1:1/v1"},
+	} {
+		_, _, err := execute(t, append([]string{"local", "index", "--quiet", "--out", filepath.Join(dir, "refused")}, append(msg, root)...)...)
+		if err == nil || !strings.Contains(err.Error(), args) {
+			t.Errorf("%v: error %v, want %q", msg, err, args)
+		}
 	}
 }

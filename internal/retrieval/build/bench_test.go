@@ -62,7 +62,7 @@ func (c *stageClock) report(p indexer.Progress) {
 // cacheDir ("" for none) and returns the time of each stage (units, fit,
 // embed, finish, save) and how many documents were reused. Removing the
 // bundle after is not timed.
-func timedBuild(b *testing.B, docs []hierarchy.Document, cacheDir string) (map[string]time.Duration, int) {
+func timedBuild(b *testing.B, docs []hierarchy.Document, cacheDir string, store bundle.VectorStoreRef) (map[string]time.Duration, int) {
 	compiled, err := policy.Compile(&policy.Default().Spec)
 	if err != nil {
 		b.Fatal(err)
@@ -75,7 +75,7 @@ func timedBuild(b *testing.B, docs []hierarchy.Document, cacheDir string) (map[s
 	clock := &stageClock{last: time.Now(), spent: map[string]time.Duration{}}
 	dir := filepath.Join(b.TempDir(), "bundle")
 	built, err := build.Run(context.Background(), build.Request{
-		Docs: docs, Policy: compiled.Manifested(), Embedder: e, EmbedderConfig: cfg, Revision: "bench",
+		Docs: docs, Policy: compiled.Manifested(), Embedder: e, EmbedderConfig: cfg, Revision: "bench", VectorStore: store,
 		OnProgress: clock.report, SaveProgress: indexer.Progress{Stage: "save"},
 		Dir: dir, UnitCacheDir: cacheDir,
 	})
@@ -100,23 +100,32 @@ const stageFinish = "finish"
 // BenchmarkRevision measures whole builds (split, analyse, fit, embed,
 // store, save) of a synthetic corpus: from scratch without unit cache,
 // from scratch filling an empty one, and after editing one document with
-// a warm one. It reports MB/s of corpus text and the milliseconds of each
+// a warm one, each into the embedded store and (under segments/) into
+// segments. It reports MB/s of corpus text and the milliseconds of each
 // stage: units (split and analyse, or look up and load), fit (corpus
 // statistics), embed (weights and store), finish (the child index file
 // from the posting runs) and save.
 func BenchmarkRevision(b *testing.B) {
 	docs, size := benchCorpus(b)
-	cases := []struct {
-		name string
-		prep func(b *testing.B) (cache string, edit func(i int))
-	}{
-		{"full", func(*testing.B) (string, func(int)) { return "", func(int) {} }},
-		{"full-filling-cache", func(*testing.B) (string, func(int)) { return "", nil }}, // a new cache per iteration, below
-		{"one-edit-warm-cache", func(b *testing.B) (string, func(int)) {
-			cache := b.TempDir()
-			timedBuild(b, docs, cache)
-			return cache, func(i int) { docs[i%len(docs)].Text += " An edit." }
-		}},
+	type benchCase struct {
+		name  string
+		store bundle.VectorStoreRef
+		prep  func(b *testing.B) (cache string, edit func(i int))
+	}
+	var cases []benchCase
+	for _, store := range []bundle.VectorStoreRef{{}, segments} {
+		prefix := ""
+		if store.Kind != "" {
+			prefix = store.Kind + "/"
+		}
+		cases = append(cases,
+			benchCase{prefix + "full", store, func(*testing.B) (string, func(int)) { return "", func(int) {} }},
+			benchCase{prefix + "full-filling-cache", store, func(*testing.B) (string, func(int)) { return "", nil }}, // a new cache per iteration, below
+			benchCase{prefix + "one-edit-warm-cache", store, func(b *testing.B) (string, func(int)) {
+				cache := b.TempDir()
+				timedBuild(b, docs, cache, store)
+				return cache, func(i int) { docs[i%len(docs)].Text += " An edit." }
+			}})
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
@@ -133,7 +142,7 @@ func BenchmarkRevision(b *testing.B) {
 				} else {
 					edit(i)
 				}
-				spent, r := timedBuild(b, docs, dir)
+				spent, r := timedBuild(b, docs, dir, tc.store)
 				for k, v := range spent {
 					total[k] += v
 				}

@@ -24,10 +24,12 @@ const (
 // indexMagic opens every index file; the last byte is the format version.
 var indexMagic = [8]byte{'P', 'R', 'A', 'G', 'P', 'I', 'X', 1}
 
-// location is where one parent's JSON line lies in the data file.
+// location is where one parent's JSON line lies in the data file (of
+// pack pack, in a store of several).
 type location struct {
 	offset int64
 	length uint32
+	pack   uint32
 }
 
 // FileWriter writes parents to a directory once. Nothing is visible under
@@ -126,52 +128,68 @@ func (w *FileWriter) writeIndex() (filesum.Sum, error) {
 	return hashed.Sum(), os.Rename(f.Name(), filepath.Join(w.dir, IndexFile))
 }
 
-// Files reads a files store. Only the id -> offset table is held in
-// memory; each Get reads its parents from disk. Safe for concurrent use.
+// Files reads a files store, or several read as one (OpenPacks). Only the
+// id -> offset table is held in memory; each Get reads its parents from
+// disk. Safe for concurrent use.
 type Files struct {
-	data  *os.File
+	data  []*os.File // by pack
 	index map[string]location
 }
 
 // OpenFiles opens the files store in dir.
 func OpenFiles(dir string) (*Files, error) {
-	index, err := readIndex(filepath.Join(dir, IndexFile))
-	if err != nil {
-		return nil, err
-	}
-	data, err := os.Open(filepath.Join(dir, DataFile))
-	if err != nil {
-		return nil, fmt.Errorf("opening parent data: %w", err)
-	}
-	return &Files{data: data, index: index}, nil
+	return OpenPacks([]string{dir})
 }
 
-// readIndex loads the id -> location table, refusing files that are not an
-// index of this format or are truncated.
-func readIndex(path string) (map[string]location, error) {
+// OpenPacks opens the files stores in dirs as one store: each a pack of
+// parents that FileWriter wrote. A parent id in two packs is refused.
+func OpenPacks(dirs []string) (*Files, error) {
+	f := &Files{index: map[string]location{}}
+	for i, dir := range dirs {
+		if err := readIndex(filepath.Join(dir, IndexFile), uint32(i), f.index); err != nil {
+			f.Close()
+			return nil, err
+		}
+		data, err := os.Open(filepath.Join(dir, DataFile))
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("opening parent data: %w", err)
+		}
+		f.data = append(f.data, data)
+	}
+	return f, nil
+}
+
+// readIndex adds the id -> location table of pack to index, refusing
+// files that are not an index of this format or are truncated, and an id
+// index already holds.
+func readIndex(path string, pack uint32, index map[string]location) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("opening parent index: %w", err)
+		return fmt.Errorf("opening parent index: %w", err)
 	}
 	defer f.Close()
 	r := bufio.NewReader(f)
 	var magic [8]byte
 	var n uint64
 	if _, err := io.ReadFull(r, magic[:]); err != nil || magic != indexMagic {
-		return nil, fmt.Errorf("%s is not a parent index of this version", path)
+		return fmt.Errorf("%s is not a parent index of this version", path)
 	}
 	if err := binary.Read(r, binary.LittleEndian, &n); err != nil {
-		return nil, fmt.Errorf("reading parent index %s: %w", path, err)
+		return fmt.Errorf("reading parent index %s: %w", path, err)
 	}
-	index := make(map[string]location, n)
 	for i := uint64(0); i < n; i++ {
 		id, loc, err := readIndexEntry(r)
 		if err != nil {
-			return nil, fmt.Errorf("reading parent index %s entry %d: %w", path, i, err)
+			return fmt.Errorf("reading parent index %s entry %d: %w", path, i, err)
 		}
+		if _, dup := index[id]; dup {
+			return fmt.Errorf("parent index %s: parent %s is in another pack too", path, id)
+		}
+		loc.pack = pack
 		index[id] = loc
 	}
-	return index, nil
+	return nil
 }
 
 // readIndexEntry reads one id and its location.
@@ -216,7 +234,7 @@ func (f *Files) Get(ctx context.Context, ids []string) ([]hierarchy.Parent, erro
 			return nil, fmt.Errorf("parent %s: %w", id, ErrNotFound)
 		}
 		buf := make([]byte, loc.length)
-		if _, err := f.data.ReadAt(buf, loc.offset); err != nil {
+		if _, err := f.data[loc.pack].ReadAt(buf, loc.offset); err != nil {
 			return nil, fmt.Errorf("reading parent %s: %w", id, err)
 		}
 		if err := json.Unmarshal(buf, &out[i]); err != nil {
@@ -226,5 +244,11 @@ func (f *Files) Get(ctx context.Context, ids []string) ([]hierarchy.Parent, erro
 	return out, nil
 }
 
-// Close releases the data file.
-func (f *Files) Close() error { return f.data.Close() }
+// Close releases the data files.
+func (f *Files) Close() error {
+	var errs []error
+	for _, d := range f.data {
+		errs = append(errs, d.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -160,3 +160,33 @@ func TestFileWriterWrittenIsTheFiles(t *testing.T) {
 		t.Errorf("Written lists %d files, want 2", len(written))
 	}
 }
+
+// TestPacksReadAsOneStore checks that stores opened as packs answer for
+// every parent of every pack, and that an id in two packs is refused.
+func TestPacksReadAsOneStore(t *testing.T) {
+	one, two := t.TempDir(), t.TempDir()
+	first := []hierarchy.Parent{{ID: "a", DocID: "d1", Text: "alpha"}, {ID: "b", DocID: "d1", Ordinal: 1, Text: "beta"}}
+	second := []hierarchy.Parent{{ID: "c", DocID: "d2", Text: "gamma"}}
+	writeParents(t, one, first)
+	writeParents(t, two, second)
+	store, err := OpenPacks([]string{one, two})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if store.Len() != 3 {
+		t.Fatalf("Len() = %d, want 3", store.Len())
+	}
+	got, err := store.Get(context.Background(), []string{"c", "a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []hierarchy.Parent{second[0], first[0], first[1]}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("Get returned %+v, want %+v", got, want)
+	}
+	again := t.TempDir()
+	writeParents(t, again, first[1:])
+	if _, err := OpenPacks([]string{one, two, again}); err == nil || !strings.Contains(err.Error(), "parent b is in another pack") {
+		t.Fatalf("a parent in two packs: error %v", err)
+	}
+}
