@@ -48,8 +48,8 @@ type Request struct {
 	// VectorStore records where the children live; Collection, when set,
 	// is the Milvus collection to create and fill (nil: the bundle holds
 	// the vectors). Kind bundle.VectorStoreSegments writes the children,
-	// for the lexical embedder, as segments of counts in the bundle (see
-	// indexer.Options.OnSegment) instead of an embedded store's vectors.
+	// for the lexical embedder, as segments of counts in the bundle
+	// instead of an embedded store's vectors (see runSegments).
 	VectorStore bundle.VectorStoreRef
 	Collection  *milvus.Config
 	// Workers embed in parallel; 0 means the indexer's default.
@@ -97,6 +97,9 @@ type Built struct {
 // unit per worker and a batch of children. The bundle is the same, byte
 // for byte, as saving the index built in memory.
 func Run(ctx context.Context, req Request) (Built, error) {
+	if req.VectorStore.Kind == bundle.VectorStoreSegments {
+		return req.runSegments(ctx)
+	}
 	opts := indexer.Options{Workers: req.Workers, OnProgress: req.OnProgress, ContextWeight: float32(req.EmbedderConfig.ContextWeight)}
 	started := time.Now()
 	// Reading the documents leaves as much garbage as their text, which
@@ -170,13 +173,6 @@ func (req *Request) index(ctx context.Context, pending *bundle.Pending, opts ind
 			}
 			return nil
 		}
-	} else if req.VectorStore.Kind == bundle.VectorStoreSegments {
-		w, err := pending.Segments()
-		if err != nil {
-			return nil, err
-		}
-		opts.OnSegment = w.Add
-		finish = func(int) error { return nil }
 	} else {
 		w, err := vectorstore.NewFileWriter(pending.ChildrenDir(), vectorstore.EmbeddedOptions{})
 		if err != nil {

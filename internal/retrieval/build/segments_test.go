@@ -2,6 +2,7 @@ package build_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -121,4 +122,37 @@ func TestSegmentBundlesAfterEdits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSegmentRunsReusedAfterAnEdit checks, on a corpus of several runs,
+// that a build after one edit takes every run the edit left alone from
+// the segment cache, neither split nor read, and still writes the
+// bundle of a build from scratch.
+func TestSegmentRunsReusedAfterAnEdit(t *testing.T) {
+	docs := make([]hierarchy.Document, 12000)
+	for i := range docs {
+		docs[i] = hierarchy.Document{ID: fmt.Sprintf("doc-%05d", i), Text: fmt.Sprintf("Note %d on the herd seen at waterhole %d.", i, i%97)}
+	}
+	spec := defaultPolicy(t)
+	cache := t.TempDir()
+	first, _ := buildInto(t, docs, spec, cache, segments)
+	runs := openBundle(t, first).Manifest.VectorStore.Segments
+	if len(runs) < 2 {
+		t.Fatalf("%d runs of %d documents; the test needs several", len(runs), len(docs))
+	}
+	docs[5000].Text = "Zebras drank at dawn."
+	warm, reused := buildInto(t, docs, spec, cache, segments)
+	cold, _ := buildInto(t, docs, spec, "", segments)
+	sameBundles(t, cold, warm)
+	after := openBundle(t, warm).Manifest.VectorStore.Segments
+	kept := 0
+	for _, name := range after {
+		if slices.Contains(runs, name) {
+			kept++
+		}
+	}
+	if kept != len(after)-1 || reused == 0 || reused >= len(docs) {
+		t.Fatalf("%d of %d runs kept and %d of %d documents reused; want all runs but one kept", kept, len(after), reused, len(docs))
+	}
+	t.Logf("%d runs; the edit rebuilt one and reused %d of %d documents", len(after), reused, len(docs))
 }

@@ -71,7 +71,7 @@ func OpenWith(ctx context.Context, dir string, opts OpenOptions) (*Bundle, error
 	b := &Bundle{Manifest: m, external: external}
 	b.embedded, _ = children.(*vectorstore.Embedded)
 	b.segments, _ = children.(*segment.Store)
-	if b.parents, err = parentstore.OpenFiles(dir); err != nil {
+	if b.parents, err = openParents(dir, m); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
@@ -131,22 +131,6 @@ func openChildren(ctx context.Context, dir string, m Manifest, opts OpenOptions)
 		return store, store, nil
 	}
 	return nil, nil, fmt.Errorf("unknown vector store kind %q", ref.Kind)
-}
-
-// openSegments maps the segments the manifest lists and opens them as one
-// set, weighed as the manifest's lexical embedder weighs.
-func openSegments(dir string, m Manifest) (*segment.Store, error) {
-	if m.Embedder.Kind != EmbedderLexical {
-		return nil, fmt.Errorf("segments hold lexical children, but the embedder is %q", m.Embedder.Kind)
-	}
-	paths := make([]string, len(m.VectorStore.Segments))
-	for i, name := range m.VectorStore.Segments {
-		if !filepath.IsLocal(name) || filepath.Base(name) != name {
-			return nil, fmt.Errorf("segment name %q is not a file name", name)
-		}
-		paths[i] = filepath.Join(dir, ChildrenDir, SegmentsDir, name)
-	}
-	return segment.OpenFiles(paths, m.Embedder.K1, m.Embedder.B, float32(m.Embedder.ContextWeight))
 }
 
 // MilvusConfig is the client configuration of a Milvus reference, with the

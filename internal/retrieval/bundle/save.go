@@ -13,7 +13,6 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/filesum"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
-	"github.com/parentrag/parentrag/internal/retrieval/segment"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
@@ -39,7 +38,6 @@ func Save(dir string, ix *indexer.Index, m Manifest, replace bool) (Manifest, er
 type Pending struct {
 	dir, tmp string
 	parents  *parentstore.FileWriter // set by Parents
-	segments *segment.DirWriter      // set by Segments
 }
 
 // Begin checks that dir may take a bundle (as Save does) and creates the
@@ -79,33 +77,12 @@ func (p *Pending) Parents() (*parentstore.FileWriter, error) {
 	return p.parents, nil
 }
 
-// SegmentsDir is where, inside ChildrenDir, a child index of segments
-// keeps its files.
-const SegmentsDir = "segments"
-
-// Segments starts the bundle's child index of segments, for a build that
-// writes its children as segments (indexer.Options.OnSegment): Commit
-// then records them, in the order added, as the bundle's child index.
-func (p *Pending) Segments() (*segment.DirWriter, error) {
-	if p.segments == nil {
-		w, err := segment.NewDirWriter(filepath.Join(p.ChildrenDir(), SegmentsDir))
-		if err != nil {
-			return nil, err
-		}
-		p.segments = w
-	}
-	return p.segments, nil
-}
-
 // Commit writes ix's parents, children (unless ix.Store is a FileWriter,
 // whose finished file is already in ChildrenDir), embedder state and
 // manifest, then moves the bundle into place as Save does. On failure
 // the temporary directory is removed and dir is left as it was.
 func (p *Pending) Commit(ix *indexer.Index, m Manifest) (Manifest, error) {
-	if p.segments != nil {
-		m.VectorStore = VectorStoreRef{Kind: VectorStoreSegments, Segments: p.segments.Names()}
-	}
-	m, err := writeContents(p.tmp, ix, m, p.parents, p.segments)
+	m, err := writeContents(p.tmp, ix, m, p.parents)
 	if err == nil {
 		err = swapInto(p.tmp, p.dir)
 	}
@@ -125,7 +102,7 @@ func (p *Pending) Abort() {
 
 // writeContents writes parents, children, embedder state and, last, the
 // manifest into dir.
-func writeContents(dir string, ix *indexer.Index, m Manifest, parents *parentstore.FileWriter, segments *segment.DirWriter) (Manifest, error) {
+func writeContents(dir string, ix *indexer.Index, m Manifest, parents *parentstore.FileWriter) (Manifest, error) {
 	parents, err := finishParents(dir, ix, parents)
 	if err != nil {
 		return m, err
@@ -136,9 +113,7 @@ func writeContents(dir string, ix *indexer.Index, m Manifest, parents *parentsto
 	}
 	if embedded {
 		m.VectorStore = VectorStoreRef{Kind: VectorStoreEmbedded}
-	} else if m.VectorStore.Kind == VectorStoreSegments && segments == nil {
-		return m, errors.New("the manifest names a child index of segments, but the build wrote none")
-	} else if m.VectorStore.Kind != VectorStoreMilvus && m.VectorStore.Kind != VectorStoreSegments {
+	} else if m.VectorStore.Kind != VectorStoreMilvus {
 		return m, fmt.Errorf("the children are in %T, but the manifest names no external store", ix.Store)
 	}
 	if lex := embed.LexicalPart(ix.Embedder); lex != nil {
@@ -157,7 +132,7 @@ func writeContents(dir string, ix *indexer.Index, m Manifest, parents *parentsto
 		return m, err
 	}
 	m.Bytes = size
-	if m.Files, err = sumFiles(dir, writtenSums(parents, ix.Store, segments)); err != nil {
+	if m.Files, err = sumFiles(dir, writtenSums(parents, ix.Store)); err != nil {
 		return m, fmt.Errorf("summing bundle files: %w", err)
 	}
 	if err := writeManifest(dir, m); err != nil {
@@ -207,14 +182,9 @@ func finishParents(dir string, ix *indexer.Index, filled *parentstore.FileWriter
 // writtenSums is the size and SHA-256 of each bundle file whose writer
 // hashed it as it wrote it (the parent store's, and the child index a
 // file writer finished), by path in the bundle.
-func writtenSums(parents *parentstore.FileWriter, store vectorstore.VectorStore, segments *segment.DirWriter) map[string]filesum.Sum {
+func writtenSums(parents *parentstore.FileWriter, store vectorstore.VectorStore) map[string]filesum.Sum {
 	sums := map[string]filesum.Sum{}
 	maps.Copy(sums, parents.Written())
-	if segments != nil {
-		for name, sum := range segments.Written() {
-			sums[path.Join(ChildrenDir, SegmentsDir, name)] = sum
-		}
-	}
 	if w, ok := store.(*vectorstore.FileWriter); ok {
 		if sum, ok := w.Written(); ok {
 			sums[path.Join(ChildrenDir, vectorstore.EmbeddedFile)] = sum

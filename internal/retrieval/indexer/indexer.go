@@ -79,13 +79,13 @@ type Options struct {
 	// before the first of its children is embedded. An error fails the
 	// build.
 	OnParent func(hierarchy.Parent) error
-	// OnSegment, when set, makes the second pass write the children into
-	// segments (package segment: counts, no weights) instead of embedding
-	// them into Store, and receives each segment's bytes in order. A
-	// segment holds the children of a run of documents that ends after a
-	// document chosen by its id alone (see endsSegment), so the documents
-	// an edit leaves alone keep their segments. It needs the lexical
-	// embedder alone; an error fails the build.
+	// OnSegment, when set, makes the second pass write the children of
+	// every document into one segment (package segment: counts, no
+	// weights) instead of embedding them into Store, and receives its
+	// bytes; the embedder, the lexical one, is not fitted (a segment's
+	// statistics are its own counts). GroupSegments cuts a corpus into
+	// the runs of documents that make its segments. An error fails the
+	// build.
 	OnSegment func(data []byte) error
 }
 
@@ -144,15 +144,14 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 	if source.spill == nil {
 		ix.gather(pass.units)
 	}
-	names := pass.stats.Terms() // the terms of the units' ids, which the fit lets go
-	if err := ix.fit(ctx, source, pass, opts); err != nil {
-		return nil, err
-	}
 	if opts.OnSegment != nil {
-		if err := ix.writeSegments(ctx, source, pass.units, names, opts); err != nil {
+		if err := ix.writeSegments(ctx, source, pass.units, pass.stats.Terms(), opts); err != nil {
 			return nil, err
 		}
 		return ix, nil
+	}
+	if err := ix.fit(ctx, source, pass, opts); err != nil {
+		return nil, err
 	}
 	if err := ix.embedAll(ctx, source, pass.units, opts); err != nil {
 		return nil, err

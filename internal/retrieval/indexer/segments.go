@@ -3,45 +3,24 @@ package indexer
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/segment"
 )
 
-// segmentDocs is how many documents a segment holds on average: a segment
-// ends after a document whose id hashes to a multiple of it. A variable
-// only so that tests can cut small corpora into many segments.
-var segmentDocs uint64 = 4096
-
-// segmentMaxChildren ends a segment early, whatever the next document's
-// id, once it holds this many children: it bounds what the writer holds.
-const segmentMaxChildren = 1 << 18
-
-// endsSegment reports whether a segment ends after the document with this
-// id. The choice depends on the id alone, so an edit, an addition or a
-// deletion changes the segment of the documents it touches and no other.
-func endsSegment(docID string) bool {
-	h := fnv.New64a()
-	h.Write([]byte(docID))
-	return h.Sum64()%segmentDocs == 0
-}
-
-// writeSegments is the second pass of a build into segments (see
-// Options.OnSegment): each unit, in document order, joins the segment
-// being written, its parents with their contexts' analyses and each
-// parent's children after it, and the segment goes to OnSegment once a
-// document ends it. names names the ids the first pass counted the units'
-// analyses by, which the spill gives back as they are (every context term
-// kept, so that a segment depends on its documents alone). It checks ctx
-// before each unit.
+// writeSegments is the second pass of a build into a segment (see
+// Options.OnSegment): each unit, in document order, joins the segment,
+// its parents with their contexts' analyses and each parent's children
+// after it, and the segment goes to OnSegment at the end. names names the
+// ids the first pass counted the units' analyses by, which the spill
+// gives back as they are (every context term kept, so that a segment
+// depends on its documents alone). It checks ctx before each unit.
 func (ix *Index) writeSegments(ctx context.Context, source *unitSource, units []*Unit, names []string, opts Options) error {
 	contexts := opts.ContextWeight > 0
 	if source.spill != nil {
 		source.spill.counted = true // names names the counted ids
 	}
 	w := segment.NewWriter(contexts).NamingIDs(names)
-	held, done := 0, 0
 	var scratch embed.AnalysisScratch
 	for ui := range source.docs {
 		if err := ctx.Err(); err != nil {
@@ -57,17 +36,12 @@ func (ix *Index) writeSegments(ctx context.Context, source *unitSource, units []
 		if err := addUnit(w, u, contexts); err != nil {
 			return fmt.Errorf("document %s: %w", source.docs[ui].ID, err)
 		}
-		held += len(u.Children)
-		done += len(u.Children)
 		u.ChildTerms, u.ContextTerms = nil, nil
-		if endsSegment(source.docs[ui].ID) || held >= segmentMaxChildren || ui == len(source.docs)-1 {
-			if err := finishSegment(w, opts.OnSegment); err != nil {
-				return err
-			}
-			w, held = segment.NewWriter(contexts).NamingIDs(names), 0
-			opts.OnProgress(Progress{Stage: StageEmbed, Done: done, Total: ix.ChildCount})
-		}
 	}
+	if err := finishSegment(w, opts.OnSegment); err != nil {
+		return err
+	}
+	opts.OnProgress(Progress{Stage: StageEmbed, Done: ix.ChildCount, Total: ix.ChildCount})
 	return nil
 }
 

@@ -43,7 +43,7 @@ import (
 // frequency in the segment is its number of child postings.
 const (
 	fileMagic   = "PRGS"
-	fileVersion = 3
+	fileVersion = FormatVersion
 	headerSize  = 64
 	trailerSize = 4
 	childWords  = 2 // the words of a child posting
@@ -104,3 +104,7 @@ func appendArena(b, arena []byte) []byte {
 	}
 	return b
 }
+
+// FormatVersion is the version of the segment format this package writes
+// and reads: whatever keeps segments between builds keys them by it.
+const FormatVersion = 3

@@ -1,0 +1,171 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"time"
+
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/filesum"
+	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
+)
+
+// runSegments builds a revision whose children are segments: the
+// documents are cut into runs (indexer.GroupSegments), and each run is a
+// segment and a parent pack of its own, named by the run's key. With a
+// unit cache directory, a run whose key the segment cache holds is linked
+// from there, neither split nor read; any other is split, analysed and
+// written, then kept in the cache for the next build. A revision's
+// statistics are the sums of its segments' counts, made when it is
+// opened, so a build never reads a segment it reuses: an edit costs the
+// runs it touched, plus hashing every document to find the runs' keys.
+// The bundle is byte for byte the one a build without the cache makes.
+func (req *Request) runSegments(ctx context.Context) (Built, error) {
+	if req.EmbedderConfig.Kind != bundle.EmbedderLexical {
+		return Built{}, fmt.Errorf("a child index of segments needs the lexical embedder, not %q", req.EmbedderConfig.Kind)
+	}
+	started := time.Now()
+	cache, err := openSegmentCache(req.UnitCacheDir)
+	if err != nil {
+		return Built{}, err
+	}
+	pending, err := bundle.Begin(req.Dir, req.Replace)
+	if err != nil {
+		return Built{}, err
+	}
+	groups := indexer.GroupSegments(req.Docs, float32(req.EmbedderConfig.ContextWeight), req.Policy.unitScope())
+	progress := segmentProgress{report: req.OnProgress, total: len(req.Docs)}
+	entries := make([]bundle.SegmentEntry, 0, len(groups))
+	for _, g := range groups {
+		entry, reused, err := req.segmentOf(ctx, g, pending, cache, &progress)
+		if err != nil {
+			pending.Abort()
+			return Built{}, err
+		}
+		progress.finished(len(g.Docs), reused)
+		entries = append(entries, entry)
+	}
+	if req.SaveProgress.Stage != "" && req.OnProgress != nil {
+		req.OnProgress(req.SaveProgress)
+	}
+	m, err := pending.CommitSegments(entries, req.manifest())
+	if err != nil {
+		return Built{}, err
+	}
+	if cache != nil && req.UnitCacheMaxAge > 0 {
+		cache.prune(started.Add(-req.UnitCacheMaxAge)) // best effort, as for units
+	}
+	return Built{Manifest: m, Reused: progress.reused}, nil
+}
+
+// segmentOf puts the segment and parent pack of g into pending: linked
+// from the cache when it holds them, built otherwise (and then kept in
+// the cache, when there is one). It reports whether the cache gave them.
+func (req *Request) segmentOf(ctx context.Context, g indexer.SegmentGroup, pending *bundle.Pending, cache *segmentCache, progress *segmentProgress) (bundle.SegmentEntry, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return bundle.SegmentEntry{}, false, err
+	}
+	if entry, ok := cache.linkInto(g.Key, pending.Dir()); ok {
+		return entry, true, nil
+	}
+	entry, err := req.buildSegment(ctx, g, pending.Dir(), progress)
+	if err != nil {
+		return entry, false, err
+	}
+	if err := cache.keep(entry, pending.Dir()); err != nil && req.OnUnitsNotStored != nil {
+		req.OnUnitsNotStored(len(g.Docs), err)
+	}
+	return entry, false, nil
+}
+
+// buildSegment splits and analyses the documents of g and writes their
+// segment and parent pack into the bundle directory dir.
+func (req *Request) buildSegment(ctx context.Context, g indexer.SegmentGroup, dir string, progress *segmentProgress) (bundle.SegmentEntry, error) {
+	entry := bundle.SegmentEntry{Key: g.Key, Documents: len(g.Docs), Files: map[string]filesum.Sum{}}
+	packDir := filepath.Join(dir, filepath.FromSlash(bundle.ParentPack(g.Key)))
+	if err := os.MkdirAll(packDir, 0o755); err != nil {
+		return entry, fmt.Errorf("creating parent pack: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, filepath.FromSlash(bundle.SegmentFile(g.Key)))), 0o755); err != nil {
+		return entry, fmt.Errorf("creating segment directory: %w", err)
+	}
+	parents, err := parentstore.NewFileWriter(packDir)
+	if err != nil {
+		return entry, err
+	}
+	lex, err := embed.NewLexical(req.EmbedderConfig.K1, req.EmbedderConfig.B)
+	if err != nil {
+		parents.Abort()
+		return entry, err
+	}
+	opts := indexer.Options{
+		Workers: req.Workers, ContextWeight: float32(req.EmbedderConfig.ContextWeight),
+		SpillDir: dir, OnParent: parents.Add, OnProgress: progress.within,
+		OnSegment: func(data []byte) error {
+			rel := bundle.SegmentFile(g.Key)
+			sum, err := writeFileDurably(filepath.Join(dir, filepath.FromSlash(rel)), data)
+			entry.Files[rel] = sum
+			return err
+		},
+	}
+	ix, err := indexer.Build(ctx, g.Docs, req.Policy.Splitter, lex, opts)
+	if err != nil {
+		parents.Abort()
+		return entry, err
+	}
+	if err := parents.Close(); err != nil {
+		return entry, err
+	}
+	for name, sum := range parents.Written() {
+		entry.Files[path.Join(bundle.ParentPack(g.Key), name)] = sum
+	}
+	entry.Parents, entry.Children = ix.ParentCount, ix.ChildCount
+	return entry, nil
+}
+
+// writeFileDurably writes data to path, syncs it, and returns its sum.
+func writeFileDurably(path string, data []byte) (filesum.Sum, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return filesum.Sum{}, fmt.Errorf("writing segment: %w", err)
+	}
+	w := filesum.NewWriter(f)
+	_, err = w.Write(data)
+	err = errors.Join(err, f.Sync(), f.Close())
+	if err != nil {
+		return filesum.Sum{}, fmt.Errorf("writing segment %s: %w", path, err)
+	}
+	return w.Sum(), nil
+}
+
+// segmentProgress reports a segments build's documents as one split
+// stage over the corpus, runs built and runs reused alike.
+type segmentProgress struct {
+	report       func(indexer.Progress)
+	total        int
+	done, reused int
+}
+
+// within reports the progress of the run being built.
+func (p *segmentProgress) within(r indexer.Progress) {
+	if p.report != nil && r.Stage == indexer.StageSplit {
+		p.report(indexer.Progress{Stage: indexer.StageSplit, Done: p.done + r.Done, Total: p.total, Reused: p.reused})
+	}
+}
+
+// finished counts a run of n documents done, reused from the cache or not.
+func (p *segmentProgress) finished(n int, reused bool) {
+	p.done += n
+	if reused {
+		p.reused += n
+	}
+	if p.report != nil {
+		p.report(indexer.Progress{Stage: indexer.StageSplit, Done: p.done, Total: p.total, Reused: p.reused})
+	}
+}
