@@ -2,10 +2,14 @@ package build_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/eval"
@@ -155,4 +159,39 @@ func TestSegmentRunsReusedAfterAnEdit(t *testing.T) {
 		t.Fatalf("%d of %d runs kept and %d of %d documents reused; want all runs but one kept", kept, len(after), reused, len(docs))
 	}
 	t.Logf("%d runs; the edit rebuilt one and reused %d of %d documents", len(after), reused, len(docs))
+}
+
+// TestSegmentBundleRefusesDamage checks that a bundle of segments with a
+// damaged segment, or a manifest naming a segment outside the bundle,
+// does not open.
+func TestSegmentBundleRefusesDamage(t *testing.T) {
+	dir, _ := buildInto(t, docs(), defaultPolicy(t), "", segments)
+	m, err := bundle.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg := filepath.Join(dir, filepath.FromSlash(bundle.SegmentFile(strings.TrimSuffix(m.VectorStore.Segments[0], bundle.SegmentExt))))
+	data, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 1
+	if err := os.WriteFile(seg, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bundle.Open(dir); !errors.Is(err, bundle.ErrCorrupt) {
+		t.Fatalf("a damaged segment: error %v, want ErrCorrupt", err)
+	}
+	m.VectorStore.Segments = []string{"../../elsewhere.seg"}
+	m.Files = nil // opened unverified, as a bundle written before checksums is
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, bundle.ManifestFile), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bundle.Open(dir); err == nil || !strings.Contains(err.Error(), "is not a segment's file name") {
+		t.Fatalf("a segment outside the bundle: error %v", err)
+	}
 }

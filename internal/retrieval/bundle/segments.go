@@ -87,18 +87,19 @@ func (p *Pending) writeSegmentsManifest(entries []SegmentEntry, m Manifest) (Man
 	return m, nil
 }
 
-// segmentKeys returns the key of each segment a manifest lists, refusing
-// a name that is not a key's file name.
-func segmentKeys(ref VectorStoreRef) ([]string, error) {
-	keys := make([]string, len(ref.Segments))
+// segmentPaths returns, for each segment ref lists, the path in dir that
+// at names for its key (SegmentFile or ParentPack), refusing a name that
+// is not a key's file name.
+func segmentPaths(dir string, ref VectorStoreRef, at func(key string) string) ([]string, error) {
+	paths := make([]string, len(ref.Segments))
 	for i, name := range ref.Segments {
 		key, ok := strings.CutSuffix(name, SegmentExt)
 		if !ok || key == "" || !filepath.IsLocal(key) || filepath.Base(key) != key {
 			return nil, fmt.Errorf("segment name %q is not a segment's file name", name)
 		}
-		keys[i] = key
+		paths[i] = filepath.Join(dir, filepath.FromSlash(at(key)))
 	}
-	return keys, nil
+	return paths, nil
 }
 
 // openSegments maps the segments the manifest lists and opens them as one
@@ -107,13 +108,9 @@ func openSegments(dir string, m Manifest) (*segment.Store, error) {
 	if m.Embedder.Kind != EmbedderLexical {
 		return nil, fmt.Errorf("segments hold lexical children, but the embedder is %q", m.Embedder.Kind)
 	}
-	keys, err := segmentKeys(m.VectorStore)
+	paths, err := segmentPaths(dir, m.VectorStore, SegmentFile)
 	if err != nil {
 		return nil, err
-	}
-	paths := make([]string, len(keys))
-	for i, key := range keys {
-		paths[i] = filepath.Join(dir, filepath.FromSlash(SegmentFile(key)))
 	}
 	return segment.OpenFiles(paths, m.Embedder.K1, m.Embedder.B, float32(m.Embedder.ContextWeight))
 }
@@ -124,13 +121,9 @@ func openParents(dir string, m Manifest) (*parentstore.Files, error) {
 	if m.VectorStore.Kind != VectorStoreSegments {
 		return parentstore.OpenFiles(dir)
 	}
-	keys, err := segmentKeys(m.VectorStore)
+	dirs, err := segmentPaths(dir, m.VectorStore, ParentPack)
 	if err != nil {
 		return nil, err
-	}
-	dirs := make([]string, len(keys))
-	for i, key := range keys {
-		dirs[i] = filepath.Join(dir, filepath.FromSlash(ParentPack(key)))
 	}
 	return parentstore.OpenPacks(dirs)
 }
