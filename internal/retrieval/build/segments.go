@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/filesum"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
@@ -99,22 +98,10 @@ func (req *Request) buildSegment(ctx context.Context, g indexer.SegmentGroup, di
 	if err != nil {
 		return entry, err
 	}
-	lex, err := embed.NewLexical(req.EmbedderConfig.K1, req.EmbedderConfig.B)
-	if err != nil {
-		parents.Abort()
-		return entry, err
-	}
-	opts := indexer.Options{
+	seg, err := indexer.BuildSegment(ctx, g.Docs, req.Policy.Splitter, indexer.SegmentOptions{
 		Workers: req.Workers, ContextWeight: float32(req.EmbedderConfig.ContextWeight),
-		SpillDir: dir, OnParent: parents.Add, OnProgress: progress.within,
-		OnSegment: func(data []byte) error {
-			rel := bundle.SegmentFile(g.Key)
-			sum, err := writeFileDurably(filepath.Join(dir, filepath.FromSlash(rel)), data)
-			entry.Files[rel] = sum
-			return err
-		},
-	}
-	ix, err := indexer.Build(ctx, g.Docs, req.Policy.Splitter, lex, opts)
+		OnParent: parents.Add, OnProgress: progress.within,
+	})
 	if err != nil {
 		parents.Abort()
 		return entry, err
@@ -125,7 +112,11 @@ func (req *Request) buildSegment(ctx context.Context, g indexer.SegmentGroup, di
 	for name, sum := range parents.Written() {
 		entry.Files[path.Join(bundle.ParentPack(g.Key), name)] = sum
 	}
-	entry.Parents, entry.Children = ix.ParentCount, ix.ChildCount
+	rel := bundle.SegmentFile(g.Key)
+	if entry.Files[rel], err = writeFileDurably(filepath.Join(dir, filepath.FromSlash(rel)), seg.Data); err != nil {
+		return entry, err
+	}
+	entry.Parents, entry.Children = seg.Parents, seg.Children
 	return entry, nil
 }
 
@@ -152,10 +143,10 @@ type segmentProgress struct {
 	done, reused int
 }
 
-// within reports the progress of the run being built.
-func (p *segmentProgress) within(r indexer.Progress) {
-	if p.report != nil && r.Stage == indexer.StageSplit {
-		p.report(indexer.Progress{Stage: indexer.StageSplit, Done: p.done + r.Done, Total: p.total, Reused: p.reused})
+// within reports the documents done of the run being built.
+func (p *segmentProgress) within(done int) {
+	if p.report != nil {
+		p.report(indexer.Progress{Stage: indexer.StageSplit, Done: p.done + done, Total: p.total, Reused: p.reused})
 	}
 }
 

@@ -79,14 +79,6 @@ type Options struct {
 	// before the first of its children is embedded. An error fails the
 	// build.
 	OnParent func(hierarchy.Parent) error
-	// OnSegment, when set, makes the second pass write the children of
-	// every document into one segment (package segment: counts, no
-	// weights) instead of embedding them into Store, and receives its
-	// bytes; the embedder, the lexical one, is not fitted (a segment's
-	// statistics are its own counts). GroupSegments cuts a corpus into
-	// the runs of documents that make its segments. An error fails the
-	// build.
-	OnSegment func(data []byte) error
 }
 
 // Index is a built index held in memory.
@@ -128,9 +120,6 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 	if opts.Units != nil && len(opts.UnitScope) == 0 {
 		return nil, errors.New("a unit cache needs a unit scope naming the splitter")
 	}
-	if _, lexical := e.(*embed.Lexical); opts.OnSegment != nil && !lexical {
-		return nil, fmt.Errorf("a child index of segments needs the lexical embedder, not %T", e)
-	}
 	source, pass, err := runFirstPass(ctx, docs, b, shape, opts)
 	if err != nil {
 		return nil, err
@@ -143,12 +132,6 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 	ix.Reused, ix.ParentCount, ix.ChildCount = pass.reused, pass.parents, pass.children
 	if source.spill == nil {
 		ix.gather(pass.units)
-	}
-	if opts.OnSegment != nil {
-		if err := ix.writeSegments(ctx, source, pass.units, pass.stats.Terms(), opts); err != nil {
-			return nil, err
-		}
-		return ix, nil
 	}
 	if err := ix.fit(ctx, source, pass, opts); err != nil {
 		return nil, err

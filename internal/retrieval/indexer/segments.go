@@ -3,58 +3,136 @@ package indexer
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/segment"
 )
 
-// writeSegments is the second pass of a build into a segment (see
-// Options.OnSegment): each unit, in document order, joins the segment,
-// its parents with their contexts' analyses and each parent's children
-// after it, and the segment goes to OnSegment at the end. names names the
-// ids the first pass counted the units' analyses by, which the spill
-// gives back as they are (every context term kept, so that a segment
-// depends on its documents alone). It checks ctx before each unit.
-func (ix *Index) writeSegments(ctx context.Context, source *unitSource, units []*Unit, names []string, opts Options) error {
-	contexts := opts.ContextWeight > 0
-	if source.spill != nil {
-		source.spill.counted = true // names names the counted ids
-	}
-	w := segment.NewWriter(contexts).NamingIDs(names)
-	var scratch embed.AnalysisScratch
-	for ui := range source.docs {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		u, err := source.take(ui, units, &scratch)
-		if err != nil {
-			return err
-		}
-		if err := handParents(u, opts.OnParent); err != nil {
-			return err
-		}
-		if err := addUnit(w, u, contexts); err != nil {
-			return fmt.Errorf("document %s: %w", source.docs[ui].ID, err)
-		}
-		u.ChildTerms, u.ContextTerms = nil, nil
-	}
-	if err := finishSegment(w, opts.OnSegment); err != nil {
-		return err
-	}
-	opts.OnProgress(Progress{Stage: StageEmbed, Done: ix.ChildCount, Total: ix.ChildCount})
-	return nil
+// SegmentOptions tune BuildSegment.
+type SegmentOptions struct {
+	// Workers split and analyse documents concurrently (default
+	// GOMAXPROCS).
+	Workers int
+	// ContextWeight above zero analyses each parent's context into the
+	// segment (only whether it is above zero matters: a segment holds
+	// counts).
+	ContextWeight float32
+	// OnParent, when set, receives every parent in document order. An
+	// error fails the build.
+	OnParent func(hierarchy.Parent) error
+	// OnProgress, when set, is told how many documents are in the
+	// segment so far, from one goroutine.
+	OnProgress func(done int)
 }
 
-// finishSegment hands w's bytes to onSegment.
-func finishSegment(w *segment.Writer, onSegment func([]byte) error) error {
+// Segment is what BuildSegment made: the segment's bytes, and how many
+// parents and children it holds.
+type Segment struct {
+	Data              []byte
+	Parents, Children int
+}
+
+// BuildSegment splits and analyses docs (GroupSegments cuts a corpus into
+// the runs of documents that make its segments) and writes them into one
+// segment (package segment: counts, no weights), in document order
+// whatever the concurrency, so the same documents always make the same
+// bytes. Each text is analysed once, in one pass: a segment's statistics
+// are its own counts, so nothing is fitted and nothing spilled. A unit
+// leaves memory once it is in the segment, and workers never run more
+// than a few units ahead of the one the segment waits for.
+func BuildSegment(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentSplitter, opts SegmentOptions) (Segment, error) {
+	opts = opts.withDefaults()
+	units, stop := makeUnits(ctx, docs, b, unitShape{analysed: true, contexts: opts.ContextWeight > 0}, opts.Workers)
+	defer stop()
+	w := segment.NewWriter(opts.ContextWeight > 0)
+	var built Segment
+	for i := range docs {
+		u, err := units.next(ctx, i)
+		if err != nil {
+			return built, err
+		}
+		if err := handParents(u, opts.OnParent); err != nil {
+			return built, err
+		}
+		if err := addUnit(w, u, opts.ContextWeight > 0); err != nil {
+			return built, fmt.Errorf("document %s: %w", docs[i].ID, err)
+		}
+		built.Parents += len(u.Parents)
+		built.Children += len(u.Children)
+		opts.OnProgress(i + 1)
+	}
 	data, err := w.Bytes()
-	if err != nil {
-		return err
+	built.Data = data
+	return built, err
+}
+
+// withDefaults fills zero options.
+func (o SegmentOptions) withDefaults() SegmentOptions {
+	full := Options{Workers: o.Workers}.withDefaults()
+	o.Workers = full.Workers
+	if o.OnProgress == nil {
+		o.OnProgress = func(int) {}
 	}
-	if err := onSegment(data); err != nil {
-		return fmt.Errorf("writing segment: %w", err)
+	return o
+}
+
+// unitQueue hands the units of a run's documents on in document order.
+type unitQueue struct {
+	ready []chan *Unit // by document: its unit, once made
+	slots chan struct{}
+}
+
+// makeUnits makes the unit of every document with a pool of workers,
+// each unit given out by next in document order. A worker takes a slot
+// before it starts a document and next gives it back, so the units made
+// and not yet taken stay a few per worker. stop cancels the workers and
+// waits for them.
+func makeUnits(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentSplitter, shape unitShape, workers int) (*unitQueue, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	q := &unitQueue{ready: make([]chan *Unit, len(docs)), slots: make(chan struct{}, 2*workers)}
+	for i := range q.ready {
+		q.ready[i] = make(chan *Unit, 1)
 	}
-	return nil
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			var scratch embed.AnalysisScratch
+			for i := range next {
+				q.ready[i] <- newUnit(docs[i], b, shape, &scratch)
+			}
+		})
+	}
+	wg.Go(func() {
+		defer close(next)
+		for i := range docs {
+			select {
+			case q.slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+	return q, func() { cancel(); wg.Wait() }
+}
+
+// next returns the unit of the i-th document once it is made, and gives
+// its slot back; i must follow the last i asked for.
+func (q *unitQueue) next(ctx context.Context, i int) (*Unit, error) {
+	select {
+	case u := <-q.ready[i]:
+		<-q.slots
+		return u, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // addUnit adds u's parents to w, in order, each with its context's

@@ -6,15 +6,13 @@ import (
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/policy"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 )
 
-// segmentsOf cuts docs into runs and builds each into its segment,
-// spilling to a directory as a bundle build does, and returns each
-// segment's bytes by its key, and the keys in order.
+// segmentsOf cuts docs into runs and builds each into its segment, and
+// returns each segment's bytes by its key, and the keys in order.
 func segmentsOf(t *testing.T, docs []hierarchy.Document) (map[string]string, []string) {
 	t.Helper()
 	compiled, err := policy.Compile(&policy.Default().Spec)
@@ -24,17 +22,11 @@ func segmentsOf(t *testing.T, docs []hierarchy.Document) (map[string]string, []s
 	segs := map[string]string{}
 	var keys []string
 	for _, g := range indexer.GroupSegments(docs, indexer.DefaultContextWeight, []byte("scope")) {
-		lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+		seg, err := indexer.BuildSegment(context.Background(), g.Docs, compiled.Builder, indexer.SegmentOptions{ContextWeight: indexer.DefaultContextWeight})
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts := indexer.Options{ContextWeight: indexer.DefaultContextWeight, SpillDir: t.TempDir(), OnSegment: func(data []byte) error {
-			segs[g.Key] = string(data)
-			return nil
-		}}
-		if _, err := indexer.Build(context.Background(), g.Docs, compiled.Builder, lex, opts); err != nil {
-			t.Fatal(err)
-		}
+		segs[g.Key] = string(seg.Data)
 		keys = append(keys, g.Key)
 	}
 	return segs, keys

@@ -31,9 +31,6 @@ type unitSpill struct {
 	out       []byte   // put's scratch
 	buf       []byte   // take's scratch
 	persisted bool
-	// counted makes take give the analyses as the ids stats counted them
-	// by, every term kept, instead of the fitted vocabulary's.
-	counted bool
 }
 
 // spillRef is where one unit lies in the spill file and, for a pack, its
@@ -139,11 +136,7 @@ func (s *unitSpill) take(i int) (*Unit, error) {
 	if crc32.Checksum(payload, castagnoli) != ref.sum {
 		return nil, errDamagedSpill
 	}
-	vocabulary := s.stats
-	if s.counted {
-		vocabulary = nil
-	}
-	u, err := decodeSpilled(payload, vocabulary)
+	u, err := decodeSpilled(payload, s.stats)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errDamagedSpill, err)
 	}

@@ -36,8 +36,7 @@ func (w *unitWriter) idAnalyses(as []embed.Analysis, ids *[]uint32, idOf func(em
 
 // decodeSpilled decodes what a build spilled of a unit: its strings in
 // memory of their own, its analyses as ids of the vocabulary stats fitted,
-// without the terms that vocabulary lacks (with nil stats, as the ids the
-// statistics counted them by, every term kept). It reads payload in place and
+// without the terms that vocabulary lacks. It reads payload in place and
 // keeps none of it, so the caller may reuse payload at once.
 func decodeSpilled(payload []byte, stats *embed.CorpusStats) (*Unit, error) {
 	if len(payload) == 0 {
@@ -106,36 +105,21 @@ func (r *unitReader) idList(ids, counts []uint32) idList {
 
 // analysis returns the i-th analysis's term ids.
 func (l *idList) analysis(i int) []uint32 {
-	ids, _ := l.span(i)
-	return ids
-}
-
-// span returns the i-th analysis's term ids and counts.
-func (l *idList) span(i int) (ids, counts []uint32) {
 	start := 0
 	if i > 0 {
 		start = l.ends[i-1]
 	}
-	end := l.ends[i]
-	return l.ids[start:end:end], l.counts[start:end:end]
+	return l.ids[start:l.ends[i]]
 }
 
 // vocabulary returns the analyses of l, each term as its id in the
-// vocabulary stats fitted, dropping the terms that vocabulary lacks, or
-// as l holds them with nil stats; nil for none. The analyses share l's
-// arrays.
+// vocabulary stats fitted, dropping the terms that vocabulary lacks; nil
+// for none. The analyses share l's arrays.
 func (l *idList) vocabulary(stats *embed.CorpusStats) []embed.Analysis {
 	if l.none {
 		return nil
 	}
 	out := make([]embed.Analysis, len(l.tokens))
-	if stats == nil {
-		for i := range l.tokens {
-			ids, counts := l.span(i)
-			out[i] = embed.Analysis{Tokens: l.tokens[i], IDs: ids, Counts: counts}
-		}
-		return out
-	}
 	kept, start := 0, 0
 	for i, end := range l.ends {
 		from := kept

@@ -17,7 +17,6 @@ import (
 // documents, so the writer keeps it in memory until Bytes.
 type Writer struct {
 	contexts bool
-	named    []string       // by id: the term of an analysis given as ids (see NamingIDs)
 	terms    map[string]int // the index of each term in names
 	names    []string
 	child    [][]childPosting  // by term: the children holding it
@@ -56,13 +55,6 @@ func NewWriter(contexts bool) *Writer {
 	if contexts {
 		w.h.flags |= flagContexts
 	}
-	return w
-}
-
-// NamingIDs makes the writer take analyses given as ids (embed.Analysis
-// IDs, without Terms), each id naming the term names[id], and returns it.
-func (w *Writer) NamingIDs(names []string) *Writer {
-	w.named = names
 	return w
 }
 
@@ -145,13 +137,10 @@ func (w *Writer) holdInChild(k int, parent uint32) {
 // 32 bits. A refused analysis adds no posting (its terms may stay in the
 // writer's table, which Bytes leaves out while they have none).
 func (w *Writer) resolve(a embed.Analysis) error {
-	byID := a.Terms == nil && len(a.IDs) > 0
 	switch {
-	case byID && w.named == nil:
-		return errors.New("analysis given as term ids, but the writer names no ids")
-	case byID && len(a.Counts) != len(a.IDs):
-		return fmt.Errorf("%d counts for %d term ids", len(a.Counts), len(a.IDs))
-	case !byID && len(a.Counts) != len(a.Terms):
+	case a.Terms == nil && len(a.IDs) > 0:
+		return errors.New("analysis given as term ids; a segment stores terms")
+	case len(a.Counts) != len(a.Terms):
 		return fmt.Errorf("%d counts for %d terms", len(a.Counts), len(a.Terms))
 	case a.Tokens < 0 || uint64(a.Tokens) > math.MaxUint32:
 		return fmt.Errorf("length %d tokens is out of range", a.Tokens)
@@ -161,11 +150,7 @@ func (w *Writer) resolve(a embed.Analysis) error {
 		w.stamp = 1
 	}
 	w.keys = w.keys[:0]
-	for i := range a.Counts {
-		t, err := w.termOf(a, i, byID)
-		if err != nil {
-			return err
-		}
+	for i, t := range a.Terms {
 		if a.Counts[i] == 0 {
 			return fmt.Errorf("term %q has a zero count", t)
 		}
@@ -177,17 +162,6 @@ func (w *Writer) resolve(a embed.Analysis) error {
 		w.keys = append(w.keys, k)
 	}
 	return nil
-}
-
-// termOf returns a's i-th term, named from its id when byID.
-func (w *Writer) termOf(a embed.Analysis, i int, byID bool) (string, error) {
-	if !byID {
-		return a.Terms[i], nil
-	}
-	if id := a.IDs[i]; int(id) < len(w.named) {
-		return w.named[id], nil
-	}
-	return "", fmt.Errorf("term id %d names none of %d terms", a.IDs[i], len(w.named))
 }
 
 // term returns the index of t among the writer's terms, adding it.
