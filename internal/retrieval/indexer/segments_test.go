@@ -2,6 +2,7 @@ package indexer_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -74,5 +75,33 @@ func TestAnEditRewritesOnlyItsSegment(t *testing.T) {
 			t.Errorf("%s: %d of %d segments rewritten, want 1 to %d", tt.name, rewritten, len(keys), tt.rewritten)
 		}
 		t.Logf("%s: %d of %d segments kept", tt.name, kept, len(keys))
+	}
+}
+
+// TestBuildSegmentIsTheSameWhateverTheWorkers checks that a segment's
+// bytes do not depend on how many workers made its units, and that a
+// cancelled build stops with the context's error.
+func TestBuildSegmentIsTheSameWhateverTheWorkers(t *testing.T) {
+	compiled, err := policy.Compile(&policy.Default().Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := synthtest.New(23, 3000).Documents(60)
+	var first string
+	for _, workers := range []int{1, 3, 16} {
+		seg, err := indexer.BuildSegment(context.Background(), docs, compiled.Builder, indexer.SegmentOptions{Workers: workers, ContextWeight: indexer.DefaultContextWeight})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == "" {
+			first = string(seg.Data)
+		} else if string(seg.Data) != first {
+			t.Fatalf("%d workers wrote other bytes than one", workers)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := indexer.BuildSegment(ctx, docs, compiled.Builder, indexer.SegmentOptions{Workers: 2}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled build: error %v, want context.Canceled", err)
 	}
 }
