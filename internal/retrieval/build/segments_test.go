@@ -27,7 +27,8 @@ var segments = bundle.VectorStoreRef{Kind: bundle.VectorStoreSegments}
 // dev articles twice, into the embedded store and into segments, and
 // checks that both bundles open with the same counts and give every
 // question the same results: parents, scores to the bit, matched
-// children and texts.
+// children and texts; then that a build after an edit, with a warm
+// segment cache, writes the bundle a build from scratch writes.
 func TestSegmentBundleRetrievesAsTheEmbeddedOnSquad(t *testing.T) {
 	corpus, questions, err := eval.LoadSet(sharedtest.Dir(t, "eval", "squad-v1.1-dev"), "articles.jsonl.gz")
 	if err != nil {
@@ -58,6 +59,13 @@ func TestSegmentBundleRetrievesAsTheEmbeddedOnSquad(t *testing.T) {
 		}
 	}
 	t.Logf("%d questions, %d children in %d segments", len(questions), got.Manifest.Children, len(got.Manifest.VectorStore.Segments))
+	cache := t.TempDir()
+	buildInto(t, corpus.Docs, spec, cache, segments)
+	edited := clone(corpus.Docs)
+	edited[10].Text += "\n\nThe article was edited."
+	warm, _ := buildInto(t, edited, spec, cache, segments)
+	cold, _ := buildInto(t, edited, spec, "", segments)
+	sameBundles(t, cold, warm)
 }
 
 // docIDs lists the document of each result.
