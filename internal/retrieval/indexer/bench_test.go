@@ -81,3 +81,23 @@ func BenchmarkUnits(b *testing.B) {
 	}
 	b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds()/1e6, "MB/s")
 }
+
+// BenchmarkGroupSegments measures cutting a corpus into runs and keying
+// them: hashing every document's unit key, what a segments build pays
+// for its whole corpus whatever the edit. It reports MB/s of text.
+func BenchmarkGroupSegments(b *testing.B) {
+	s := synthtest.New(21, 20000)
+	var docs []hierarchy.Document
+	size := 0
+	for size < 100e6 {
+		d := s.Document(fmt.Sprintf("doc-%07d", len(docs)), 3+len(docs)%6)
+		docs = append(docs, d)
+		size += len(d.Text)
+	}
+	runs := 0
+	for b.Loop() {
+		runs = len(indexer.GroupSegments(docs, indexer.DefaultContextWeight, []byte("scope")))
+	}
+	b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds()/1e6, "MB/s")
+	b.ReportMetric(float64(runs), "runs")
+}
