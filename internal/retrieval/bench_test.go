@@ -115,13 +115,21 @@ func BenchmarkRetrieve(b *testing.B) {
 // terms, so posting lists are shorter.
 func BenchmarkRetrieveNoContext(b *testing.B) {
 	r, children, perChild, took, gen := benchRetriever(b, 100_000, 0)
-	queries := gen.Questions(1000)
-	ctx := context.Background()
+	reportLatencies(b, r, gen.Questions(1000))
+	b.ReportMetric(perChild, "bytes/child")
+	b.ReportMetric(float64(children), "children")
+	b.ReportMetric(took.Seconds(), "build-s")
+}
+
+// reportLatencies retrieves with default options, one query per
+// iteration in turn, and reports the p50 and p99 latency.
+func reportLatencies(b *testing.B, r *retrieval.Retriever, queries []string) {
+	b.Helper()
 	lat := make([]time.Duration, 0, 1000)
 	i := 0
 	for b.Loop() {
 		start := time.Now()
-		if _, err := r.Retrieve(ctx, queries[i%len(queries)], retrieval.Options{}); err != nil {
+		if _, err := r.Retrieve(context.Background(), queries[i%len(queries)], retrieval.Options{}); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))
@@ -130,7 +138,4 @@ func BenchmarkRetrieveNoContext(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2])/1e6, "p50-ms")
 	b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)])/1e6, "p99-ms")
-	b.ReportMetric(perChild, "bytes/child")
-	b.ReportMetric(float64(children), "children")
-	b.ReportMetric(took.Seconds(), "build-s")
 }
