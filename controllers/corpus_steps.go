@@ -165,8 +165,11 @@ func secretKey(ref *v1alpha1.SecretKeyReference) string {
 // computeRevision names the revision the spec and sources call for.
 func (r *CorpusReconciler) computeRevision(_ context.Context, s *corpusState) (ctrl.Result, error) {
 	digest := s.sources.Digest()
-	if s.corpus.UsesMilvus() {
+	switch {
+	case s.corpus.UsesMilvus():
 		s.vectorStore = milvusRef(s.corpus, "", s.embedCfg.Dimensions)
+	case s.corpus.UsesSegments():
+		s.vectorStore = bundle.VectorStoreRef{Kind: bundle.VectorStoreSegments}
 	}
 	parentStore := ""
 	if s.corpus.UsesClaims() {

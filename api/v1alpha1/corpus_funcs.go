@@ -112,6 +112,13 @@ func (c *Corpus) UsesMilvus() bool {
 	return c.Spec.VectorStore != nil && c.Spec.VectorStore.Milvus != nil
 }
 
+// UsesSegments reports whether the children are kept as segments of
+// counts (vectorStore.embedded.layout Segments).
+func (c *Corpus) UsesSegments() bool {
+	v := c.Spec.VectorStore
+	return v != nil && v.Embedded != nil && v.Embedded.Layout == LayoutSegments
+}
+
 // GetDeletionPolicy returns the deletion policy, Delete when unset.
 func (c *Corpus) GetDeletionPolicy() DeletionPolicy {
 	if c.Spec.DeletionPolicy == "" {

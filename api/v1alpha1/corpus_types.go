@@ -313,7 +313,23 @@ type Embedding struct {
 }
 
 // EmbeddedVectorStore keeps the child index inside the revision's bundle.
-type EmbeddedVectorStore struct{}
+type EmbeddedVectorStore struct {
+	// layout of the child index: Weights (each child's BM25 vector, the
+	// default) or Segments (each run of about 4096 documents' term counts,
+	// weighed at query time with the same scores; a revision after an
+	// edit rebuilds only the runs of the documents it touched, and links
+	// the others from the unit cache). Segments needs the builtin
+	// embedding.
+	// +kubebuilder:validation:Enum=Weights;Segments
+	// +optional
+	Layout string `json:"layout,omitempty"`
+}
+
+// Layouts of an embedded child index.
+const (
+	LayoutWeights  = "Weights"
+	LayoutSegments = "Segments"
+)
 
 // MilvusIndex chooses the index of the dense vector field.
 // +kubebuilder:validation:XValidation:rule="self.type == 'HNSW' || (!has(self.m) && !has(self.efConstruction) && !has(self.ef))",message="m, efConstruction and ef apply to the HNSW index only"
@@ -605,6 +621,7 @@ type Indexing struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.parentStore) || !has(self.parentStore.persistentVolumeClaim) || !has(self.indexing) || !has(self.indexing.mode) || self.indexing.mode == 'Job'",message="a persistentVolumeClaim parent store is written by an indexing Job: indexing.mode must be Job"
 // +kubebuilder:validation:XValidation:rule="!has(self.indexing) || !has(self.indexing.mode) || self.indexing.mode != 'Job' || (has(self.parentStore) && has(self.parentStore.persistentVolumeClaim))",message="indexing.mode Job writes revisions to a persistentVolumeClaim parent store: set parentStore.persistentVolumeClaim"
 // +kubebuilder:validation:XValidation:rule="!has(self.indexing) || !has(self.indexing.mode) || self.indexing.mode != 'Job' || !self.sources.exists(s, has(s.sourceRef))",message="a sourceRef source is read by the operator and indexing.mode Job does not take one yet: index in the operator (indexing.mode InProcess), or give the artifact as a url source"
+// +kubebuilder:validation:XValidation:rule="!has(self.vectorStore) || !has(self.vectorStore.embedded) || !has(self.vectorStore.embedded.layout) || self.vectorStore.embedded.layout != 'Segments' || !has(self.embedding) || !has(self.embedding.openAI)",message="vectorStore.embedded.layout Segments keeps the builtin embedder's term counts; it cannot hold the vectors of embedding.openAI"
 type CorpusSpec struct {
 	// chunkingPolicyRef names the ChunkingPolicy that splits the documents.
 	// +required
