@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
@@ -91,19 +92,27 @@ const idLength = 20
 
 // makeID returns a stable id for a unit of kind k ("p" or "c") from its
 // document, the policy revision, its ordinal and its text. The same input
-// always yields the same id.
+// always yields the same id. It hashes the strings where they lie,
+// without copying them: an id is made for every parent and child.
 func makeID(kind, docID, revision string, ordinal int, text string) string {
 	h := sha256.New()
 	var ord [8]byte
 	binary.LittleEndian.PutUint64(ord[:], uint64(ordinal))
-	for _, part := range [][]byte{[]byte(kind), []byte(docID), []byte(revision), ord[:], []byte(text)} {
+	for _, part := range [...][]byte{bytesOf(kind), bytesOf(docID), bytesOf(revision), ord[:], bytesOf(text)} {
 		var n [8]byte
 		binary.LittleEndian.PutUint64(n[:], uint64(len(part)))
 		h.Write(n[:])
 		h.Write(part)
 	}
-	return hex.EncodeToString(h.Sum(nil))[:idLength]
+	var sum [sha256.Size]byte
+	var id [2 * sha256.Size]byte
+	hex.Encode(id[:], h.Sum(sum[:0]))
+	return string(id[:idLength])
 }
+
+// bytesOf returns the bytes of s without copying them; they must not be
+// written (a hash only reads them).
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // offset adds a relative code-point offset to a base offset, keeping -1 for
 // an unknown position on either side.

@@ -14,13 +14,18 @@ import (
 
 // Writer collects the parents and children of one segment, in slot order,
 // and encodes them. A segment is meant to hold a bounded group of
-// documents, so the writer keeps it in memory until Bytes.
+// documents, so the writer keeps it in memory until Bytes. Postings are
+// kept in the order they are added, all terms together, and put in term
+// order once, by Bytes.
 type Writer struct {
 	contexts bool
 	terms    map[string]int // the index of each term in names
 	names    []string
-	child    [][]childPosting  // by term: the children holding it
-	parent   [][]parentPosting // by term: the parents whose context or children hold it
+	children chunkedList[childPosting]  // every child posting, in slot order
+	parents  chunkedList[parentPosting] // every parent posting, in parent order
+	childN   []uint32        // by term: its child postings so far
+	parentN  []uint32        // by term: its parent postings so far
+	lastOf   []uint32        // by term: 1 + the last parent given a posting of it, 0 for none
 	h        header
 	first    []uint32 // parentFirst without its end
 	ctxLen   []uint32 // by parent
@@ -28,7 +33,7 @@ type Writer struct {
 	idEnds   []uint32
 	ids      []byte
 	ordinals []uint32
-	parents  idArena  // each parent's id
+	parentID idArena  // each parent's id
 	docs     idArena  // each run of parents' document id
 	docOf    []uint32 // by parent: its document's index in docs
 	keys     []int    // the term indices of the analysis being added
@@ -36,14 +41,15 @@ type Writer struct {
 	stamp    uint32
 }
 
-// childPosting is a child holding a term: its slot and the term's
-// frequency there.
-type childPosting struct{ slot, tf uint32 }
+// childPosting is a child holding a term: the term's index, the child's
+// slot and the term's frequency there.
+type childPosting struct{ term, slot, tf uint32 }
 
 // parentPosting is a parent whose context or children hold a term: the
-// term's frequency in the context, and where its children's postings of
-// the term begin among the term's child postings.
-type parentPosting struct{ parent, context, first uint32 }
+// term's index, the parent, the term's frequency in the context, and
+// where the parent's children's postings of the term begin among the
+// term's child postings.
+type parentPosting struct{ term, parent, context, first uint32 }
 
 // ErrNoParent is returned by AddChild before any AddParent.
 var ErrNoParent = errors.New("segment: a child needs a parent added before it")
@@ -71,12 +77,12 @@ func (w *Writer) AddParent(id, doc string, context embed.Analysis) error {
 	if err := w.resolve(context); err != nil {
 		return fmt.Errorf("segment: context of parent %q: %w", id, err)
 	}
-	if !w.parents.fits(id) || !w.docs.fits(doc) {
+	if !w.parentID.fits(id) || !w.docs.fits(doc) {
 		return fmt.Errorf("segment: parent or document ids exceed %d bytes", uint32(math.MaxUint32))
 	}
 	parent := w.h.parents
 	w.h.parents++
-	w.parents.add(id)
+	w.parentID.add(id)
 	if !w.docs.lastIs(doc) {
 		w.docs.add(doc)
 	}
@@ -84,7 +90,7 @@ func (w *Writer) AddParent(id, doc string, context embed.Analysis) error {
 	w.first = append(w.first, w.h.children)
 	w.ctxLen = append(w.ctxLen, uint32(context.Tokens))
 	for i, k := range w.keys {
-		w.parent[k] = append(w.parent[k], parentPosting{parent: parent, context: context.Counts[i], first: uint32(len(w.child[k]))})
+		w.addParentPosting(k, parent, context.Counts[i])
 	}
 	return nil
 }
@@ -115,20 +121,21 @@ func (w *Writer) AddChild(id string, ordinal int, a embed.Analysis) error {
 	w.idEnds = append(w.idEnds, uint32(len(w.ids)))
 	w.ordinals = append(w.ordinals, uint32(ordinal))
 	for i, k := range w.keys {
-		w.holdInChild(k, parent)
-		w.child[k] = append(w.child[k], childPosting{slot: slot, tf: a.Counts[i]})
+		if w.lastOf[k] != parent+1 {
+			w.addParentPosting(k, parent, 0)
+		}
+		w.children.add(childPosting{term: uint32(k), slot: slot, tf: a.Counts[i]})
+		w.childN[k]++
 	}
 	return nil
 }
 
-// holdInChild gives parent a posting of term k, before a child of it
-// holding the term is added, unless it has one.
-func (w *Writer) holdInChild(k int, parent uint32) {
-	list := w.parent[k]
-	if n := len(list); n > 0 && list[n-1].parent == parent {
-		return
-	}
-	w.parent[k] = append(list, parentPosting{parent: parent, first: uint32(len(w.child[k]))})
+// addParentPosting gives parent a posting of term k, with the term's
+// frequency in its context, before any child of it holding the term.
+func (w *Writer) addParentPosting(k int, parent, context uint32) {
+	w.parents.add(parentPosting{term: uint32(k), parent: parent, context: context, first: w.childN[k]})
+	w.parentN[k]++
+	w.lastOf[k] = parent + 1
 }
 
 // resolve sets w.keys to the index of each term of a, refusing an
@@ -173,8 +180,9 @@ func (w *Writer) term(t string) int {
 	t = strings.Clone(t)
 	w.terms[t] = k
 	w.names = append(w.names, t)
-	w.child = append(w.child, nil)
-	w.parent = append(w.parent, nil)
+	w.childN = append(w.childN, 0)
+	w.parentN = append(w.parentN, 0)
+	w.lastOf = append(w.lastOf, 0)
 	w.seen = append(w.seen, 0)
 	return k
 }
@@ -184,7 +192,7 @@ func (w *Writer) term(t string) int {
 func (w *Writer) Bytes() ([]byte, error) {
 	order := make([]int, 0, len(w.names))
 	for k := range w.names {
-		if len(w.parent[k]) > 0 { // a term of a refused analysis has none
+		if w.parentN[k] > 0 { // a term of a refused analysis has none
 			order = append(order, k)
 		}
 	}
@@ -192,17 +200,15 @@ func (w *Writer) Bytes() ([]byte, error) {
 	h := w.h
 	h.terms = uint32(len(order))
 	var termArena []byte
-	var childPostings, parentPostings uint64
 	for _, k := range order {
 		termArena = append(termArena, w.names[k]...)
-		childPostings += uint64(len(w.child[k]))
-		parentPostings += uint64(len(w.parent[k]))
 	}
+	childPostings, parentPostings := uint64(w.children.len()), uint64(w.parents.len())
 	if max(uint64(len(termArena)), childWords*childPostings, parentWords*parentPostings) > math.MaxUint32 {
 		return nil, fmt.Errorf("segment: more than %d words of postings or bytes of terms", uint32(math.MaxUint32))
 	}
 	h.termBytes, h.idBytes = uint32(len(termArena)), uint32(len(w.ids))
-	h.docs, h.parentIDBytes, h.docIDBytes = uint32(w.docs.len()), uint32(len(w.parents.bytes)), uint32(len(w.docs.bytes))
+	h.docs, h.parentIDBytes, h.docIDBytes = uint32(w.docs.len()), uint32(len(w.parentID.bytes)), uint32(len(w.docs.bytes))
 	h.childPostings, h.parentPostings = uint32(childPostings), uint32(parentPostings)
 	b := make([]byte, 0, headerSize+4*h.words()+trailerSize)
 	b = h.appendTo(b)
@@ -211,18 +217,18 @@ func (w *Writer) Bytes() ([]byte, error) {
 	b = binary.LittleEndian.AppendUint32(b, h.children)
 	b = appendWords(b, w.ctxLen)
 	b = appendEnds(b, order, func(k int) int { return len(w.names[k]) })
-	b = appendEnds(b, order, func(k int) int { return len(w.child[k]) })
-	b = appendChildPostings(b, order, w.child)
-	b = appendEnds(b, order, func(k int) int { return len(w.parent[k]) })
-	b = appendParentPostings(b, order, w.parent)
+	b = appendEnds(b, order, func(k int) int { return int(w.childN[k]) })
+	b = w.appendChildPostings(b, order)
+	b = appendEnds(b, order, func(k int) int { return int(w.parentN[k]) })
+	b = w.appendParentPostings(b, order)
 	b = appendWords(b, w.idEnds)
 	b = appendWords(b, w.ordinals)
 	b = appendWords(b, w.docOf)
-	b = appendWords(b, w.parents.ends)
+	b = appendWords(b, w.parentID.ends)
 	b = appendWords(b, w.docs.ends)
 	b = appendArena(b, termArena)
 	b = appendArena(b, w.ids)
-	b = appendArena(b, w.parents.bytes)
+	b = appendArena(b, w.parentID.bytes)
 	b = appendArena(b, w.docs.bytes)
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
 }
@@ -237,26 +243,47 @@ func appendEnds(b []byte, order []int, size func(int) int) []byte {
 	return b
 }
 
-// appendChildPostings appends every child posting of lists, over order.
-func appendChildPostings(b []byte, order []int, lists [][]childPosting) []byte {
+// termStarts returns, by term, where the term's postings start among all
+// postings put in term order, each term holding count(k) of them.
+func termStarts(n int, order []int, count []uint32) []uint32 {
+	starts := make([]uint32, n)
+	at := uint32(0)
 	for _, k := range order {
-		for _, p := range lists[k] {
-			b = binary.LittleEndian.AppendUint32(b, p.slot)
-			b = binary.LittleEndian.AppendUint32(b, p.tf)
-		}
+		starts[k] = at
+		at += count[k]
 	}
+	return starts
+}
+
+// appendChildPostings appends every child posting, term by term over
+// order, each term's in slot order: a counting sort of w.children by term,
+// written in place.
+func (w *Writer) appendChildPostings(b []byte, order []int) []byte {
+	at := termStarts(len(w.names), order, w.childN)
+	base := len(b)
+	b = b[:base+4*childWords*w.children.len()]
+	w.children.each(func(p *childPosting) {
+		o := base + 4*childWords*int(at[p.term])
+		at[p.term]++
+		binary.LittleEndian.PutUint32(b[o:], p.slot)
+		binary.LittleEndian.PutUint32(b[o+4:], p.tf)
+	})
 	return b
 }
 
-// appendParentPostings appends every parent posting of lists, over order.
-func appendParentPostings(b []byte, order []int, lists [][]parentPosting) []byte {
-	for _, k := range order {
-		for _, p := range lists[k] {
-			b = binary.LittleEndian.AppendUint32(b, p.parent)
-			b = binary.LittleEndian.AppendUint32(b, p.context)
-			b = binary.LittleEndian.AppendUint32(b, p.first)
-		}
-	}
+// appendParentPostings appends every parent posting, term by term over
+// order, each term's in parent order, as appendChildPostings does.
+func (w *Writer) appendParentPostings(b []byte, order []int) []byte {
+	at := termStarts(len(w.names), order, w.parentN)
+	base := len(b)
+	b = b[:base+4*parentWords*w.parents.len()]
+	w.parents.each(func(p *parentPosting) {
+		o := base + 4*parentWords*int(at[p.term])
+		at[p.term]++
+		binary.LittleEndian.PutUint32(b[o:], p.parent)
+		binary.LittleEndian.PutUint32(b[o+4:], p.context)
+		binary.LittleEndian.PutUint32(b[o+8:], p.first)
+	})
 	return b
 }
 
