@@ -101,3 +101,33 @@ func BenchmarkGroupSegments(b *testing.B) {
 	b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds()/1e6, "MB/s")
 	b.ReportMetric(float64(runs), "runs")
 }
+
+// BenchmarkBuildSegment builds one run of 8 MB of the build benchmark's
+// synthetic corpus into a segment, with the default policy and context
+// weight, as a segments build does for each run, and reports MB of text
+// per second of wall time and per second of the process's CPU time (the
+// measure that holds on a machine shared with other work).
+func BenchmarkBuildSegment(b *testing.B) {
+	s := synthtest.New(21, 20000)
+	var docs []hierarchy.Document
+	size := 0
+	for size < 8e6 {
+		d := s.Document(fmt.Sprintf("doc-%07d", len(docs)), 3+len(docs)%6)
+		docs, size = append(docs, d), size+len(d.Text)
+	}
+	builder := defaultPolicyBuilder(b)
+	opts := indexer.SegmentOptions{ContextWeight: indexer.DefaultContextWeight}
+	bytes := 0
+	cpu := synthtest.ProcessCPUTime()
+	for b.Loop() {
+		seg, err := indexer.BuildSegment(context.Background(), docs, builder, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bytes = len(seg.Data)
+	}
+	cpu = synthtest.ProcessCPUTime() - cpu
+	b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds()/1e6, "MB/s")
+	b.ReportMetric(float64(size)*float64(b.N)/cpu.Seconds()/1e6, "MB/cpu-s")
+	b.ReportMetric(float64(bytes)/float64(size), "segment-bytes/text-byte")
+}
