@@ -2,6 +2,7 @@ package embed
 
 import (
 	"fmt"
+	"hash/maphash"
 
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
@@ -21,7 +22,14 @@ type Analysis struct {
 	IDs    []uint32
 	Counts []uint32
 	Tokens int
+	// Hashes, when set (AnalysisScratch sets them), are the TermHash of
+	// each of Terms, so that a table of terms need not hash them again.
+	Hashes []uint64
 }
+
+// TermHash returns the hash of term that Analysis.Hashes holds: the same
+// for equal terms, within one process.
+func TermHash(term string) uint64 { return maphash.String(termSeed, term) }
 
 // AnalysisScratch holds the buffers AnalyzeCounts reuses across the texts
 // one goroutine analyses (once used, about 2 MiB, most of it a table of
@@ -34,6 +42,33 @@ type AnalysisScratch struct {
 	ids      []uint64
 	spareIDs []uint64 // sortPackedIDs' other array
 	tokens   Tokens   // TokenizeScratch's
+	arena    analysisArena
+}
+
+// analysisArena hands out the arrays of analyses from blocks shared by
+// many of them, so that analysing a text allocates once per few hundred
+// texts instead of three times per text. A block is never handed out
+// twice: an analysis keeps its arrays, and its block, for as long as it
+// is held.
+type analysisArena struct {
+	terms  []string
+	counts []uint32
+	hashes []uint64
+}
+
+// arenaBlock is how many terms a block of an analysisArena holds.
+const arenaBlock = 4096
+
+// take returns the arrays of an analysis of n distinct terms, each with
+// room for exactly n and none nil.
+func (a *analysisArena) take(n int) ([]string, []uint32, []uint64) {
+	if a.terms == nil || cap(a.terms)-len(a.terms) < n {
+		size := max(n, arenaBlock)
+		a.terms, a.counts, a.hashes = make([]string, 0, size), make([]uint32, 0, size), make([]uint64, 0, size)
+	}
+	from, to := len(a.terms), len(a.terms)+n
+	a.terms, a.counts, a.hashes = a.terms[:to], a.counts[:to], a.hashes[:to]
+	return a.terms[from:to:to], a.counts[from:to:to], a.hashes[from:to:to]
 }
 
 // AnalyzeCounts analyses text once and returns its terms, counts and length.
@@ -47,20 +82,24 @@ func (s *AnalysisScratch) AnalyzeCounts(text string) Analysis {
 // are in s.stems.hashes, overwriting s.toks.
 func (s *AnalysisScratch) countTokens() Analysis {
 	s.distinct.reset(len(s.toks))
-	distinct := s.toks[:0] // overwrites tokens already counted
+	distinct := s.toks[:0]       // overwrites tokens already counted
+	hashes := s.stems.hashes[:0] // likewise
 	counts := s.counts[:0]
 	for k, t := range s.toks {
-		if i, ok := s.distinct.index(t, s.stems.hashes[k], distinct); ok {
+		hash := s.stems.hashes[k]
+		if i, ok := s.distinct.index(t, hash, distinct); ok {
 			counts[i]++
 			continue
 		}
-		distinct = append(distinct, t)
+		distinct, hashes = append(distinct, t), append(hashes, hash)
 		counts = append(counts, 1)
 	}
 	s.counts = counts
-	a := Analysis{Terms: make([]string, len(distinct)), Counts: make([]uint32, len(distinct)), Tokens: len(s.toks)}
+	a := Analysis{Tokens: len(s.toks)}
+	a.Terms, a.Counts, a.Hashes = s.arena.take(len(distinct))
 	copy(a.Terms, distinct)
 	copy(a.Counts, counts)
+	copy(a.Hashes, hashes)
 	return a
 }
 

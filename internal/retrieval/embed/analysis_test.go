@@ -20,6 +20,7 @@ func naiveCounts(text string) Analysis {
 			index[t] = i
 			a.Terms = append(a.Terms, t)
 			a.Counts = append(a.Counts, 0)
+			a.Hashes = append(a.Hashes, TermHash(t))
 		}
 		a.Counts[i]++
 	}
@@ -38,7 +39,7 @@ func TestAnalyzeCountsMatchesAMap(t *testing.T) {
 	for i, text := range texts {
 		got, want := s.AnalyzeCounts(text), naiveCounts(text)
 		if len(want.Terms) == 0 {
-			want.Terms, want.Counts = []string{}, []uint32{}
+			want.Terms, want.Counts, want.Hashes = []string{}, []uint32{}, []uint64{}
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("text %d: AnalyzeCounts = %+v, want %+v", i, got, want)

@@ -40,9 +40,7 @@ func (l *localStems) ready() {
 }
 
 // hashOf returns the hash of term.
-func (l *localStems) hashOf(term string) uint64 {
-	return maphash.String(termSeed, term)
-}
+func (l *localStems) hashOf(term string) uint64 { return TermHash(term) }
 
 // term returns the term of word, as stemCache.term does, and its hash.
 func (l *localStems) term(word []byte) (string, uint64) {
@@ -56,7 +54,7 @@ func (l *localStems) term(word []byte) (string, uint64) {
 		return s.term, s.hash
 	}
 	s.term = defaultStems.term(word)
-	s.hash = maphash.String(termSeed, s.term)
+	s.hash = TermHash(s.term)
 	s.n = uint8(copy(s.word[:], word))
 	return s.term, s.hash
 }

@@ -78,6 +78,11 @@ func (o SegmentOptions) withDefaults() SegmentOptions {
 	return o
 }
 
+// scratches keeps the analysis scratch of workers that finished a run
+// for the workers of the next: a scratch's table of frequent words (2 MiB)
+// is then made and filled once per worker of a build, not once per run.
+var scratches = sync.Pool{New: func() any { return new(embed.AnalysisScratch) }}
+
 // unitQueue hands the units of a run's documents on in document order.
 type unitQueue struct {
 	ready []chan *Unit // by document: its unit, once made
@@ -99,9 +104,10 @@ func makeUnits(ctx context.Context, docs []hierarchy.Document, b hierarchy.Docum
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			var scratch embed.AnalysisScratch
+			scratch := scratches.Get().(*embed.AnalysisScratch)
+			defer scratches.Put(scratch)
 			for i := range next {
-				q.ready[i] <- newUnit(docs[i], b, shape, &scratch)
+				q.ready[i] <- newUnit(docs[i], b, shape, scratch)
 			}
 		})
 	}

@@ -19,13 +19,13 @@ import (
 // order once, by Bytes.
 type Writer struct {
 	contexts bool
-	terms    map[string]int // the index of each term in names
+	terms    writerTerms // the index of each term in names
 	names    []string
 	children chunkedList[childPosting]  // every child posting, in slot order
 	parents  chunkedList[parentPosting] // every parent posting, in parent order
-	childN   []uint32        // by term: its child postings so far
-	parentN  []uint32        // by term: its parent postings so far
-	lastOf   []uint32        // by term: 1 + the last parent given a posting of it, 0 for none
+	childN   []uint32                   // by term: its child postings so far
+	parentN  []uint32                   // by term: its parent postings so far
+	lastOf   []uint32                   // by term: 1 + the last parent given a posting of it, 0 for none
 	h        header
 	first    []uint32 // parentFirst without its end
 	ctxLen   []uint32 // by parent
@@ -57,7 +57,7 @@ var ErrNoParent = errors.New("segment: a child needs a parent added before it")
 // NewWriter returns an empty segment writer; contexts says whether its
 // parents carry contexts (a context weight above zero).
 func NewWriter(contexts bool) *Writer {
-	w := &Writer{contexts: contexts, terms: map[string]int{}}
+	w := &Writer{contexts: contexts}
 	if contexts {
 		w.h.flags |= flagContexts
 	}
@@ -161,7 +161,7 @@ func (w *Writer) resolve(a embed.Analysis) error {
 		if a.Counts[i] == 0 {
 			return fmt.Errorf("term %q has a zero count", t)
 		}
-		k := w.term(t)
+		k := w.term(t, hashOf(&a, i))
 		if w.seen[k] == w.stamp {
 			return fmt.Errorf("term %q repeats", t)
 		}
@@ -171,15 +171,16 @@ func (w *Writer) resolve(a embed.Analysis) error {
 	return nil
 }
 
-// term returns the index of t among the writer's terms, adding it.
-func (w *Writer) term(t string) int {
-	if k, ok := w.terms[t]; ok {
-		return k
+// term returns the index of t, whose hash is hash, among the writer's
+// terms, adding it.
+func (w *Writer) term(t string, hash uint64) int {
+	slot, ok := w.terms.find(t, hash, w.names)
+	if ok {
+		return slot
 	}
 	k := len(w.names)
-	t = strings.Clone(t)
-	w.terms[t] = k
-	w.names = append(w.names, t)
+	w.names = append(w.names, strings.Clone(t))
+	w.terms.insert(slot, t, hash, k)
 	w.childN = append(w.childN, 0)
 	w.parentN = append(w.parentN, 0)
 	w.lastOf = append(w.lastOf, 0)

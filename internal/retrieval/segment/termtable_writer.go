@@ -1,0 +1,90 @@
+package segment
+
+import "github.com/parentrag/parentrag/internal/retrieval/embed"
+
+// writerTerms finds a writer's terms by the hash embed.TermHash gives
+// them: an open-addressing table of indices into the writer's names, at
+// most half full. Analyses carry their terms' hashes, so a term added
+// again costs a probe and one comparison, and no hashing.
+type writerTerms struct {
+	slots []writerSlot
+	n     int
+}
+
+// writerSlot is one term of the table: its hash, 1 + its index (0 is an
+// empty slot) and, when it fits, the term itself, so that finding a short
+// term reads one slot and nothing else.
+type writerSlot struct {
+	hash  uint64
+	index uint32
+	n     uint8 // the length of the term inline, or inlineTerm+1 for a longer one
+	term  [inlineTerm]byte
+}
+
+// inlineTerm is the longest term a slot holds in itself.
+const inlineTerm = 19
+
+// holds reports whether the slot's term is term, which has its hash.
+func (s *writerSlot) holds(term string, names []string) bool {
+	if s.n <= inlineTerm {
+		return int(s.n) == len(term) && string(s.term[:s.n]) == term
+	}
+	return names[s.index-1] == term
+}
+
+// find returns the index of term t, whose hash is hash, among names, and
+// true; or false and the slot where it would go.
+func (t *writerTerms) find(term string, hash uint64, names []string) (int, bool) {
+	if len(t.slots) == 0 {
+		t.slots = make([]writerSlot, 1024)
+	}
+	mask := uint64(len(t.slots) - 1)
+	for i := hash & mask; ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.index == 0 {
+			return int(i), false
+		}
+		if s.hash == hash && s.holds(term, names) {
+			return int(s.index - 1), true
+		}
+	}
+}
+
+// insert records that term, of this hash, is names[index], at the slot
+// find returned for it.
+func (t *writerTerms) insert(slot int, term string, hash uint64, index int) {
+	s := writerSlot{hash: hash, index: uint32(index + 1), n: inlineTerm + 1}
+	if len(term) <= inlineTerm {
+		s.n = uint8(copy(s.term[:], term))
+	}
+	t.slots[slot] = s
+	if t.n++; 2*t.n > len(t.slots) {
+		t.grow()
+	}
+}
+
+// grow doubles the table, placing every term again.
+func (t *writerTerms) grow() {
+	old := t.slots
+	t.slots = make([]writerSlot, 2*len(old))
+	mask := uint64(len(t.slots) - 1)
+	for _, s := range old {
+		if s.index == 0 {
+			continue
+		}
+		i := s.hash & mask
+		for t.slots[i].index != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = s
+	}
+}
+
+// hashOf returns the hash of a's i-th term: the one it carries, or one
+// computed.
+func hashOf(a *embed.Analysis, i int) uint64 {
+	if len(a.Hashes) == len(a.Terms) {
+		return a.Hashes[i]
+	}
+	return embed.TermHash(a.Terms[i])
+}
