@@ -172,6 +172,6 @@ func inProcessBuild(revision string, started metav1.Time, cache *embed.Cached, b
 		b.Result, b.Message = "Failed", stalledMessage(err)
 		return b
 	}
-	b.UnitCache = indexjob.UnitStatus(built.Reused, built.Manifest.Documents)
+	b.UnitCache = indexjob.UnitStatus(built)
 	return b
 }

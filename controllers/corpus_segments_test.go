@@ -35,6 +35,7 @@ func TestSegmentsLayoutBuildsAndServesSegments(t *testing.T) {
 	if kind := b.Manifest.VectorStore.Kind; kind != bundle.VectorStoreSegments || len(b.Manifest.VectorStore.Segments) == 0 {
 		t.Fatalf("the active revision's children are %+v, want segments", b.Manifest.VectorStore)
 	}
+	checkSegmentRuns(t, c, len(b.Manifest.VectorStore.Segments), 0)
 	results, err := b.Retriever.Retrieve(ctx, c.Spec.Sources[0].Inline[0].Title, retrieval.Options{})
 	if err != nil || len(results) == 0 {
 		t.Fatalf("a query of the first document's title: %d results, error %v", len(results), err)
@@ -48,9 +49,11 @@ func TestSegmentsLayoutBuildsAndServesSegments(t *testing.T) {
 		get(t, c)
 		return c.Status.ActiveRevision != nil && c.Status.ActiveRevision.Name != first, nil
 	})
-	if results, err := openActive(t, c).Retriever.Retrieve(ctx, "zebras stripes", retrieval.Options{}); err != nil || len(results) == 0 || results[0].DocID != c.Spec.Sources[0].Inline[1].ID {
+	edited := openActive(t, c)
+	if results, err := edited.Retriever.Retrieve(ctx, "zebras stripes", retrieval.Options{}); err != nil || len(results) == 0 || results[0].DocID != c.Spec.Sources[0].Inline[1].ID {
 		t.Fatalf("the edited revision found %+v (error %v) for zebras", results, err)
 	}
+	checkSegmentRuns(t, c, len(edited.Manifest.VectorStore.Segments), 1)
 
 	refused := inlineCorpus(ns, p.Name, sampleDocs()...)
 	refused.Name = "segments-with-a-model"
@@ -59,6 +62,20 @@ func TestSegmentsLayoutBuildsAndServesSegments(t *testing.T) {
 	err = k8s.Create(ctx, refused)
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "cannot hold the vectors of embedding.openAI") {
 		t.Fatalf("segments with an embedding endpoint: error %v, want Invalid saying why", err)
+	}
+}
+
+// checkSegmentRuns fails unless the last build of c, that of its active
+// revision, counts one run for each of its segments and built at least
+// minBuilt of them.
+func checkSegmentRuns(t *testing.T, c *v1alpha1.Corpus, segments, minBuilt int) {
+	t.Helper()
+	b := c.Status.LastBuild
+	if b == nil || b.Revision != c.Status.ActiveRevision.Name || b.UnitCache == nil || b.UnitCache.Segments == nil {
+		t.Fatalf("the last build %+v says nothing of the runs of revision %s", b, c.Status.ActiveRevision.Name)
+	}
+	if runs := b.UnitCache.Segments; runs.Reused+runs.Built != segments || runs.Built < minBuilt {
+		t.Fatalf("lastBuild.unitCache.segments %+v for %d segments; want them all counted, at least %d built", *runs, segments, minBuilt)
 	}
 }
 

@@ -860,6 +860,21 @@ type UnitCacheStatus struct {
 	Reused int `json:"reused"`
 	// split documents were new or changed: split and analysed again.
 	Split int `json:"split"`
+	// segments counts, for a child index of segments, the runs of
+	// documents whose segment and parent pack were taken whole from the
+	// cache and those built again (any run holding a changed, added or
+	// deleted document).
+	// +optional
+	Segments *SegmentRunsStatus `json:"segments,omitempty"`
+}
+
+// SegmentRunsStatus counts the runs of documents of a build into
+// segments.
+type SegmentRunsStatus struct {
+	// reused runs were linked from the segment cache, neither split nor read.
+	Reused int `json:"reused"`
+	// built runs were split, analysed and written.
+	Built int `json:"built"`
 }
 
 // EmbeddingCacheStatus reports how much of a build the embedding cache

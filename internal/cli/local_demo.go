@@ -48,10 +48,11 @@ func newLocalDemoCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m, _, err := indexDocuments(cmd.Context(), indexRequest{docs: docs, compiled: compiled, emb: &embeddingFlags{contextWeight: -1}, out: dir, replace: true}, newProgressReporter(cmd.ErrOrStderr(), quiet))
+			built, err := indexDocuments(cmd.Context(), indexRequest{docs: docs, compiled: compiled, emb: &embeddingFlags{contextWeight: -1}, out: dir, replace: true}, newProgressReporter(cmd.ErrOrStderr(), quiet))
 			if err != nil {
 				return err
 			}
+			m := built.Manifest
 			fmt.Fprintf(cmd.ErrOrStderr(), "indexed %d pages of parentrag's docs: %d parents, %d children, revision %s, in %s\n\nQ: %s\n\n",
 				m.Documents, m.Parents, m.Children, m.Revision, dir, question)
 			b, err := bundle.Open(dir)

@@ -108,14 +108,15 @@ func newLocalIndexCommand() *cobra.Command {
 				return err
 			}
 			req := indexRequest{docs: docs, compiled: compiled, emb: &emb, store: store, out: out, replace: replace, unitCache: unitCache, unitMaxAge: units.maxAge}
-			m, reused, err := indexDocuments(cmd.Context(), req, newProgressReporter(cmd.ErrOrStderr(), quiet))
+			built, err := indexDocuments(cmd.Context(), req, newProgressReporter(cmd.ErrOrStderr(), quiet))
 			if err != nil {
 				return err
 			}
+			m := built.Manifest
 			fmt.Fprintf(cmd.OutOrStdout(), "indexed %d documents into %d parents and %d children (revision %s, %s) in %s\n",
 				m.Documents, m.Parents, m.Children, m.Revision, humanBytes(m.Bytes), out)
 			if unitCache != "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "reused %d of %d documents from the unit cache %s\n", reused, m.Documents, unitCache)
+				fmt.Fprintf(cmd.ErrOrStderr(), "reused %d of %d documents%s from the unit cache %s\n", built.Reused, m.Documents, runsReused(built.Runs), unitCache)
 			}
 			return nil
 		},
@@ -225,11 +226,11 @@ type indexRequest struct {
 
 // indexDocuments builds and saves a bundle for req.docs, its revision
 // named by the policy, the documents and the embedder alone, and returns
-// its manifest and how many documents the unit cache gave.
-func indexDocuments(ctx context.Context, req indexRequest, progress *progressReporter) (bundle.Manifest, int, error) {
+// what the build made (its manifest, and what the unit cache gave).
+func indexDocuments(ctx context.Context, req indexRequest, progress *progressReporter) (build.Built, error) {
 	e, ecfg, err := req.emb.build()
 	if err != nil {
-		return bundle.Manifest{}, 0, err
+		return build.Built{}, err
 	}
 	digest := bundle.SourceDigest(req.docs)
 	built, err := build.Run(ctx, build.Request{
@@ -242,7 +243,16 @@ func indexDocuments(ctx context.Context, req indexRequest, progress *progressRep
 		Dir: req.out, Replace: req.replace, UnitCacheDir: req.unitCache, UnitCacheMaxAge: req.unitMaxAge,
 	})
 	progress.finishStage()
-	return built.Manifest, built.Reused, err
+	return built, err
+}
+
+// runsReused says, for a build into segments, how many of its runs of
+// documents the cache gave: " (in 3 of 4 runs)"; "" for another build.
+func runsReused(runs *build.Runs) string {
+	if runs == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (in %d of %d runs)", runs.Reused, runs.Reused+runs.Built)
 }
 
 // humanBytes formats a size with a binary unit.

@@ -45,3 +45,27 @@ func TestLocalIndexReusesUnits(t *testing.T) {
 		t.Error("--unit-cache with --no-unit-cache was accepted")
 	}
 }
+
+// TestLocalIndexReusesSegments checks that `local index --child-index
+// segments` says how many runs of documents it took from the cache: none
+// the first time, the one run of the three documents once they are
+// unchanged, and none after an edit of one of them.
+func TestLocalIndexReusesSegments(t *testing.T) {
+	dir := t.TempDir()
+	root := testCorpus(t, dir)
+	cache := filepath.Join(dir, "units")
+	index := func(out string) string {
+		_, stderr := mustExecute(t, "local", "index", "--quiet", "--child-index", "segments", "--unit-cache", cache, "--out", filepath.Join(dir, out), root)
+		return stderr
+	}
+	if stderr := index("a"); !strings.Contains(stderr, "reused 0 of 3 documents (in 0 of 1 runs) from the unit cache "+cache) {
+		t.Errorf("first run: %q", stderr)
+	}
+	if stderr := index("b"); !strings.Contains(stderr, "reused 3 of 3 documents (in 1 of 1 runs)") {
+		t.Errorf("unchanged: %q", stderr)
+	}
+	writeFile(t, root, listDir(t, root)[0], "# Edited\n\nA new text about lighthouses.\n")
+	if stderr := index("c"); !strings.Contains(stderr, "reused 0 of 3 documents (in 0 of 1 runs)") {
+		t.Errorf("after one edit: %q", stderr)
+	}
+}

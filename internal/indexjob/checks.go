@@ -12,6 +12,7 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/rollout"
@@ -77,10 +78,15 @@ func CacheStatus(cache *embed.Cached) *v1alpha1.EmbeddingCacheStatus {
 	return &v1alpha1.EmbeddingCacheStatus{Hits: st.Hits, Misses: st.Misses, HitRate: strconv.FormatFloat(st.HitRate(), 'f', 3, 64)}
 }
 
-// UnitStatus reports what a build's unit cache saved: reused of its
-// documents came from the cache, the others were split again.
-func UnitStatus(reused, documents int) *v1alpha1.UnitCacheStatus {
-	return &v1alpha1.UnitCacheStatus{Reused: reused, Split: documents - reused}
+// UnitStatus reports what a build's unit cache saved: how many of its
+// documents came from the cache, the others split again, and for a build
+// into segments how many of its runs were reused and built.
+func UnitStatus(built build.Built) *v1alpha1.UnitCacheStatus {
+	st := &v1alpha1.UnitCacheStatus{Reused: built.Reused, Split: built.Manifest.Documents - built.Reused}
+	if built.Runs != nil {
+		st.Segments = &v1alpha1.SegmentRunsStatus{Reused: built.Runs.Reused, Built: built.Runs.Built}
+	}
+	return st
 }
 
 // Verify checks a revision as it was opened: the error of opening it, or

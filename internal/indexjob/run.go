@@ -114,7 +114,7 @@ func (r *Runner) build(ctx context.Context, plan *Plan, rep *reporter) (*Result,
 	res := &Result{Manifest: built.Manifest, SourceErrors: set.Errors, SourceErrorCount: set.ErrorCount}
 	res.EmbeddingCache = CacheStatus(cache)
 	if r.unitCacheDir() != "" {
-		res.UnitCache = UnitStatus(built.Reused, built.Manifest.Documents)
+		res.UnitCache = UnitStatus(built)
 	}
 	if err := r.check(ctx, plan, res); err != nil {
 		return nil, err

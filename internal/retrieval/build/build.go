@@ -78,12 +78,18 @@ type Request struct {
 	CreatedAt time.Time
 }
 
-// Built is what a build made: the saved bundle's manifest, and how many
-// of its documents the unit cache gave (0 without one).
+// Built is what a build made: the saved bundle's manifest, how many of
+// its documents the unit cache gave (0 without one) and, for a child
+// index of segments, how many of its runs were reused and built.
 type Built struct {
 	Manifest bundle.Manifest
 	Reused   int
+	Runs     *Runs
 }
+
+// Runs counts the runs of documents of a build into segments: those
+// whose segment and parent pack the cache gave, and those built.
+type Runs struct{ Reused, Built int }
 
 // Run builds the revision req describes and returns its manifest. When a
 // collection is asked for, it is created, filled, flushed, indexed and

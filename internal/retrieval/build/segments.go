@@ -41,6 +41,7 @@ func (req *Request) runSegments(ctx context.Context) (Built, error) {
 	groups := indexer.GroupSegments(req.Docs, float32(req.EmbedderConfig.ContextWeight), req.Policy.unitScope())
 	progress := segmentProgress{report: req.OnProgress, total: len(req.Docs)}
 	entries := make([]bundle.SegmentEntry, 0, len(groups))
+	runs := &Runs{}
 	for _, g := range groups {
 		entry, reused, err := req.segmentOf(ctx, g, pending, cache, &progress)
 		if err != nil {
@@ -48,6 +49,7 @@ func (req *Request) runSegments(ctx context.Context) (Built, error) {
 			return Built{}, err
 		}
 		progress.finished(len(g.Docs), reused)
+		runs.count(reused)
 		entries = append(entries, entry)
 	}
 	if req.SaveProgress.Stage != "" && req.OnProgress != nil {
@@ -60,7 +62,16 @@ func (req *Request) runSegments(ctx context.Context) (Built, error) {
 	if cache != nil && req.UnitCacheMaxAge > 0 {
 		cache.prune(started.Add(-req.UnitCacheMaxAge)) // best effort, as for units
 	}
-	return Built{Manifest: m, Reused: progress.reused}, nil
+	return Built{Manifest: m, Reused: progress.reused, Runs: runs}, nil
+}
+
+// count counts one run, reused from the cache or built.
+func (r *Runs) count(reused bool) {
+	if reused {
+		r.Reused++
+	} else {
+		r.Built++
+	}
 }
 
 // segmentOf puts the segment and parent pack of g into pending: linked

@@ -14,6 +14,7 @@ import (
 
 	"github.com/parentrag/parentrag/internal/eval"
 	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
@@ -153,7 +154,11 @@ func TestSegmentRunsReusedAfterAnEdit(t *testing.T) {
 		t.Fatalf("%d runs of %d documents; the test needs several", len(runs), len(docs))
 	}
 	docs[5000].Text = "Zebras drank at dawn."
-	warm, reused := buildInto(t, docs, spec, cache, segments)
+	warm, built := buildRuns(t, docs, spec, cache, segments)
+	reused := built.Reused
+	if *built.Runs != (build.Runs{Reused: len(runs) - 1, Built: 1}) {
+		t.Fatalf("runs counted %+v after one edit of %d runs; want all but one reused", *built.Runs, len(runs))
+	}
 	cold, _ := buildInto(t, docs, spec, "", segments)
 	sameBundles(t, cold, warm)
 	after := openBundle(t, warm).Manifest.VectorStore.Segments

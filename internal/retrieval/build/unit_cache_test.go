@@ -37,6 +37,15 @@ func cachedBuild(t *testing.T, docs []hierarchy.Document, spec policy.Compiled, 
 // buildInto is cachedBuild with the children kept where store says.
 func buildInto(t *testing.T, docs []hierarchy.Document, spec policy.Compiled, cacheDir string, store bundle.VectorStoreRef) (string, int) {
 	t.Helper()
+	dir, built := buildRuns(t, docs, spec, cacheDir, store)
+	return dir, built.Reused
+}
+
+// buildRuns is buildInto returning what Run returned, whose counts of
+// runs it checks: one for each segment of a build into segments, none
+// reused without a cache; none at all for another child index.
+func buildRuns(t *testing.T, docs []hierarchy.Document, spec policy.Compiled, cacheDir string, store bundle.VectorStoreRef) (string, build.Built) {
+	t.Helper()
 	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB, ContextWeight: indexer.DefaultContextWeight}
 	e, err := build.NewEmbedder(cfg)
 	if err != nil {
@@ -61,7 +70,23 @@ func buildInto(t *testing.T, docs []hierarchy.Document, spec policy.Compiled, ca
 	if reported != built.Reused {
 		t.Fatalf("the split stage reported %d documents reused, Run %d", reported, built.Reused)
 	}
-	return dir, built.Reused
+	checkRuns(t, built, store, cacheDir)
+	return dir, built
+}
+
+// checkRuns fails unless built counts runs as buildRuns says.
+func checkRuns(t *testing.T, built build.Built, store bundle.VectorStoreRef, cacheDir string) {
+	t.Helper()
+	if store.Kind != segments.Kind {
+		if built.Runs != nil {
+			t.Fatalf("a build into %q counted runs: %+v", store.Kind, *built.Runs)
+		}
+		return
+	}
+	segs := len(built.Manifest.VectorStore.Segments)
+	if r := built.Runs; r == nil || r.Reused+r.Built != segs || (cacheDir == "" && r.Reused != 0) {
+		t.Fatalf("runs counted %+v for %d segments (cache %q)", r, segs, cacheDir)
+	}
 }
 
 // sameBundles fails unless directories a and b hold the same files with
