@@ -96,7 +96,7 @@ func appendJSONString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		b := s[i]
 		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+			if plainJSON[b] {
 				i++
 				continue
 			}
@@ -124,6 +124,16 @@ func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
+
+// plainJSON says which ASCII bytes encoding/json writes into a string as
+// they are: all but control characters, the quote, the backslash and the
+// three it escapes for HTML (<, > and &).
+var plainJSON = func() (plain [utf8.RuneSelf]bool) {
+	for b := byte(0x20); b < utf8.RuneSelf; b++ {
+		plain[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return plain
+}()
 
 // appendEscapedByte appends the escape of an ASCII byte that a JSON
 // string does not hold as it is.
