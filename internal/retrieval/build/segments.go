@@ -2,8 +2,8 @@ package build
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -124,26 +124,15 @@ func (req *Request) buildSegment(ctx context.Context, g indexer.SegmentGroup, di
 		entry.Files[path.Join(bundle.ParentPack(g.Key), name)] = sum
 	}
 	rel := bundle.SegmentFile(g.Key)
-	if entry.Files[rel], err = writeFileDurably(filepath.Join(dir, filepath.FromSlash(rel)), seg.Data); err != nil {
-		return entry, err
+	entry.Files[rel], err = filesum.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), func(w io.Writer) error {
+		_, err := w.Write(seg.Data)
+		return err
+	})
+	if err != nil {
+		return entry, fmt.Errorf("writing segment: %w", err)
 	}
 	entry.Parents, entry.Children = seg.Parents, seg.Children
 	return entry, nil
-}
-
-// writeFileDurably writes data to path, syncs it, and returns its sum.
-func writeFileDurably(path string, data []byte) (filesum.Sum, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return filesum.Sum{}, fmt.Errorf("writing segment: %w", err)
-	}
-	w := filesum.NewWriter(f)
-	_, err = w.Write(data)
-	err = errors.Join(err, f.Sync(), f.Close())
-	if err != nil {
-		return filesum.Sum{}, fmt.Errorf("writing segment %s: %w", path, err)
-	}
-	return w.Sum(), nil
 }
 
 // segmentProgress reports a segments build's documents as one split

@@ -8,9 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/parentrag/parentrag/internal/retrieval/filesum"
 )
 
 // FormatVersion is the bundle layout this code writes and reads.
@@ -147,17 +150,11 @@ func writeManifest(dir string, m Manifest) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, ManifestFile+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
+	_, err = filesum.WriteFile(filepath.Join(dir, ManifestFile), func(w io.Writer) error {
+		_, err := w.Write(append(data, '\n'))
 		return err
-	}
-	_, err = f.Write(append(data, '\n'))
-	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, ManifestFile))
+	})
+	return err
 }
 
 // Windows reports whether the bundle's policy makes sentence windows,

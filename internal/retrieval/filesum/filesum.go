@@ -4,10 +4,14 @@
 package filesum
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"hash"
 	"io"
+	"os"
+	"path/filepath"
 )
 
 // Sum is the size of a file and the hex SHA-256 of its bytes.
@@ -40,4 +44,23 @@ func (w *Writer) Write(p []byte) (int, error) {
 // Sum is the size and SHA-256 of everything written so far.
 func (w *Writer) Sum() Sum {
 	return Sum{Size: w.n, SHA256: hex.EncodeToString(w.h.Sum(nil))}
+}
+
+// WriteFile writes the file at path whole or not at all: write fills a
+// temporary file beside it, through a buffer, which is synced, closed and
+// renamed over path. It returns the size and SHA-256 of what was
+// written. On failure the temporary file is removed and path is left as
+// it was.
+func WriteFile(path string, write func(io.Writer) error) (Sum, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return Sum{}, err
+	}
+	defer os.Remove(f.Name()) // fails harmlessly once renamed
+	hashed := NewWriter(f)
+	buf := bufio.NewWriterSize(hashed, 64<<10)
+	if err := errors.Join(write(buf), buf.Flush(), f.Sync(), f.Close()); err != nil {
+		return Sum{}, err
+	}
+	return hashed.Sum(), os.Rename(f.Name(), path)
 }

@@ -5,6 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -49,5 +52,32 @@ func TestSumCoversAShortWrite(t *testing.T) {
 	want := sha256.Sum256([]byte("paren"))
 	if got := w.Sum(); got.Size != 5 || got.SHA256 != hex.EncodeToString(want[:]) {
 		t.Errorf("Sum = %+v, want size 5 and %x", got, want)
+	}
+}
+
+// TestWriteFileIsWholeOrNothing checks that WriteFile puts what write
+// wrote at the path with its sum, and that a failed write leaves the file
+// that was there and no temporary file beside it.
+func TestWriteFileIsWholeOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "segment.seg")
+	data := bytes.Repeat([]byte("children "), 20000)
+	sum, err := WriteFile(path, func(w io.Writer) error { _, err := w.Write(data); return err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sha256.Sum256(data)
+	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, data) || sum != (Sum{Size: int64(len(data)), SHA256: hex.EncodeToString(want[:])}) {
+		t.Fatalf("wrote %d bytes (%v) with sum %+v; want the data and its sum", len(got), err, sum)
+	}
+	failed := errors.New("source gone")
+	if _, err := WriteFile(path, func(w io.Writer) error { w.Write([]byte("half")); return failed }); !errors.Is(err, failed) {
+		t.Fatalf("a failing write: error %v, want %v", err, failed)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, data) {
+		t.Error("a failed write changed the file")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%d entries in the directory after a failed write; want the file alone", len(entries))
 	}
 }

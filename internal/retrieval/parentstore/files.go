@@ -107,25 +107,17 @@ func (w *FileWriter) Abort() {
 // parent its id length, id, offset and length, little-endian. It returns
 // the file's size and SHA-256.
 func (w *FileWriter) writeIndex() (filesum.Sum, error) {
-	f, err := os.CreateTemp(w.dir, IndexFile+".tmp-*")
-	if err != nil {
-		return filesum.Sum{}, err
-	}
-	defer os.Remove(f.Name())
-	hashed := filesum.NewWriter(f)
-	bw := bufio.NewWriter(hashed)
-	bw.Write(indexMagic[:])
-	binary.Write(bw, binary.LittleEndian, uint64(len(w.index)))
-	for _, e := range w.index {
-		binary.Write(bw, binary.LittleEndian, uint16(len(e.id)))
-		bw.WriteString(e.id)
-		binary.Write(bw, binary.LittleEndian, e.loc.offset)
-		binary.Write(bw, binary.LittleEndian, e.loc.length)
-	}
-	if err := errors.Join(bw.Flush(), f.Sync(), f.Close()); err != nil {
-		return filesum.Sum{}, err
-	}
-	return hashed.Sum(), os.Rename(f.Name(), filepath.Join(w.dir, IndexFile))
+	return filesum.WriteFile(filepath.Join(w.dir, IndexFile), func(out io.Writer) error {
+		out.Write(indexMagic[:]) // a write error is the buffer's, returned by WriteFile
+		binary.Write(out, binary.LittleEndian, uint64(len(w.index)))
+		for _, e := range w.index {
+			binary.Write(out, binary.LittleEndian, uint16(len(e.id)))
+			io.WriteString(out, e.id)
+			binary.Write(out, binary.LittleEndian, e.loc.offset)
+			binary.Write(out, binary.LittleEndian, e.loc.length)
+		}
+		return nil
+	})
 }
 
 // Files reads a files store, or several read as one (OpenPacks). Only the
