@@ -88,3 +88,61 @@ func hashOf(a *embed.Analysis, i int) uint64 {
 	}
 	return embed.TermHash(a.Terms[i])
 }
+
+// recentTerms holds the terms of the last parent's context with their
+// indices, in a table small enough to stay in the processor's nearest
+// cache. A parent's children hold words of its text, so most of their
+// terms are found there rather than in the writer's whole table; and
+// since a parent's analyses share the strings of its tokens, two equal
+// terms compare without reading their bytes.
+type recentTerms struct {
+	slots []recentSlot
+	stamp uint32 // a slot of another stamp is empty
+}
+
+// recentSlot is one term of a recentTerms.
+type recentSlot struct {
+	term  string
+	hash  uint64
+	index uint32
+	stamp uint32
+}
+
+// reset empties the table and sizes it for n terms.
+func (r *recentTerms) reset(n int) {
+	size := 256
+	for size < 2*n {
+		size <<= 1
+	}
+	if r.stamp++; len(r.slots) < size || r.stamp == 0 {
+		r.slots, r.stamp = make([]recentSlot, size), 1
+	}
+}
+
+// put records that term, of this hash, has the index k.
+func (r *recentTerms) put(term string, hash uint64, k int) {
+	mask := uint64(len(r.slots) - 1)
+	i := hash & mask
+	for r.slots[i].stamp == r.stamp {
+		if r.slots[i].hash == hash && r.slots[i].term == term {
+			return
+		}
+		i = (i + 1) & mask
+	}
+	r.slots[i] = recentSlot{term: term, hash: hash, index: uint32(k), stamp: r.stamp}
+}
+
+// get returns the index of term, of this hash, and true when the table
+// holds it.
+func (r *recentTerms) get(term string, hash uint64) (int, bool) {
+	if len(r.slots) == 0 {
+		return 0, false
+	}
+	mask := uint64(len(r.slots) - 1)
+	for i := hash & mask; r.slots[i].stamp == r.stamp; i = (i + 1) & mask {
+		if r.slots[i].hash == hash && r.slots[i].term == term {
+			return int(r.slots[i].index), true
+		}
+	}
+	return 0, false
+}

@@ -20,6 +20,7 @@ import (
 type Writer struct {
 	contexts bool
 	terms    writerTerms // the index of each term in names
+	recent   recentTerms // the terms of the last parent's context
 	names    []string
 	children chunkedList[childPosting]  // every child posting, in slot order
 	parents  chunkedList[parentPosting] // every parent posting, in parent order
@@ -89,8 +90,10 @@ func (w *Writer) AddParent(id, doc string, context embed.Analysis) error {
 	w.docOf = append(w.docOf, uint32(w.docs.len()-1))
 	w.first = append(w.first, w.h.children)
 	w.ctxLen = append(w.ctxLen, uint32(context.Tokens))
+	w.recent.reset(len(context.Terms))
 	for i, k := range w.keys {
 		w.addParentPosting(k, parent, context.Counts[i])
+		w.recent.put(context.Terms[i], hashOf(&context, i), k)
 	}
 	return nil
 }
@@ -161,7 +164,11 @@ func (w *Writer) resolve(a embed.Analysis) error {
 		if a.Counts[i] == 0 {
 			return fmt.Errorf("term %q has a zero count", t)
 		}
-		k := w.term(t, hashOf(&a, i))
+		hash := hashOf(&a, i)
+		k, ok := w.recent.get(t, hash)
+		if !ok {
+			k = w.term(t, hash)
+		}
 		if w.seen[k] == w.stamp {
 			return fmt.Errorf("term %q repeats", t)
 		}

@@ -1,0 +1,65 @@
+package segment
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/parentrag/parentrag/internal/retrieval/embed"
+)
+
+// TestRecentTermsHoldOneParentsTerms checks that recentTerms finds each
+// term put since its last reset, by its bytes whatever string holds them,
+// and none put before that reset, also after its stamp wraps.
+func TestRecentTermsHoldOneParentsTerms(t *testing.T) {
+	var r recentTerms
+	for round, n := range []int{700, 300, 300} { // the second round reuses the first's table
+		if round == 2 {
+			r.stamp = ^uint32(0) // the next reset wraps
+		}
+		terms := make([]string, n)
+		r.reset(len(terms))
+		for i := range terms {
+			terms[i] = fmt.Sprintf("term%d-%d", round, i)
+			r.put(terms[i], embed.TermHash(terms[i]), i)
+		}
+		for i, term := range terms {
+			again := strings.Clone(term)
+			if k, ok := r.get(again, embed.TermHash(again)); !ok || k != i {
+				t.Fatalf("round %d: get(%q) = %d, %v; want %d", round, term, k, ok, i)
+			}
+		}
+		if round > 0 {
+			old := fmt.Sprintf("term%d-%d", round-1, 0)
+			if k, ok := r.get(old, embed.TermHash(old)); ok {
+				t.Fatalf("round %d: a term of the round before found at %d", round, k)
+			}
+		}
+	}
+}
+
+// TestWriterTermsFindEveryTerm checks that the writer's table gives each
+// of many terms, long and short, the index it was first given, as it
+// grows.
+func TestWriterTermsFindEveryTerm(t *testing.T) {
+	w := NewWriter(false)
+	var terms []string
+	for i := range 5000 {
+		term := fmt.Sprintf("t%d", i)
+		if i%7 == 0 {
+			term += strings.Repeat("x", inlineTerm) // held by reference, not inline
+		}
+		terms = append(terms, term)
+		if k := w.term(term, embed.TermHash(term)); k != i {
+			t.Fatalf("new term %q got index %d, want %d", term, k, i)
+		}
+	}
+	for i, term := range terms {
+		if k := w.term(strings.Clone(term), embed.TermHash(term)); k != i {
+			t.Fatalf("term %q found at %d, want %d", term, k, i)
+		}
+	}
+	if len(w.names) != len(terms) {
+		t.Fatalf("%d names for %d terms", len(w.names), len(terms))
+	}
+}
