@@ -42,8 +42,9 @@ func (req *Request) runSegments(ctx context.Context) (Built, error) {
 	progress := segmentProgress{report: req.OnProgress, total: len(req.Docs)}
 	entries := make([]bundle.SegmentEntry, 0, len(groups))
 	runs := &Runs{}
+	var buffer []byte // the last segment's bytes, once written: the next one's memory
 	for _, g := range groups {
-		entry, reused, err := req.segmentOf(ctx, g, pending, cache, &progress)
+		entry, reused, err := req.segmentOf(ctx, g, pending, cache, &progress, &buffer)
 		if err != nil {
 			pending.Abort()
 			return Built{}, err
@@ -76,15 +77,16 @@ func (r *Runs) count(reused bool) {
 
 // segmentOf puts the segment and parent pack of g into pending: linked
 // from the cache when it holds them, built otherwise (and then kept in
-// the cache, when there is one). It reports whether the cache gave them.
-func (req *Request) segmentOf(ctx context.Context, g indexer.SegmentGroup, pending *bundle.Pending, cache *segmentCache, progress *segmentProgress) (bundle.SegmentEntry, bool, error) {
+// the cache, when there is one), its bytes written in *buffer's memory.
+// It reports whether the cache gave them.
+func (req *Request) segmentOf(ctx context.Context, g indexer.SegmentGroup, pending *bundle.Pending, cache *segmentCache, progress *segmentProgress, buffer *[]byte) (bundle.SegmentEntry, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return bundle.SegmentEntry{}, false, err
 	}
 	if entry, ok := cache.linkInto(g.Key, pending.Dir()); ok {
 		return entry, true, nil
 	}
-	entry, err := req.buildSegment(ctx, g, pending.Dir(), progress)
+	entry, err := req.buildSegment(ctx, g, pending.Dir(), progress, buffer)
 	if err != nil {
 		return entry, false, err
 	}
@@ -95,8 +97,10 @@ func (req *Request) segmentOf(ctx context.Context, g indexer.SegmentGroup, pendi
 }
 
 // buildSegment splits and analyses the documents of g and writes their
-// segment and parent pack into the bundle directory dir.
-func (req *Request) buildSegment(ctx context.Context, g indexer.SegmentGroup, dir string, progress *segmentProgress) (bundle.SegmentEntry, error) {
+// segment and parent pack into the bundle directory dir. The segment's
+// bytes are made in *buffer's memory, which then holds them (written,
+// and free for the next segment).
+func (req *Request) buildSegment(ctx context.Context, g indexer.SegmentGroup, dir string, progress *segmentProgress, buffer *[]byte) (bundle.SegmentEntry, error) {
 	entry := bundle.SegmentEntry{Key: g.Key, Documents: len(g.Docs), Files: map[string]filesum.Sum{}}
 	packDir := filepath.Join(dir, filepath.FromSlash(bundle.ParentPack(g.Key)))
 	if err := os.MkdirAll(packDir, 0o755); err != nil {
@@ -111,7 +115,7 @@ func (req *Request) buildSegment(ctx context.Context, g indexer.SegmentGroup, di
 	}
 	seg, err := indexer.BuildSegment(ctx, g.Docs, req.Policy.Splitter, indexer.SegmentOptions{
 		Workers: req.Workers, ContextWeight: float32(req.EmbedderConfig.ContextWeight),
-		OnParent: parents.Add, OnProgress: progress.within,
+		OnParent: parents.Add, OnProgress: progress.within, Buffer: *buffer,
 	})
 	if err != nil {
 		parents.Abort()
@@ -128,6 +132,7 @@ func (req *Request) buildSegment(ctx context.Context, g indexer.SegmentGroup, di
 		_, err := w.Write(seg.Data)
 		return err
 	})
+	*buffer = seg.Data
 	if err != nil {
 		return entry, fmt.Errorf("writing segment: %w", err)
 	}

@@ -25,6 +25,10 @@ type SegmentOptions struct {
 	// OnProgress, when set, is told how many documents are in the
 	// segment so far, from one goroutine.
 	OnProgress func(done int)
+	// Buffer, when set, is memory the segment's bytes are written into
+	// when they fit (the Data of a segment no longer needed, say), so
+	// that a build of many runs does not allocate and clear each one's.
+	Buffer []byte
 }
 
 // Segment is what BuildSegment made: the segment's bytes, and how many
@@ -63,7 +67,7 @@ func BuildSegment(ctx context.Context, docs []hierarchy.Document, b hierarchy.Do
 		built.Children += len(u.Children)
 		opts.OnProgress(i + 1)
 	}
-	data, err := w.Bytes()
+	data, err := w.AppendTo(opts.Buffer[:0])
 	built.Data = data
 	return built, err
 }

@@ -1,6 +1,7 @@
 package indexer_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -98,6 +99,13 @@ func TestBuildSegmentIsTheSameWhateverTheWorkers(t *testing.T) {
 		} else if string(seg.Data) != first {
 			t.Fatalf("%d workers wrote other bytes than one", workers)
 		}
+	}
+	// Bytes made in the memory of another segment's (here, bytes of
+	// 0xff) are the same, and are in that memory.
+	buffer := bytes.Repeat([]byte{0xff}, 2*len(first))
+	seg, err := indexer.BuildSegment(context.Background(), docs, compiled.Builder, indexer.SegmentOptions{ContextWeight: indexer.DefaultContextWeight, Buffer: buffer})
+	if err != nil || string(seg.Data) != first || &seg.Data[0] != &buffer[0] {
+		t.Fatalf("a build into a used buffer: error %v, same bytes %v, in the buffer %v", err, string(seg.Data) == first, len(seg.Data) > 0 && &seg.Data[0] == &buffer[0])
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -197,7 +197,12 @@ func (w *Writer) term(t string, hash uint64) int {
 
 // Bytes encodes the segment: the same parents, children and analyses,
 // added in the same order, give the same bytes.
-func (w *Writer) Bytes() ([]byte, error) {
+func (w *Writer) Bytes() ([]byte, error) { return w.AppendTo(nil) }
+
+// AppendTo appends the bytes Bytes returns to dst and returns the
+// extended slice, so that the memory of one segment's bytes can take the
+// next one's.
+func (w *Writer) AppendTo(dst []byte) ([]byte, error) {
 	order := make([]int, 0, len(w.names))
 	for k := range w.names {
 		if w.parentN[k] > 0 { // a term of a refused analysis has none
@@ -218,7 +223,8 @@ func (w *Writer) Bytes() ([]byte, error) {
 	h.termBytes, h.idBytes = uint32(len(termArena)), uint32(len(w.ids))
 	h.docs, h.parentIDBytes, h.docIDBytes = uint32(w.docs.len()), uint32(len(w.parentID.bytes)), uint32(len(w.docs.bytes))
 	h.childPostings, h.parentPostings = uint32(childPostings), uint32(parentPostings)
-	b := make([]byte, 0, headerSize+4*h.words()+trailerSize)
+	start := len(dst)
+	b := slices.Grow(dst, headerSize+4*int(h.words())+trailerSize)
 	b = h.appendTo(b)
 	b = appendWords(b, w.childLen)
 	b = appendWords(b, w.first)
@@ -238,7 +244,7 @@ func (w *Writer) Bytes() ([]byte, error) {
 	b = appendArena(b, w.ids)
 	b = appendArena(b, w.parentID.bytes)
 	b = appendArena(b, w.docs.bytes)
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
 }
 
 // appendEnds appends the running sum of size over order.
