@@ -6,6 +6,7 @@ import (
 	"hash"
 	"runtime/debug"
 	"slices"
+	"unsafe"
 
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
@@ -85,10 +86,12 @@ func writeUint(h hash.Hash, v uint64) {
 	h.Write(binary.LittleEndian.AppendUint64(nil, v))
 }
 
-// writeString hashes a length-prefixed string.
+// writeString hashes a length-prefixed string, where it lies: a
+// document's text is hashed at every build, and a copy of it would cost
+// about what hashing does.
 func writeString(h hash.Hash, s string) {
 	writeUint(h, uint64(len(s)))
-	h.Write([]byte(s))
+	h.Write(unsafe.Slice(unsafe.StringData(s), len(s))) // a hash only reads
 }
 
 // writeBool hashes a flag.
