@@ -270,33 +270,43 @@ func termStarts(n int, order []int, count []uint32) []uint32 {
 }
 
 // appendChildPostings appends every child posting, term by term over
-// order, each term's in slot order: a counting sort of w.children by term,
-// written in place.
+// order, each term's in slot order.
 func (w *Writer) appendChildPostings(b []byte, order []int) []byte {
-	at := termStarts(len(w.names), order, w.childN)
-	base := len(b)
-	b = b[:base+4*childWords*w.children.len()]
-	w.children.each(func(p *childPosting) {
-		o := base + 4*childWords*int(at[p.term])
-		at[p.term]++
-		binary.LittleEndian.PutUint32(b[o:], p.slot)
-		binary.LittleEndian.PutUint32(b[o+4:], p.tf)
+	return appendInTermOrder(b, &w.children, termStarts(len(w.names), order, w.childN), childWords, func(dst []byte, p *childPosting) {
+		binary.LittleEndian.PutUint32(dst, p.slot)
+		binary.LittleEndian.PutUint32(dst[4:], p.tf)
 	})
-	return b
 }
 
 // appendParentPostings appends every parent posting, term by term over
-// order, each term's in parent order, as appendChildPostings does.
+// order, each term's in parent order.
 func (w *Writer) appendParentPostings(b []byte, order []int) []byte {
-	at := termStarts(len(w.names), order, w.parentN)
+	return appendInTermOrder(b, &w.parents, termStarts(len(w.names), order, w.parentN), parentWords, func(dst []byte, p *parentPosting) {
+		binary.LittleEndian.PutUint32(dst, p.parent)
+		binary.LittleEndian.PutUint32(dst[4:], p.context)
+		binary.LittleEndian.PutUint32(dst[8:], p.first)
+	})
+}
+
+// termPosting is a posting that knows its term's index.
+type termPosting interface{ termIndex() uint32 }
+
+func (p *childPosting) termIndex() uint32  { return p.term }
+func (p *parentPosting) termIndex() uint32 { return p.term }
+
+// appendInTermOrder appends the postings of list, of words words each, in
+// term order, each term's in the order they were added: a counting sort
+// by term, written in place, at starts (termStarts) and after, by put.
+func appendInTermOrder[T any, P interface {
+	*T
+	termPosting
+}](b []byte, list *chunkedList[T], starts []uint32, words int, put func(dst []byte, p *T)) []byte {
 	base := len(b)
-	b = b[:base+4*parentWords*w.parents.len()]
-	w.parents.each(func(p *parentPosting) {
-		o := base + 4*parentWords*int(at[p.term])
-		at[p.term]++
-		binary.LittleEndian.PutUint32(b[o:], p.parent)
-		binary.LittleEndian.PutUint32(b[o+4:], p.context)
-		binary.LittleEndian.PutUint32(b[o+8:], p.first)
+	b = b[:base+4*words*list.len()]
+	list.each(func(p *T) {
+		k := P(p).termIndex()
+		put(b[base+4*words*int(starts[k]):], p)
+		starts[k]++
 	})
 	return b
 }
