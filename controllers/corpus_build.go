@@ -83,7 +83,11 @@ func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name strin
 	if built, err = build.Run(ctx, req); err != nil {
 		return err
 	}
-	log.FromContext(ctx).Info("built revision", "revision", s.revision, "documents", len(s.sources.Docs), "reusedFromUnitCache", built.Reused)
+	logged := []any{"revision", s.revision, "documents", len(s.sources.Docs), "reusedFromUnitCache", built.Reused}
+	if built.Runs != nil {
+		logged = append(logged, "runsReused", built.Runs.Reused, "runsBuilt", built.Runs.Built)
+	}
+	log.FromContext(ctx).Info("built revision", logged...)
 	return r.store(ctx, s, req.Dir, name)
 }
 
