@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 )
 
 // Labels on every ConfigMap of a revision.
@@ -20,7 +22,7 @@ const (
 	// caller of Pack).
 	LabelCorpus = "parentrag.io/corpus"
 	// LabelRevision is the bundle's revision. Pack sets it from the bundle
-	// manifest when the caller does not.
+	// manifest when the caller does not; shared shards have none.
 	LabelRevision = "parentrag.io/revision"
 	// LabelRole is RoleManifest or RoleShard.
 	LabelRole = "parentrag.io/role"
@@ -91,6 +93,21 @@ func Names(manifest *corev1.ConfigMap) ([]string, error) {
 	}
 	return append(append([]string(nil), table.Shards...), manifest.Name), nil
 }
+
+// SharedShardSelector selects the shared shards (see SharingSegments) of
+// the Corpus named corpus: shards labelled with it and with no revision.
+func SharedShardSelector(corpus string) labels.Selector {
+	return labels.SelectorFromSet(labels.Set{LabelCorpus: corpus, LabelRole: RoleShard}).Add(noRevision)
+}
+
+// noRevision requires that an object carry no LabelRevision.
+var noRevision = func() labels.Requirement {
+	r, err := labels.NewRequirement(LabelRevision, selection.DoesNotExist, nil)
+	if err != nil {
+		panic(err) // a constant, valid key
+	}
+	return *r
+}()
 
 // parseTable reads and checks the file table of a manifest ConfigMap: every
 // chunk names a listed shard, and every path is a clean relative path that

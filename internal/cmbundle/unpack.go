@@ -136,7 +136,9 @@ func (u *unpacker) chunk(c chunkRef) ([]byte, error) {
 	return data, nil
 }
 
-// getShard fetches a shard ConfigMap and refuses one of another revision.
+// getShard fetches a shard ConfigMap and refuses one labelled with another
+// revision. A shared shard has no revision: what it holds is checked, like
+// every shard's, against the file table's sizes and SHA-256s.
 func (u *unpacker) getShard(name string) (*corev1.ConfigMap, error) {
 	ns := u.manifest.Namespace
 	var shard corev1.ConfigMap
@@ -144,7 +146,7 @@ func (u *unpacker) getShard(name string) (*corev1.ConfigMap, error) {
 		return nil, fmt.Errorf("getting bundle shard configmap %s/%s: %w", ns, name, err)
 	}
 	want, ok := u.manifest.Labels[LabelRevision]
-	if got := shard.Labels[LabelRevision]; ok && got != want {
+	if got, labelled := shard.Labels[LabelRevision]; ok && labelled && got != want {
 		return nil, fmt.Errorf("configmap %s/%s belongs to revision %q, not %q", ns, name, got, want)
 	}
 	return &shard, nil
