@@ -70,7 +70,11 @@ func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name strin
 	defer release()
 	started := metav1.Now()
 	var built build.Built
-	defer func() { s.corpus.Status.LastBuild = inProcessBuild(s.revision, started, cache, built, err) }()
+	var stored *v1alpha1.ConfigMapsStatus
+	defer func() {
+		s.corpus.Status.LastBuild = inProcessBuild(s.revision, started, cache, built, err)
+		s.corpus.Status.LastBuild.ConfigMaps = stored
+	}()
 	tmp, err := os.MkdirTemp("", "parentrag-build-*")
 	if err != nil {
 		return err
@@ -88,7 +92,8 @@ func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name strin
 		logged = append(logged, "runsReused", built.Runs.Reused, "runsBuilt", built.Runs.Built)
 	}
 	log.FromContext(ctx).Info("built revision", logged...)
-	return r.store(ctx, s, req.Dir, name)
+	stored, err = r.store(ctx, s, req.Dir, name)
+	return err
 }
 
 // buildRequest describes the revision's build into dir; with Milvus it
@@ -117,24 +122,35 @@ func (r *CorpusReconciler) unitCacheDir(c *v1alpha1.Corpus) string {
 	return filepath.Join(r.cacheDir(c), indexjob.UnitCacheSubdir)
 }
 
-// store creates the revision's ConfigMaps, owned by the Corpus, and reads
-// the revision back from its manifest.
-func (r *CorpusReconciler) store(ctx context.Context, s *corpusState, dir, name string) error {
-	cms, err := cmbundle.Pack(dir, s.corpus.Namespace, name, revisionLabels(s.corpus, s.revision, ""))
+// store creates the revision's ConfigMaps, owned by the Corpus, reads the
+// revision back from its manifest, and counts the ConfigMaps it created
+// and those already there. A segment's shards are named by their content
+// (cmbundle.SharingSegments), so a segment an earlier revision holds is
+// already there: an edit stores the shards of the segments it changed.
+func (r *CorpusReconciler) store(ctx context.Context, s *corpusState, dir, name string) (*v1alpha1.ConfigMapsStatus, error) {
+	cms, err := cmbundle.Pack(dir, s.corpus.Namespace, name, revisionLabels(s.corpus, s.revision, ""),
+		cmbundle.SharingSegments(s.corpus.SharedShardPrefix()))
 	if err != nil {
-		return err
+		return nil, err
 	}
+	stored := &v1alpha1.ConfigMapsStatus{}
 	for i := range cms {
 		s.progress.report(indexer.Progress{Stage: StageStore, Done: i, Total: len(cms)})
 		if err := controllerutil.SetControllerReference(s.corpus, &cms[i], r.Scheme()); err != nil {
-			return err
+			return nil, err
 		}
-		if err := r.Create(ctx, &cms[i]); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating ConfigMap %s: %w", cms[i].Name, err)
+		switch err := r.Create(ctx, &cms[i]); {
+		case err == nil:
+			stored.Created++
+		case apierrors.IsAlreadyExists(err):
+			stored.Reused++
+		default:
+			return nil, fmt.Errorf("creating ConfigMap %s: %w", cms[i].Name, err)
 		}
 	}
+	log.FromContext(ctx).Info("stored revision", "revision", s.revision, "configMapsCreated", stored.Created, "configMapsReused", stored.Reused)
 	s.built, err = revisionFromManifest(&cms[len(cms)-1])
-	return err
+	return stored, err
 }
 
 // revisionFromManifest describes a stored revision from its manifest

@@ -2,11 +2,14 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -14,6 +17,7 @@ import (
 	"github.com/parentrag/parentrag/internal/cmbundle"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 )
 
 // TestSegmentsLayoutBuildsAndServesSegments: a Corpus whose embedded
@@ -63,6 +67,105 @@ func TestSegmentsLayoutBuildsAndServesSegments(t *testing.T) {
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "cannot hold the vectors of embedding.openAI") {
 		t.Fatalf("segments with an embedding endpoint: error %v, want Invalid saying why", err)
 	}
+}
+
+// TestSegmentsRevisionsShareShards: an edit of one document of a Corpus
+// of segments stores the shards of the segment it changed and the new
+// manifest; every other segment's shards are the previous revision's
+// ConfigMaps, shared. Once the previous revision is past retention, the
+// shards no stored revision names any more are deleted, and the active
+// revision still unpacks from what is left.
+func TestSegmentsRevisionsShareShards(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	p := newPolicy(t, 800, 160)
+	c := inlineCorpus(ns, p.Name, threeRuns()...)
+	c.Spec.VectorStore = &v1alpha1.VectorStore{Embedded: &v1alpha1.EmbeddedVectorStore{Layout: v1alpha1.LayoutSegments}}
+	c.Spec.RetainRevisions = 1
+	if err := k8s.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	waitCurrent(t, c, 60*time.Second)
+	first := c.Status.ActiveRevision.Name
+	if segments := len(openActive(t, c).Manifest.VectorStore.Segments); segments != 3 {
+		t.Fatalf("the revision has %d segments, want one a run: 3", segments)
+	}
+	stored := c.Status.LastBuild.ConfigMaps
+	if stored == nil || stored.Reused != 0 || stored.Created < 4 {
+		t.Fatalf("the first build's lastBuild.configMaps %+v, want every ConfigMap created: 3 segments' shards and a manifest", stored)
+	}
+	before := sharedShardNames(t, c)
+
+	patch := client.MergeFrom(c.DeepCopy())
+	c.Spec.Sources[0].Inline[4].Text += "\n\nA new paragraph about zebras and their stripes.\n"
+	if err := k8s.Patch(ctx, c, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "the edited revision", func() (bool, error) {
+		get(t, c)
+		return c.Status.ActiveRevision != nil && c.Status.ActiveRevision.Name != first && c.Status.LastBuild != nil && c.Status.LastBuild.Revision == c.Status.ActiveRevision.Name, nil
+	})
+	stored = c.Status.LastBuild.ConfigMaps
+	if stored == nil || stored.Reused < 2 || stored.Created < 2 || stored.Created >= len(before)+1 {
+		t.Fatalf("the edit's lastBuild.configMaps %+v (the first revision had %d shared shards), want the two unchanged segments' reused and the edited one's created", stored, len(before))
+	}
+	edited := openActive(t, c)
+	if results, err := edited.Retriever.Retrieve(ctx, "zebras stripes", retrieval.Options{}); err != nil || len(results) == 0 || results[0].DocID != c.Spec.Sources[0].Inline[4].ID {
+		t.Fatalf("the edited revision found %+v (error %v) for zebras", results, err)
+	}
+	var manifest corev1.ConfigMap
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: c.RevisionObjectName(c.Status.ActiveRevision.Name)}, &manifest); err != nil {
+		t.Fatal(err)
+	}
+	names, err := cmbundle.Names(&manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Sorted(slices.Values(names[:len(names)-1]))
+	eventually(t, 30*time.Second, "the previous revision's unshared shard deleted", func() (bool, error) {
+		return slices.Equal(sharedShardNames(t, c), want) && len(revisionConfigMaps(t, c, first)) == 0, nil
+	})
+	kept := 0
+	for _, n := range before {
+		if slices.Contains(want, n) {
+			kept++
+		}
+	}
+	if kept != stored.Reused {
+		t.Fatalf("%d of the first revision's shards are still stored, the edit's build reused %d", kept, stored.Reused)
+	}
+	openActive(t, c)
+}
+
+// threeRuns are documents a build into segments cuts into three runs of
+// three: the third, sixth and ninth documents' ids end runs.
+func threeRuns() []v1alpha1.InlineDocument {
+	topics := []string{"magma", "tides", "yeast", "glaciers", "comets", "coral", "orchids", "falcons", "granite"}
+	docs := make([]v1alpha1.InlineDocument, len(topics))
+	for i, topic := range topics {
+		docs[i] = v1alpha1.InlineDocument{ID: fmt.Sprintf("run%d-doc%d", i/3, i%3), Title: topic,
+			Text: strings.Repeat(fmt.Sprintf("A paragraph about %s and how %s changes over the years.\n\n", topic, topic), 6)}
+		if i%3 == 2 {
+			docs[i].ID = bundletest.RunEndingID(fmt.Sprintf("run%d-end", i/3))
+		}
+	}
+	return docs
+}
+
+// sharedShardNames lists, sorted, the shared shard ConfigMaps of c.
+func sharedShardNames(t *testing.T, c *v1alpha1.Corpus) []string {
+	t.Helper()
+	var list corev1.ConfigMapList
+	sel := client.MatchingLabelsSelector{Selector: cmbundle.SharedShardSelector(c.Name)}
+	if err := k8s.List(context.Background(), &list, client.InNamespace(c.Namespace), sel); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, cm := range list.Items {
+		names = append(names, cm.Name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // checkSegmentRuns fails unless the last build of c, that of its active

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -134,6 +135,9 @@ func (r *RetrieverReconciler) plan(ctx context.Context, s *retrieverState) (*que
 	if image == "" {
 		image = r.DefaultImage
 	}
+	// Revisions may share shards (those of their common segments): each
+	// name is granted once.
+	names = slices.Compact(slices.Sorted(slices.Values(names)))
 	return &queryPlan{retriever: rt, corpus: &c, revision: s.revision, configMaps: names, claim: claim, image: image}, ctrl.Result{}, nil
 }
 

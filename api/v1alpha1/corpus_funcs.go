@@ -73,6 +73,14 @@ func (c *Corpus) RevisionObjectName(revision string) string {
 	return c.Name + "-" + ShortRevision(revision)
 }
 
+// SharedShardPrefix begins the name of every ConfigMap shard the Corpus's
+// revisions share (the shards of a segment, named by their content):
+// "<corpus>-shard", which no revision's objects, named by hex digits, can
+// take.
+func (c *Corpus) SharedShardPrefix() string {
+	return c.Name + "-shard"
+}
+
 // milvusName turns Kubernetes names into a Milvus identifier: letters,
 // digits and underscores, starting with a letter or an underscore.
 func milvusName(parts ...string) string {

@@ -852,6 +852,21 @@ type BuildStatus struct {
 	// content and the policy were unchanged) and those it split again.
 	// +optional
 	UnitCache *UnitCacheStatus `json:"unitCache,omitempty"`
+	// configMaps counts, for a revision stored in ConfigMaps by the
+	// operator, those the build created and those it found already
+	// stored: with the Segments layout, the shards of every segment an
+	// earlier revision holds too, shared rather than written again.
+	// +optional
+	ConfigMaps *ConfigMapsStatus `json:"configMaps,omitempty"`
+}
+
+// ConfigMapsStatus counts the ConfigMaps a build stored its revision in.
+type ConfigMapsStatus struct {
+	// created ConfigMaps were written by this build.
+	Created int `json:"created"`
+	// reused ConfigMaps were already stored, with the same content: shards
+	// shared with an earlier revision, or written by an interrupted try.
+	Reused int `json:"reused"`
 }
 
 // UnitCacheStatus reports how much of a build the unit cache saved.

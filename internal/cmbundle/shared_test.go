@@ -16,6 +16,7 @@ import (
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
@@ -28,32 +29,16 @@ func runsOf(t *testing.T, runs, per int) []hierarchy.Document {
 	t.Helper()
 	synth := synthtest.New(11, 2000)
 	docs := synth.Documents(runs * per)
-	next := 0
 	for r := 0; r < runs; r++ {
 		for i := 0; i < per; i++ {
-			d := &docs[r*per+i]
-			d.ID = fmt.Sprintf("run%d-doc%d", r, i)
-			if i == per-1 {
-				d.ID, next = runEndingID(next)
-			}
+			docs[r*per+i].ID = fmt.Sprintf("run%d-doc%d", r, i)
 		}
+		docs[r*per+per-1].ID = bundletest.RunEndingID(fmt.Sprintf("run%d-end", r))
 	}
 	if groups := indexer.GroupSegments(docs, 0, nil); len(groups) != runs {
 		t.Fatalf("the documents make %d runs, want %d", len(groups), runs)
 	}
 	return docs
-}
-
-// runEndingID returns the first id "end-<n>", n >= from, after which a run
-// of documents ends, and the n after it.
-func runEndingID(from int) (string, int) {
-	for n := from; ; n++ {
-		id := fmt.Sprintf("end-%d", n)
-		pair := []hierarchy.Document{{ID: id, Text: "a"}, {ID: "next", Text: "b"}}
-		if len(indexer.GroupSegments(pair, 0, nil)) == 2 {
-			return id, n + 1
-		}
-	}
 }
 
 // saveSegments builds docs into a bundle of segments with the default

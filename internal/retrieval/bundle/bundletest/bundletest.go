@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -79,4 +80,17 @@ func Save(tb testing.TB, docs []hierarchy.Document, rev string) string {
 		tb.Fatalf("Save: %v", err)
 	}
 	return dir
+}
+
+// RunEndingID returns the first id "<prefix><n>", n = 0, 1, ..., after
+// which a build into segments ends a run of documents: a test puts one
+// after every few documents to cut a small corpus into several segments.
+func RunEndingID(prefix string) string {
+	for n := 0; ; n++ {
+		id := prefix + strconv.Itoa(n)
+		pair := []hierarchy.Document{{ID: id, Text: "a"}, {ID: "next", Text: "b"}}
+		if len(indexer.GroupSegments(pair, 0, nil)) == 2 {
+			return id
+		}
+	}
 }
