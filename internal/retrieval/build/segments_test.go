@@ -18,6 +18,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
+	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 	"github.com/parentrag/parentrag/internal/sharedtest"
 )
 
@@ -58,6 +59,7 @@ func TestSegmentBundleRetrievesAsTheEmbeddedOnSquad(t *testing.T) {
 		if !reflect.DeepEqual(g, w) {
 			t.Fatalf("question %s %q:\n segments %+v\n embedded %+v", q.ID, q.Text, g, w)
 		}
+		sameFilteredHits(t, q.Text, got, want)
 	}
 	t.Logf("%d questions, %d children in %d segments", len(questions), got.Manifest.Children, len(got.Manifest.VectorStore.Segments))
 	cache := t.TempDir()
@@ -67,6 +69,28 @@ func TestSegmentBundleRetrievesAsTheEmbeddedOnSquad(t *testing.T) {
 	warm, _ := buildInto(t, edited, spec, cache, segments)
 	cold, _ := buildInto(t, edited, spec, "", segments)
 	sameBundles(t, cold, warm)
+}
+
+// sameFilteredHits fails unless the child indexes of bundles got and want
+// give question the same 20 best children among those of documents whose
+// id has an even length: ids, parents and scores to the bit.
+func sameFilteredHits(t *testing.T, question string, got, want *bundle.Bundle) {
+	t.Helper()
+	ctx := context.Background()
+	evenDocs := func(h vectorstore.Hit) bool { return len(h.DocID)%2 == 0 }
+	var hits [2][]vectorstore.Hit
+	for i, b := range []*bundle.Bundle{got, want} {
+		q, err := b.Retriever.Embedder.EmbedQuery(ctx, question)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hits[i], err = b.SearchFiltered(ctx, vectorstore.SearchRequest{Vector: q, TopK: 20}, evenDocs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(hits[0], hits[1]) {
+		t.Fatalf("question %q, filtered by document:\n segments %+v\n embedded %+v", question, hits[0], hits[1])
+	}
 }
 
 // docIDs lists the document of each result.

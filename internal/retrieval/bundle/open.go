@@ -211,6 +211,26 @@ func (b *Bundle) ParentIDs() []string {
 	return ids
 }
 
+// ErrNoFilteredSearch reports a filtered search of a bundle whose children
+// are in Milvus.
+var ErrNoFilteredSearch = errors.New("the bundle's child index has no filtered search here: its children are in Milvus")
+
+// SearchFiltered searches the bundle's child index, embedded or segments,
+// among the children keep accepts: the best req.TopK of them, exactly as
+// if the others were absent, the same hits, scores and ties whichever the
+// index (see vectorstore.Embedded.SearchFiltered and
+// segment.Store.SearchFiltered). A bundle whose children are in Milvus
+// fails with ErrNoFilteredSearch.
+func (b *Bundle) SearchFiltered(ctx context.Context, req vectorstore.SearchRequest, keep func(vectorstore.Hit) bool) ([]vectorstore.Hit, error) {
+	switch {
+	case b.embedded != nil:
+		return b.embedded.SearchFiltered(ctx, req, keep)
+	case b.segments != nil:
+		return b.segments.SearchFiltered(ctx, req, keep)
+	}
+	return nil, ErrNoFilteredSearch
+}
+
 // Close releases the parent store, the embedded child index (unmapping its
 // file once searches in flight are done; later searches fail with
 // vectorstore.ErrClosed) and any connection to Milvus.

@@ -24,13 +24,23 @@ import (
 // it adds up every parent's bound instead (see seedBounded). A query with
 // a negative weight, which no bound holds for, is searched exhaustively.
 func (s *Set) Search(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error) {
+	return s.SearchFiltered(ctx, q, k, nil)
+}
+
+// SearchFiltered is Search restricted to the children keep accepts: the
+// best k among them, exactly as if the others were absent (the hits
+// SearchExhaustiveFiltered returns). keep sees each child without its
+// score (its id, segment and slot), and only a child that would otherwise
+// enter the k best, so a filter that refuses most children still costs
+// little; a nil keep accepts every child.
+func (s *Set) SearchFiltered(ctx context.Context, q *vector.Sparse, k int, keep func(Hit) bool) ([]Hit, error) {
 	if err := s.checkRequest(q, k); err != nil {
 		return nil, err
 	}
 	if slices.ContainsFunc(q.Values, func(v float32) bool { return v < 0 }) {
-		return s.SearchExhaustive(ctx, q, k) // the bounds hold for positive weights only
+		return s.SearchExhaustiveFiltered(ctx, q, k, keep) // the bounds hold for positive weights only
 	}
-	best := topK{k: k}
+	best := topK{k: k, keep: keep}
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	searches := s.newMaxScores(q, sc)

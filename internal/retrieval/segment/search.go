@@ -25,10 +25,16 @@ type Hit struct {
 // child's indexed vector gives, bit for bit (see the package comment).
 // Search returns the same hits, pruning.
 func (s *Set) SearchExhaustive(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error) {
+	return s.SearchExhaustiveFiltered(ctx, q, k, nil)
+}
+
+// SearchExhaustiveFiltered is SearchExhaustive among the children keep
+// accepts (all of them when keep is nil); see SearchFiltered.
+func (s *Set) SearchExhaustiveFiltered(ctx context.Context, q *vector.Sparse, k int, keep func(Hit) bool) ([]Hit, error) {
 	if err := s.checkRequest(q, k); err != nil {
 		return nil, err
 	}
-	best := topK{k: k}
+	best := topK{k: k, keep: keep}
 	var acc []float32
 	for i, seg := range s.segs {
 		if err := ctx.Err(); err != nil {

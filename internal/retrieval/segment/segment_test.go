@@ -262,6 +262,16 @@ func TestSetScoresAsTheIndexedVectors(t *testing.T) {
 					t.Fatal(err)
 				}
 				compareHits(t, what+", exhaustive", exhaustive, wantHits)
+				wantKept, err := store.SearchFiltered(ctx, vectorstore.SearchRequest{Vector: q, TopK: k}, func(h vectorstore.Hit) bool { return keptID(h.ID) })
+				if err != nil {
+					t.Fatal(err)
+				}
+				keep := func(h segment.Hit) bool { return keptID(h.ID) }
+				exhaustiveKept, err := set.SearchExhaustiveFiltered(ctx, q.Sparse, k, keep)
+				if err != nil {
+					t.Fatal(err)
+				}
+				compareHits(t, what+", exhaustive, filtered", exhaustiveKept, wantKept)
 				for name, walk := range map[string]func(){"cheapest": set.WalkCheapest, "parent by parent": set.WalkByParent, "by bound": set.WalkByBound} {
 					walk()
 					for _, seeds := range []int{0, 3, 160} {
@@ -271,12 +281,21 @@ func TestSetScoresAsTheIndexedVectors(t *testing.T) {
 							t.Fatal(err)
 						}
 						compareHits(t, fmt.Sprintf("%s, pruned %s, %d seeds", what, name, seeds), pruned, wantHits)
+						prunedKept, err := set.SearchFiltered(ctx, q.Sparse, k, keep)
+						if err != nil {
+							t.Fatal(err)
+						}
+						compareHits(t, fmt.Sprintf("%s, pruned %s, %d seeds, filtered", what, name, seeds), prunedKept, wantKept)
 					}
 				}
 			}
 		}
 	}
 }
+
+// keptID is the filter of the filtered searches: it keeps about two
+// children in three, by their ids alone.
+func keptID(id string) bool { return id != "" && id[len(id)-1]%3 != 0 }
 
 // compareHits fails unless got and want name the same children in the
 // same order with bitwise equal scores.

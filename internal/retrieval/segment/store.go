@@ -41,6 +41,15 @@ func (s *Store) Set() *Set { return s.set }
 // vectorstore.ErrQueryTooCostly, and a search after Close with
 // vectorstore.ErrClosed.
 func (s *Store) Search(ctx context.Context, req vectorstore.SearchRequest) ([]vectorstore.Hit, error) {
+	return s.SearchFiltered(ctx, req, nil)
+}
+
+// SearchFiltered is Search restricted to the children keep accepts, as
+// the embedded store's SearchFiltered is: the best req.TopK among them,
+// exactly as if the others were absent. keep sees each hit (child,
+// parent, document, ordinal) without its score, and only for children
+// that would otherwise enter the result; a nil keep accepts every child.
+func (s *Store) SearchFiltered(ctx context.Context, req vectorstore.SearchRequest, keep func(vectorstore.Hit) bool) ([]vectorstore.Hit, error) {
 	if len(req.Vector.Dense) > 0 {
 		return nil, fmt.Errorf("search: %w: a segment child index holds sparse vectors only", vectorstore.ErrInvalidInput)
 	}
@@ -61,22 +70,26 @@ func (s *Store) Search(ctx context.Context, req vectorstore.SearchRequest) ([]ve
 			return nil, fmt.Errorf("search: %w: its terms have %d postings in the index, over the limit of %d", vectorstore.ErrQueryTooCostly, n, req.MaxPostings)
 		}
 	}
-	hits, err := s.set.Search(ctx, q, req.TopK)
+	var keepChild func(Hit) bool
+	if keep != nil {
+		keepChild = func(h Hit) bool { return keep(s.named(h)) }
+	}
+	hits, err := s.set.SearchFiltered(ctx, q, req.TopK, keepChild)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w: %w", vectorstore.ErrInvalidInput, err)
 	}
-	return s.named(hits), nil
-}
-
-// named returns hits with their parents, documents and ordinals.
-func (s *Store) named(hits []Hit) []vectorstore.Hit {
 	out := make([]vectorstore.Hit, len(hits))
 	for i, h := range hits {
-		seg := s.set.segs[h.Segment]
-		p := seg.ParentOf(h.Slot)
-		out[i] = vectorstore.Hit{ID: h.ID, ParentID: seg.ParentID(p), DocID: seg.DocID(p), Ordinal: seg.Ordinal(h.Slot), Score: h.Score}
+		out[i] = s.named(h)
 	}
-	return out
+	return out, nil
+}
+
+// named returns h with its parent, document and ordinal.
+func (s *Store) named(h Hit) vectorstore.Hit {
+	seg := s.set.segs[h.Segment]
+	p := seg.ParentOf(h.Slot)
+	return vectorstore.Hit{ID: h.ID, ParentID: seg.ParentID(p), DocID: seg.DocID(p), Ordinal: seg.Ordinal(h.Slot), Score: h.Score}
 }
 
 // Postings returns how many children hold v's sparse terms, counted term

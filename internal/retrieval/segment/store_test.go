@@ -70,20 +70,35 @@ func TestStoreAnswersAsTheEmbeddedStore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got) != len(wantHits) {
-				t.Fatalf("weight %v, query %q: %d hits, want %d", weight, text, len(got), len(wantHits))
+			sameStoreHits(t, fmt.Sprintf("weight %v, query %q", weight, text), got, wantHits)
+			evenParents := func(h vectorstore.Hit) bool { return h.ParentID[len(h.ParentID)-1]%2 == 0 }
+			if got, err = store.SearchFiltered(ctx, req, evenParents); err != nil {
+				t.Fatal(err)
 			}
-			for i := range got {
-				g, w := got[i], wantHits[i]
-				sameScore := math.Float32bits(g.Score) == math.Float32bits(w.Score)
-				g.Score, w.Score = 0, 0
-				if g != w || !sameScore {
-					t.Fatalf("weight %v, query %q: hit %d is %+v, want %+v", weight, text, i, got[i], wantHits[i])
-				}
+			if wantHits, err = want.SearchFiltered(ctx, req, evenParents); err != nil {
+				t.Fatal(err)
 			}
+			sameStoreHits(t, fmt.Sprintf("weight %v, query %q, filtered by parent", weight, text), got, wantHits)
 		}
 		if err := store.Close(); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// sameStoreHits fails unless got and want are the same hits, scores
+// equal to the bit.
+func sameStoreHits(t *testing.T, what string, got, want []vectorstore.Hit) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d hits, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		sameScore := math.Float32bits(g.Score) == math.Float32bits(w.Score)
+		g.Score, w.Score = 0, 0
+		if g != w || !sameScore {
+			t.Fatalf("%s: hit %d is %+v, want %+v", what, i, got[i], want[i])
 		}
 	}
 }

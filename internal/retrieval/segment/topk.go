@@ -24,10 +24,13 @@ func better(a, b candidate) bool {
 }
 
 // topK keeps the k best candidates offered in a bounded heap whose root
-// is the worst kept.
+// is the worst kept; with keep, only those keep accepts.
 type topK struct {
 	k    int
 	heap []candidate // a heap by nearerRoot
+	// keep, when not nil, accepts or refuses a candidate that would
+	// otherwise be kept; it sees the candidate without its score.
+	keep func(Hit) bool
 }
 
 // nearerRoot orders the heap of topK: the worst candidate at its root.
@@ -43,15 +46,24 @@ func (t *topK) floor() float32 {
 }
 
 // offer considers c, keeping it when it ranks above the worst kept or
-// fewer than k are kept.
+// fewer than k are kept, and keep accepts it.
 func (t *topK) offer(c candidate) {
 	if len(t.heap) < t.k {
-		t.heap = heapPush(t.heap, c)
+		if t.accepts(c) {
+			t.heap = heapPush(t.heap, c)
+		}
 		return
 	}
-	if better(c, t.heap[0]) {
+	if better(c, t.heap[0]) && t.accepts(c) {
 		heapReplaceRoot(t.heap, c)
 	}
+}
+
+// accepts reports whether keep, if any, accepts c. The floor rises only
+// with candidates kept, so a refused one never prunes another: the search
+// stays exact among those keep accepts.
+func (t *topK) accepts(c candidate) bool {
+	return t.keep == nil || t.keep(Hit{ID: string(c.id), Segment: c.seg, Slot: c.slot})
 }
 
 // hits returns the kept candidates, best first.
