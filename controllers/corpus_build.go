@@ -133,9 +133,17 @@ func (r *CorpusReconciler) store(ctx context.Context, s *corpusState, dir, name 
 	if err != nil {
 		return nil, err
 	}
+	shared, err := r.sharedShards(ctx, s.corpus)
+	if err != nil {
+		return nil, err
+	}
 	stored := &v1alpha1.ConfigMapsStatus{}
 	for i := range cms {
 		s.progress.report(indexer.Progress{Stage: StageStore, Done: i, Total: len(cms)})
+		if shared[cms[i].Name] {
+			stored.Reused++ // its bytes are not sent again
+			continue
+		}
 		if err := controllerutil.SetControllerReference(s.corpus, &cms[i], r.Scheme()); err != nil {
 			return nil, err
 		}
@@ -151,6 +159,24 @@ func (r *CorpusReconciler) store(ctx context.Context, s *corpusState, dir, name 
 	log.FromContext(ctx).Info("stored revision", "revision", s.revision, "configMapsCreated", stored.Created, "configMapsReused", stored.Reused)
 	s.built, err = revisionFromManifest(&cms[len(cms)-1])
 	return stored, err
+}
+
+// sharedShards is the set of the Corpus's shared shards stored now, read
+// from the API server as metadata: only this reconciler deletes them
+// (collectSharedShards, never during a build), so none goes before the
+// build's manifest names it.
+func (r *CorpusReconciler) sharedShards(ctx context.Context, c *v1alpha1.Corpus) (map[string]bool, error) {
+	var list metav1.PartialObjectMetadataList
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
+	sel := client.MatchingLabelsSelector{Selector: cmbundle.SharedShardSelector(c.Name)}
+	if err := r.reader().List(ctx, &list, client.InNamespace(c.Namespace), sel); err != nil {
+		return nil, fmt.Errorf("listing shared shards: %w", err)
+	}
+	names := make(map[string]bool, len(list.Items))
+	for _, cm := range list.Items {
+		names[cm.Name] = true
+	}
+	return names, nil
 }
 
 // revisionFromManifest describes a stored revision from its manifest

@@ -43,7 +43,7 @@ func runsOf(t *testing.T, runs, per int) []hierarchy.Document {
 
 // saveSegments builds docs into a bundle of segments with the default
 // policy and the lexical embedder, returning its directory.
-func saveSegments(t *testing.T, docs []hierarchy.Document) string {
+func saveSegments(t testing.TB, docs []hierarchy.Document) string {
 	t.Helper()
 	spec, err := policy.Compile(&policy.Default().Spec)
 	if err != nil {
@@ -69,7 +69,7 @@ func saveSegments(t *testing.T, docs []hierarchy.Document) string {
 
 // packShared packs dir as corpus "docs" under name, sharing segments
 // under the prefix "docs-shared".
-func packShared(t *testing.T, dir, name string) []corev1.ConfigMap {
+func packShared(t testing.TB, dir, name string) []corev1.ConfigMap {
 	t.Helper()
 	cms, err := Pack(dir, "ns", name, map[string]string{LabelCorpus: "docs"}, SharingSegments("docs-shared"))
 	if err != nil {

@@ -2,7 +2,6 @@ package build_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,15 +27,7 @@ func benchCorpus(b *testing.B) ([]hierarchy.Document, int) {
 			b.Fatalf("PARENTRAG_BENCH_MB=%q: %v", v, err)
 		}
 	}
-	s := synthtest.New(21, 20000)
-	var docs []hierarchy.Document
-	size := 0
-	for size < int(mb*1e6) {
-		d := s.Document(fmt.Sprintf("doc-%07d", len(docs)), 3+len(docs)%6)
-		docs = append(docs, d)
-		size += len(d.Text)
-	}
-	return docs, size
+	return synthtest.BenchDocuments(int(mb * 1e6))
 }
 
 // stageClock times the stages of a build from its progress reports: each

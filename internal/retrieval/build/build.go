@@ -103,16 +103,16 @@ type Runs struct{ Reused, Built int }
 // unit per worker and a batch of children. The bundle is the same, byte
 // for byte, as saving the index built in memory.
 func Run(ctx context.Context, req Request) (Built, error) {
-	if req.VectorStore.Kind == bundle.VectorStoreSegments {
-		return req.runSegments(ctx)
-	}
-	opts := indexer.Options{Workers: req.Workers, OnProgress: req.OnProgress, ContextWeight: float32(req.EmbedderConfig.ContextWeight)}
-	started := time.Now()
 	// Reading the documents leaves as much garbage as their text, which
 	// the collector's next cycle may count as live and set the heap goal
 	// of the whole build to twice that: one collection now sets it from
 	// what the build holds (the documents), for tens of milliseconds.
 	runtime.GC()
+	if req.VectorStore.Kind == bundle.VectorStoreSegments {
+		return req.runSegments(ctx)
+	}
+	opts := indexer.Options{Workers: req.Workers, OnProgress: req.OnProgress, ContextWeight: float32(req.EmbedderConfig.ContextWeight)}
+	started := time.Now()
 	if req.UnitCacheDir != "" {
 		var err error
 		if opts.Units, err = indexer.OpenUnitCache(req.UnitCacheDir); err != nil {

@@ -82,25 +82,11 @@ func BenchmarkUnits(b *testing.B) {
 	b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds()/1e6, "MB/s")
 }
 
-// benchDocs returns the first documents of the build benchmark's
-// synthetic corpus (the one BenchmarkRevision builds) that hold at least
-// size bytes of text, and how many bytes they hold.
-func benchDocs(size int) ([]hierarchy.Document, int) {
-	s := synthtest.New(21, 20000)
-	var docs []hierarchy.Document
-	n := 0
-	for n < size {
-		d := s.Document(fmt.Sprintf("doc-%07d", len(docs)), 3+len(docs)%6)
-		docs, n = append(docs, d), n+len(d.Text)
-	}
-	return docs, n
-}
-
 // BenchmarkGroupSegments measures cutting a corpus into runs and keying
 // them: hashing every document's unit key, what a segments build pays
 // for its whole corpus whatever the edit. It reports MB/s of text.
 func BenchmarkGroupSegments(b *testing.B) {
-	docs, size := benchDocs(100e6)
+	docs, size := synthtest.BenchDocuments(100e6)
 	runs := 0
 	for b.Loop() {
 		runs = len(indexer.GroupSegments(docs, indexer.DefaultContextWeight, []byte("scope")))
@@ -115,7 +101,7 @@ func BenchmarkGroupSegments(b *testing.B) {
 // per second of wall time and per second of the process's CPU time (the
 // measure that holds on a machine shared with other work).
 func BenchmarkBuildSegment(b *testing.B) {
-	docs, size := benchDocs(8e6)
+	docs, size := synthtest.BenchDocuments(8e6)
 	builder := defaultPolicyBuilder(b)
 	opts := indexer.SegmentOptions{ContextWeight: indexer.DefaultContextWeight}
 	bytes := 0

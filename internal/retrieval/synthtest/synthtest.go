@@ -94,6 +94,22 @@ func (s *Corpus) Documents(n int) []hierarchy.Document {
 	return docs
 }
 
+// BenchDocuments returns the first documents of the benchmarks'
+// synthetic corpus (seed 21, 20,000 words; ids doc-0000000, doc-0000001,
+// ...; 3 to 8 paragraphs in turn) that hold at least size bytes of text,
+// and how many bytes they hold: every benchmark that reports MB/s builds
+// a prefix of the same corpus.
+func BenchDocuments(size int) ([]hierarchy.Document, int) {
+	s := New(21, 20000)
+	var docs []hierarchy.Document
+	n := 0
+	for n < size {
+		d := s.Document(fmt.Sprintf("doc-%07d", len(docs)), 3+len(docs)%6)
+		docs, n = append(docs, d), n+len(d.Text)
+	}
+	return docs, n
+}
+
 // Query returns between minWords and maxWords words drawn from the
 // vocabulary's head and body, as a user would type them.
 func (s *Corpus) Query(minWords, maxWords int) string {
