@@ -124,26 +124,28 @@ func (r *CorpusReconciler) unitCacheDir(c *v1alpha1.Corpus) string {
 
 // store creates the revision's ConfigMaps, owned by the Corpus, reads the
 // revision back from its manifest, and counts the ConfigMaps it created
-// and those already there. A segment's shards are named by their content
+// and those already there. A segment's shards are named by what they hold
 // (cmbundle.SharingSegments), so a segment an earlier revision holds is
-// already there: an edit stores the shards of the segments it changed.
+// stored already: its shards are neither read nor sent again, and an edit
+// stores the shards of the segments it changed.
 func (r *CorpusReconciler) store(ctx context.Context, s *corpusState, dir, name string) (*v1alpha1.ConfigMapsStatus, error) {
-	cms, err := cmbundle.Pack(dir, s.corpus.Namespace, name, revisionLabels(s.corpus, s.revision, ""),
-		cmbundle.SharingSegments(s.corpus.SharedShardPrefix()))
-	if err != nil {
-		return nil, err
-	}
 	shared, err := r.sharedShards(ctx, s.corpus)
 	if err != nil {
 		return nil, err
 	}
-	stored := &v1alpha1.ConfigMapsStatus{}
+	cms, err := cmbundle.Pack(dir, s.corpus.Namespace, name, revisionLabels(s.corpus, s.revision, ""),
+		cmbundle.SharingSegments(s.corpus.SharedShardPrefix()), cmbundle.OmittingStored(func(n string) bool { return shared[n] }))
+	if err != nil {
+		return nil, err
+	}
+	manifest := &cms[len(cms)-1]
+	all, err := cmbundle.Names(manifest)
+	if err != nil {
+		return nil, err
+	}
+	stored := &v1alpha1.ConfigMapsStatus{Reused: len(all) - len(cms)}
 	for i := range cms {
 		s.progress.report(indexer.Progress{Stage: StageStore, Done: i, Total: len(cms)})
-		if shared[cms[i].Name] {
-			stored.Reused++ // its bytes are not sent again
-			continue
-		}
 		if err := controllerutil.SetControllerReference(s.corpus, &cms[i], r.Scheme()); err != nil {
 			return nil, err
 		}
@@ -157,7 +159,7 @@ func (r *CorpusReconciler) store(ctx context.Context, s *corpusState, dir, name 
 		}
 	}
 	log.FromContext(ctx).Info("stored revision", "revision", s.revision, "configMapsCreated", stored.Created, "configMapsReused", stored.Reused)
-	s.built, err = revisionFromManifest(&cms[len(cms)-1])
+	s.built, err = revisionFromManifest(manifest)
 	return stored, err
 }
 

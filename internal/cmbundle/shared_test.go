@@ -139,6 +139,12 @@ func TestPackSharesUnchangedSegments(t *testing.T) {
 	}
 	t.Logf("revision a: %d ConfigMaps; the edit's: %d, of which %d shared with a", len(cmsA), len(cmsB), kept)
 
+	omitted, err := Pack(dirB, "ns", "docs-rev-b", map[string]string{LabelCorpus: "docs"}, SharingSegments("docs-shared"),
+		OmittingStored(func(name string) bool { _, ok := sharedA[name]; return ok }))
+	if err != nil || !reflect.DeepEqual(omitted, created) {
+		t.Fatalf("Pack omitting the first revision's shards returned %v (error %v), want the %d created: %v", names(omitted), err, len(created), names(created))
+	}
+
 	stored := append(append([]corev1.ConfigMap(nil), cmsA...), created...)
 	dest := filepath.Join(t.TempDir(), "b")
 	if _, err := Unpack(context.Background(), reader(stored), "ns", "docs-rev-b", dest); err != nil {
@@ -146,6 +152,40 @@ func TestPackSharesUnchangedSegments(t *testing.T) {
 	}
 	sameFiles(t, dest, dirB)
 	checkSameAnswers(t, openBundle(t, dest), openBundle(t, dirB), []string{docs[5].Text[:40], docs[0].Text[:40]})
+}
+
+// TestPackRefusesFilesUnlikeTheManifest: a segment file whose bytes are
+// not those its manifest records (same size) is refused when Pack reads
+// it, and never read when its shards are omitted as stored.
+func TestPackRefusesFilesUnlikeTheManifest(t *testing.T) {
+	dir := saveSegments(t, runsOf(t, 2, 3))
+	m, err := bundle.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg := bundle.SegmentFile(strings.TrimSuffix(m.VectorStore.Segments[0], bundle.SegmentExt))
+	whole := packShared(t, dir, "docs-rev-a")
+	path := filepath.Join(dir, filepath.FromSlash(seg))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0x01
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Pack(dir, "ns", "docs-rev-a", map[string]string{LabelCorpus: "docs"}, SharingSegments("docs-shared"))
+	if err == nil || !strings.Contains(err.Error(), seg) || !strings.Contains(err.Error(), "does not hold what the bundle's manifest says") {
+		t.Fatalf("Pack of a damaged segment file: %v, want a refusal naming %s", err, seg)
+	}
+	stored := map[string]bool{}
+	for _, cm := range whole[:len(whole)-1] {
+		stored[cm.Name] = true
+	}
+	cms, err := Pack(dir, "ns", "docs-rev-a", map[string]string{LabelCorpus: "docs"}, SharingSegments("docs-shared"), OmittingStored(func(n string) bool { return stored[n] }))
+	if err != nil || len(cms) != 1 || !reflect.DeepEqual(cms[0], whole[len(whole)-1]) {
+		t.Fatalf("Pack omitting every stored shard: %v (error %v), want the manifest alone, unchanged", names(cms), err)
+	}
 }
 
 // TestPackWithoutSharingKeepsSegmentsOwn: without SharingSegments, a
