@@ -39,18 +39,14 @@ func (req *Request) runSegments(ctx context.Context) (Built, error) {
 		return Built{}, err
 	}
 	groups := indexer.GroupSegments(req.Docs, float32(req.EmbedderConfig.ContextWeight), req.Policy.unitScope())
-	progress := segmentProgress{report: req.OnProgress, total: len(req.Docs)}
+	sb := &segmentsBuild{req: req, pending: pending, cache: cache, progress: segmentProgress{report: req.OnProgress, total: len(req.Docs)}}
 	entries := make([]bundle.SegmentEntry, 0, len(groups))
-	runs := &Runs{}
-	var buffer []byte // the last segment's bytes, once written: the next one's memory
 	for _, g := range groups {
-		entry, reused, err := req.segmentOf(ctx, g, pending, cache, &progress, &buffer)
+		entry, err := sb.segmentOf(ctx, g)
 		if err != nil {
 			pending.Abort()
 			return Built{}, err
 		}
-		progress.finished(len(g.Docs), reused)
-		runs.count(reused)
 		entries = append(entries, entry)
 	}
 	if req.SaveProgress.Stage != "" && req.OnProgress != nil {
@@ -63,7 +59,19 @@ func (req *Request) runSegments(ctx context.Context) (Built, error) {
 	if cache != nil && req.UnitCacheMaxAge > 0 {
 		cache.prune(started.Add(-req.UnitCacheMaxAge)) // best effort, as for units
 	}
-	return Built{Manifest: m, Reused: progress.reused, Runs: runs}, nil
+	return Built{Manifest: m, Reused: sb.progress.reused, Runs: &sb.runs}, nil
+}
+
+// segmentsBuild is one build into segments: the bundle it writes, the
+// segment cache it reads and fills, its progress and counts of runs, and
+// the memory of the last segment written, in which the next one is made.
+type segmentsBuild struct {
+	req      *Request
+	pending  *bundle.Pending
+	cache    *segmentCache
+	progress segmentProgress
+	runs     Runs
+	buffer   []byte
 }
 
 // count counts one run, reused from the cache or built.
@@ -75,32 +83,34 @@ func (r *Runs) count(reused bool) {
 	}
 }
 
-// segmentOf puts the segment and parent pack of g into pending: linked
-// from the cache when it holds them, built otherwise (and then kept in
-// the cache, when there is one), its bytes written in *buffer's memory.
-// It reports whether the cache gave them.
-func (req *Request) segmentOf(ctx context.Context, g indexer.SegmentGroup, pending *bundle.Pending, cache *segmentCache, progress *segmentProgress, buffer *[]byte) (bundle.SegmentEntry, bool, error) {
+// segmentOf puts the segment and parent pack of g into the bundle: linked
+// from the cache when it holds them, built otherwise (and then kept in the
+// cache, when there is one), and counts the run.
+func (b *segmentsBuild) segmentOf(ctx context.Context, g indexer.SegmentGroup) (bundle.SegmentEntry, error) {
 	if err := ctx.Err(); err != nil {
-		return bundle.SegmentEntry{}, false, err
+		return bundle.SegmentEntry{}, err
 	}
-	if entry, ok := cache.linkInto(g.Key, pending.Dir()); ok {
-		return entry, true, nil
+	entry, reused := b.cache.linkInto(g.Key, b.pending.Dir())
+	if !reused {
+		var err error
+		if entry, err = b.build(ctx, g); err != nil {
+			return entry, err
+		}
+		if err := b.cache.keep(entry, b.pending.Dir()); err != nil && b.req.OnUnitsNotStored != nil {
+			b.req.OnUnitsNotStored(len(g.Docs), err)
+		}
 	}
-	entry, err := req.buildSegment(ctx, g, pending.Dir(), progress, buffer)
-	if err != nil {
-		return entry, false, err
-	}
-	if err := cache.keep(entry, pending.Dir()); err != nil && req.OnUnitsNotStored != nil {
-		req.OnUnitsNotStored(len(g.Docs), err)
-	}
-	return entry, false, nil
+	b.progress.finished(len(g.Docs), reused)
+	b.runs.count(reused)
+	return entry, nil
 }
 
-// buildSegment splits and analyses the documents of g and writes their
-// segment and parent pack into the bundle directory dir. The segment's
-// bytes are made in *buffer's memory, which then holds them (written,
-// and free for the next segment).
-func (req *Request) buildSegment(ctx context.Context, g indexer.SegmentGroup, dir string, progress *segmentProgress, buffer *[]byte) (bundle.SegmentEntry, error) {
+// build splits and analyses the documents of g and writes their segment
+// and parent pack into the bundle's directory. The segment's bytes are
+// made in the buffer, which then holds them (written, and free for the
+// next segment).
+func (b *segmentsBuild) build(ctx context.Context, g indexer.SegmentGroup) (bundle.SegmentEntry, error) {
+	dir := b.pending.Dir()
 	entry := bundle.SegmentEntry{Key: g.Key, Documents: len(g.Docs), Files: map[string]filesum.Sum{}}
 	packDir := filepath.Join(dir, filepath.FromSlash(bundle.ParentPack(g.Key)))
 	if err := os.MkdirAll(packDir, 0o755); err != nil {
@@ -113,9 +123,9 @@ func (req *Request) buildSegment(ctx context.Context, g indexer.SegmentGroup, di
 	if err != nil {
 		return entry, err
 	}
-	seg, err := indexer.BuildSegment(ctx, g.Docs, req.Policy.Splitter, indexer.SegmentOptions{
-		Workers: req.Workers, ContextWeight: float32(req.EmbedderConfig.ContextWeight),
-		OnParent: parents.Add, OnProgress: progress.within, Buffer: *buffer,
+	seg, err := indexer.BuildSegment(ctx, g.Docs, b.req.Policy.Splitter, indexer.SegmentOptions{
+		Workers: b.req.Workers, ContextWeight: float32(b.req.EmbedderConfig.ContextWeight),
+		OnParent: parents.Add, OnProgress: b.progress.within, Buffer: b.buffer,
 	})
 	if err != nil {
 		parents.Abort()
@@ -132,7 +142,7 @@ func (req *Request) buildSegment(ctx context.Context, g indexer.SegmentGroup, di
 		_, err := w.Write(seg.Data)
 		return err
 	})
-	*buffer = seg.Data
+	b.buffer = seg.Data
 	if err != nil {
 		return entry, fmt.Errorf("writing segment: %w", err)
 	}
