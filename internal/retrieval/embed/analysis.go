@@ -22,7 +22,7 @@ type Analysis struct {
 	IDs    []uint32
 	Counts []uint32
 	Tokens int
-	// Hashes, when set (AnalysisScratch sets them), are the TermHash of
+	// Hashes, when set (an AnalysisScratch that KeepHashes sets them), are the TermHash of
 	// each of Terms, so that a table of terms need not hash them again.
 	Hashes []uint64
 }
@@ -35,6 +35,11 @@ func TermHash(term string) uint64 { return maphash.String(termSeed, term) }
 // one goroutine analyses (once used, about 2 MiB, most of it a table of
 // frequent words and their terms); the zero value is ready.
 type AnalysisScratch struct {
+	// KeepHashes makes the analyses of this scratch carry Hashes, for a
+	// table of terms that looks them up by hash (a segment writer); other
+	// analyses leave them out.
+	KeepHashes bool
+
 	toks     []string
 	stems    localStems
 	distinct distinctTerms
@@ -60,14 +65,26 @@ type analysisArena struct {
 const arenaBlock = 4096
 
 // take returns the arrays of an analysis of n distinct terms, each with
-// room for exactly n and none nil.
-func (a *analysisArena) take(n int) ([]string, []uint32, []uint64) {
+// room for exactly n and none nil; the hashes only withHashes, nil
+// otherwise.
+func (a *analysisArena) take(n int, withHashes bool) ([]string, []uint32, []uint64) {
 	if a.terms == nil || cap(a.terms)-len(a.terms) < n {
 		size := max(n, arenaBlock)
-		a.terms, a.counts, a.hashes = make([]string, 0, size), make([]uint32, 0, size), make([]uint64, 0, size)
+		a.terms, a.counts = make([]string, 0, size), make([]uint32, 0, size)
+		a.hashes = nil
+		if withHashes {
+			a.hashes = make([]uint64, 0, size)
+		}
 	}
 	from, to := len(a.terms), len(a.terms)+n
-	a.terms, a.counts, a.hashes = a.terms[:to], a.counts[:to], a.hashes[:to]
+	a.terms, a.counts = a.terms[:to], a.counts[:to]
+	if !withHashes {
+		return a.terms[from:to:to], a.counts[from:to:to], nil
+	}
+	if a.hashes == nil { // a block begun without hashes
+		a.hashes = make([]uint64, len(a.terms)-n, cap(a.terms))
+	}
+	a.hashes = a.hashes[:to]
 	return a.terms[from:to:to], a.counts[from:to:to], a.hashes[from:to:to]
 }
 
@@ -96,7 +113,7 @@ func (s *AnalysisScratch) countTokens() Analysis {
 	}
 	s.counts = counts
 	a := Analysis{Tokens: len(s.toks)}
-	a.Terms, a.Counts, a.Hashes = s.arena.take(len(distinct))
+	a.Terms, a.Counts, a.Hashes = s.arena.take(len(distinct), s.KeepHashes)
 	copy(a.Terms, distinct)
 	copy(a.Counts, counts)
 	copy(a.Hashes, hashes)
