@@ -32,7 +32,7 @@ func TestSegmentsEditSharesShardsThroughTheService(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t, "segments")
 	notes := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "notes"}, Data: notesInRuns("notes", 3)}
-	size := &v1alpha1.ChunkingPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "notes"},
+	size := &v1alpha1.ChunkingPolicy{ObjectMeta: metav1.ObjectMeta{Name: ns}, // cluster-scoped
 		Spec: v1alpha1.ChunkingPolicySpec{Parent: &v1alpha1.ChunkSize{ChunkSize: 800}, Child: &v1alpha1.ChunkSize{ChunkSize: 160}}}
 	c := &v1alpha1.Corpus{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "notes"}, Spec: v1alpha1.CorpusSpec{
 		ChunkingPolicyRef: v1alpha1.PolicyReference{Name: size.Name},
@@ -46,7 +46,9 @@ func TestSegmentsEditSharesShardsThroughTheService(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitCurrent(t, c, 2*time.Minute)
+	t.Cleanup(func() { k8s.Delete(context.Background(), size) })
+	kubectl(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=3m", "corpus/"+c.Name)
+	waitCurrent(t, c, time.Minute)
 	first := c.Status.ActiveRevision.Name
 	if stored := c.Status.LastBuild.ConfigMaps; stored == nil || stored.Created < 4 || stored.Reused != 0 {
 		t.Fatalf("the first build's lastBuild.configMaps %+v, want 3 runs' shards and a manifest created", stored)
