@@ -129,7 +129,7 @@ func (r *CorpusReconciler) unitCacheDir(c *v1alpha1.Corpus) string {
 // stored already: its shards are neither read nor sent again, and an edit
 // stores the shards of the segments it changed.
 func (r *CorpusReconciler) store(ctx context.Context, s *corpusState, dir, name string) (*v1alpha1.ConfigMapsStatus, error) {
-	shared, err := r.sharedShards(ctx, s.corpus)
+	shared, err := sharedShards(ctx, r.reader(), s.corpus)
 	if err != nil {
 		return nil, err
 	}
@@ -163,15 +163,16 @@ func (r *CorpusReconciler) store(ctx context.Context, s *corpusState, dir, name 
 	return stored, err
 }
 
-// sharedShards is the set of the Corpus's shared shards stored now, read
-// from the API server as metadata: only this reconciler deletes them
+// sharedShards is the set of the Corpus's shared shards (cmbundle.
+// SharingSegments) that reader lists, as metadata. Read from the API
+// server, it is what is stored now: only this reconciler deletes them
 // (collectSharedShards, never during a build), so none goes before the
 // build's manifest names it.
-func (r *CorpusReconciler) sharedShards(ctx context.Context, c *v1alpha1.Corpus) (map[string]bool, error) {
+func sharedShards(ctx context.Context, reader client.Reader, c *v1alpha1.Corpus) (map[string]bool, error) {
 	var list metav1.PartialObjectMetadataList
 	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
 	sel := client.MatchingLabelsSelector{Selector: cmbundle.SharedShardSelector(c.Name)}
-	if err := r.reader().List(ctx, &list, client.InNamespace(c.Namespace), sel); err != nil {
+	if err := reader.List(ctx, &list, client.InNamespace(c.Namespace), sel); err != nil {
 		return nil, fmt.Errorf("listing shared shards: %w", err)
 	}
 	names := make(map[string]bool, len(list.Items))

@@ -75,31 +75,27 @@ func (r *CorpusReconciler) collectGarbage(ctx context.Context, s *corpusState) (
 // build left. It reads the manifests from the API server, not the cache,
 // so that a manifest created a moment ago keeps its shards.
 func (r *CorpusReconciler) collectSharedShards(ctx context.Context, c *v1alpha1.Corpus) error {
-	var shards metav1.PartialObjectMetadataList
-	shards.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
-	if err := r.List(ctx, &shards, client.InNamespace(c.Namespace), client.MatchingLabelsSelector{Selector: cmbundle.SharedShardSelector(c.Name)}); err != nil {
-		return fmt.Errorf("listing shared shards: %w", err)
-	}
-	if len(shards.Items) == 0 {
-		return nil
+	shards, err := sharedShards(ctx, r.Client, c) // the cache: a shard it lacks is left for later
+	if err != nil || len(shards) == 0 {
+		return err
 	}
 	named, err := r.namedShards(ctx, c)
 	if err != nil {
 		return err
 	}
 	deleted := 0
-	for _, shard := range shards.Items {
-		if named[shard.Name] {
+	for name := range shards {
+		if named[name] {
 			continue
 		}
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: shard.Namespace, Name: shard.Name}}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: name}}
 		if err := r.Delete(ctx, cm); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting shared shard %s: %w", shard.Name, err)
+			return fmt.Errorf("deleting shared shard %s: %w", name, err)
 		}
 		deleted++
 	}
 	if deleted > 0 {
-		log.FromContext(ctx).Info("deleted shared shards no revision names", "deleted", deleted, "kept", len(shards.Items)-deleted)
+		log.FromContext(ctx).Info("deleted shared shards no revision names", "deleted", deleted, "kept", len(shards)-deleted)
 	}
 	return nil
 }
