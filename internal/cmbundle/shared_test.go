@@ -13,11 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
@@ -45,23 +43,9 @@ func runsOf(t *testing.T, runs, per int) []hierarchy.Document {
 // policy and the lexical embedder, returning its directory.
 func saveSegments(t testing.TB, docs []hierarchy.Document) string {
 	t.Helper()
-	spec, err := policy.Compile(&policy.Default().Spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB, ContextWeight: indexer.DefaultContextWeight}
-	e, err := build.NewEmbedder(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := bundle.VectorStoreRef{Kind: bundle.VectorStoreSegments}
-	digest := bundle.SourceDigest(docs)
 	dir := filepath.Join(t.TempDir(), "bundle")
-	_, err = build.Run(context.Background(), build.Request{
-		Docs: docs, Policy: spec.Manifested(), Embedder: e, EmbedderConfig: cfg,
-		Revision: bundle.Revision(spec.Revision, digest, cfg, store, ""), SourceDigest: digest, VectorStore: store, Dir: dir,
-	})
-	if err != nil {
+	req := bundletest.LexicalRequest(t, docs, bundle.VectorStoreRef{Kind: bundle.VectorStoreSegments}, dir)
+	if _, err := build.Run(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
 	return dir

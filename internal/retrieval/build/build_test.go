@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/parentrag/parentrag/internal/milvustest"
-	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
@@ -33,28 +33,14 @@ func docs() []hierarchy.Document {
 // stages in stages.
 func request(t *testing.T, dir string, stages *[]string) build.Request {
 	t.Helper()
-	compiled, err := policy.Compile(&policy.Default().Spec)
-	if err != nil {
-		t.Fatal(err)
+	req := bundletest.LexicalRequest(t, docs(), bundle.VectorStoreRef{}, dir)
+	req.OnProgress = func(p indexer.Progress) {
+		if n := len(*stages); n == 0 || (*stages)[n-1] != p.Stage {
+			*stages = append(*stages, p.Stage)
+		}
 	}
-	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB, ContextWeight: indexer.DefaultContextWeight}
-	e, err := build.NewEmbedder(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := docs()
-	digest := bundle.SourceDigest(d)
-	return build.Request{
-		Docs: d, Policy: compiled.Manifested(), Embedder: e, EmbedderConfig: cfg,
-		Revision: bundle.Revision(compiled.Revision, digest, cfg, bundle.VectorStoreRef{}, ""), SourceDigest: digest,
-		OnProgress: func(p indexer.Progress) {
-			if n := len(*stages); n == 0 || (*stages)[n-1] != p.Stage {
-				*stages = append(*stages, p.Stage)
-			}
-		},
-		SaveProgress: indexer.Progress{Stage: "save"},
-		Dir:          dir,
-	}
+	req.SaveProgress = indexer.Progress{Stage: "save"}
+	return req
 }
 
 // TestRunSavesAnOpenableBundle checks that Run records the request in the

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parentrag/parentrag/internal/policy"
+	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
@@ -92,5 +94,26 @@ func RunEndingID(prefix string) string {
 		if len(indexer.GroupSegments(pair, 0, nil)) == 2 {
 			return id
 		}
+	}
+}
+
+// LexicalRequest is a build of docs into dir with the default policy and
+// the lexical embedder (its default context weight), the children kept as
+// store says: what a test sets no more of.
+func LexicalRequest(tb testing.TB, docs []hierarchy.Document, store bundle.VectorStoreRef, dir string) build.Request {
+	tb.Helper()
+	compiled, err := policy.Compile(&policy.Default().Spec)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB, ContextWeight: indexer.DefaultContextWeight}
+	e, err := build.NewEmbedder(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	digest := bundle.SourceDigest(docs)
+	return build.Request{
+		Docs: docs, Policy: compiled.Manifested(), Embedder: e, EmbedderConfig: cfg,
+		Revision: bundle.Revision(compiled.Revision, digest, cfg, store, ""), SourceDigest: digest, VectorStore: store, Dir: dir,
 	}
 }
