@@ -13,6 +13,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/filesum"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
+	"github.com/parentrag/parentrag/internal/retrieval/segment"
 )
 
 // runSegments builds a revision whose children are segments: the
@@ -39,7 +40,7 @@ func (req *Request) runSegments(ctx context.Context) (Built, error) {
 		return Built{}, err
 	}
 	groups := indexer.GroupSegments(req.Docs, float32(req.EmbedderConfig.ContextWeight), req.Policy.unitScope())
-	sb := &segmentsBuild{req: req, pending: pending, cache: cache, progress: segmentProgress{report: req.OnProgress, total: len(req.Docs)}}
+	sb := &segmentsBuild{req: req, writer: segment.NewWriter(false), pending: pending, cache: cache, progress: segmentProgress{report: req.OnProgress, total: len(req.Docs)}}
 	entries := make([]bundle.SegmentEntry, 0, len(groups))
 	for _, g := range groups {
 		entry, err := sb.segmentOf(ctx, g)
@@ -64,7 +65,8 @@ func (req *Request) runSegments(ctx context.Context) (Built, error) {
 
 // segmentsBuild is one build into segments: the bundle it writes, the
 // segment cache it reads and fills, its progress and counts of runs, and
-// the memory of the last segment written, in which the next one is made.
+// the writer and memory of the last segment written, in which the next
+// one is made.
 type segmentsBuild struct {
 	req      *Request
 	pending  *bundle.Pending
@@ -72,6 +74,7 @@ type segmentsBuild struct {
 	progress segmentProgress
 	runs     Runs
 	buffer   []byte
+	writer   *segment.Writer
 }
 
 // count counts one run, reused from the cache or built.
@@ -125,7 +128,7 @@ func (b *segmentsBuild) build(ctx context.Context, g indexer.SegmentGroup) (bund
 	}
 	seg, err := indexer.BuildSegment(ctx, g.Docs, b.req.Policy.Splitter, indexer.SegmentOptions{
 		Workers: b.req.Workers, ContextWeight: float32(b.req.EmbedderConfig.ContextWeight),
-		OnParent: parents.Add, OnProgress: b.progress.within, Buffer: b.buffer,
+		OnParent: parents.Add, OnProgress: b.progress.within, Buffer: b.buffer, Writer: b.writer,
 	})
 	if err != nil {
 		parents.Abort()

@@ -29,6 +29,10 @@ type SegmentOptions struct {
 	// when they fit (the Data of a segment no longer needed, say), so
 	// that a build of many runs does not allocate and clear each one's.
 	Buffer []byte
+	// Writer, when set, is the writer the segment is made in, emptied
+	// first (the writer of a segment already made, say), so that a build
+	// of many runs reuses the memory one run grew.
+	Writer *segment.Writer
 }
 
 // Segment is what BuildSegment made: the segment's bytes, and how many
@@ -50,7 +54,8 @@ func BuildSegment(ctx context.Context, docs []hierarchy.Document, b hierarchy.Do
 	opts = opts.withDefaults()
 	units, stop := makeUnits(ctx, docs, b, unitShape{analysed: true, contexts: opts.ContextWeight > 0}, opts.Workers)
 	defer stop()
-	w := segment.NewWriter(opts.ContextWeight > 0)
+	w := opts.Writer
+	w.Reset(opts.ContextWeight > 0)
 	var built Segment
 	for i := range docs {
 		u, err := units.next(ctx, i)
@@ -78,6 +83,9 @@ func (o SegmentOptions) withDefaults() SegmentOptions {
 	o.Workers = full.Workers
 	if o.OnProgress == nil {
 		o.OnProgress = func(int) {}
+	}
+	if o.Writer == nil {
+		o.Writer = segment.NewWriter(false)
 	}
 	return o
 }

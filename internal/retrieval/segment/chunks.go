@@ -14,23 +14,27 @@ type chunkedList[T any] struct {
 
 // add appends v.
 func (l *chunkedList[T]) add(v T) {
-	last := len(l.chunks) - 1
-	if last < 0 || len(l.chunks[last]) == chunkLen {
-		l.chunks = append(l.chunks, make([]T, 0, chunkLen))
-		last++
+	c := l.n / chunkLen
+	if c == len(l.chunks) {
+		l.chunks = append(l.chunks, make([]T, chunkLen))
 	}
-	l.chunks[last] = append(l.chunks[last], v)
+	l.chunks[c][l.n%chunkLen] = v
 	l.n++
 }
+
+// reset empties the list, keeping its chunks for the items added next.
+func (l *chunkedList[T]) reset() { l.n = 0 }
 
 // len is the number of items added.
 func (l *chunkedList[T]) len() int { return l.n }
 
 // each calls f with every item, in the order they were added.
 func (l *chunkedList[T]) each(f func(*T)) {
-	for _, c := range l.chunks {
-		for i := range c {
-			f(&c[i])
+	for c, left := 0, l.n; left > 0; c++ {
+		chunk := l.chunks[c][:min(left, chunkLen)]
+		for i := range chunk {
+			f(&chunk[i])
 		}
+		left -= len(chunk)
 	}
 }

@@ -176,7 +176,13 @@ func segmentSet(tb testing.TB, corpus []analysedParent, cuts []int, weight float
 // segmentBytes returns the segment of the parents lo to hi of corpus.
 func segmentBytes(tb testing.TB, corpus []analysedParent, lo, hi int, weight float32) []byte {
 	tb.Helper()
-	w := segment.NewWriter(weight > 0)
+	return writeParents(tb, segment.NewWriter(weight > 0), corpus, lo, hi)
+}
+
+// writeParents adds the parents lo to hi of corpus, and their children,
+// to w and returns the segment's bytes.
+func writeParents(tb testing.TB, w *segment.Writer, corpus []analysedParent, lo, hi int) []byte {
+	tb.Helper()
 	for p := lo; p < hi; p++ {
 		if err := w.AddParent(parentID(p), docID(p), corpus[p].context); err != nil {
 			tb.Fatal(err)

@@ -50,6 +50,12 @@ func (t *writerTerms) find(term string, hash uint64, names []string) (int, bool)
 	}
 }
 
+// reset empties the table, keeping its memory.
+func (t *writerTerms) reset() {
+	clear(t.slots)
+	t.n = 0
+}
+
 // insert records that term, of this hash, is names[index], at the slot
 // find returned for it.
 func (t *writerTerms) insert(slot int, term string, hash uint64, index int) {
@@ -116,6 +122,14 @@ func (r *recentTerms) reset(n int) {
 	}
 	if r.stamp++; len(r.slots) < size || r.stamp == 0 {
 		r.slots, r.stamp = make([]recentSlot, size), 1
+	}
+}
+
+// forget empties the table, keeping its memory.
+func (r *recentTerms) forget() {
+	if r.stamp++; r.stamp == 0 {
+		clear(r.slots)
+		r.stamp = 1
 	}
 }
 

@@ -65,6 +65,27 @@ func NewWriter(contexts bool) *Writer {
 	return w
 }
 
+// Reset empties the writer for the next segment, keeping the memory the
+// last one grew, as NewWriter(contexts) would return it.
+func (w *Writer) Reset(contexts bool) {
+	w.terms.reset()
+	w.recent.forget()
+	w.children.reset()
+	w.parents.reset()
+	*w = Writer{
+		contexts: contexts, terms: w.terms, recent: w.recent, names: w.names[:0],
+		children: w.children, parents: w.parents,
+		childN: w.childN[:0], parentN: w.parentN[:0], lastOf: w.lastOf[:0],
+		first: w.first[:0], ctxLen: w.ctxLen[:0], childLen: w.childLen[:0],
+		idEnds: w.idEnds[:0], ids: w.ids[:0], ordinals: w.ordinals[:0],
+		parentID: w.parentID.emptied(), docs: w.docs.emptied(), docOf: w.docOf[:0],
+		keys: w.keys[:0], seen: w.seen[:0], stamp: w.stamp,
+	}
+	if contexts {
+		w.h.flags |= flagContexts
+	}
+}
+
 // AddParent starts the next parent, with its id, its document's id and
 // its context's analysis (ignored by a writer without contexts). The
 // children added after it, until the next AddParent, are its own.
@@ -327,6 +348,9 @@ func (a *idArena) add(id string) {
 	a.bytes = append(a.bytes, id...)
 	a.ends = append(a.ends, uint32(len(a.bytes)))
 }
+
+// emptied returns the arena emptied, with its memory.
+func (a idArena) emptied() idArena { return idArena{ends: a.ends[:0], bytes: a.bytes[:0]} }
 
 // len is the number of strings added.
 func (a *idArena) len() int { return len(a.ends) }
