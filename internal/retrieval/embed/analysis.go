@@ -47,76 +47,62 @@ type AnalysisScratch struct {
 	ids      []uint64
 	spareIDs []uint64 // sortPackedIDs' other array
 	tokens   Tokens   // TokenizeScratch's
-	arena    analysisArena
+	own      AnalysisArena
+	arena    *AnalysisArena // where analyses take their arrays; nil for own
 }
 
-// analysisArena hands out the arrays of analyses from blocks shared by
-// many of them, so that analysing a text allocates once per few hundred
-// texts instead of three times per text. A block is never handed out
-// twice: an analysis keeps its arrays, and its block, for as long as it
-// is held.
-type analysisArena struct {
-	terms  []string
-	counts []uint32
-	hashes []uint64
-}
+// UseArena makes the analyses s returns from now on take their arrays
+// from arena, or, for nil, from an arena of s's own, which never hands
+// its memory out twice.
+func (s *AnalysisScratch) UseArena(arena *AnalysisArena) { s.arena = arena }
 
-// arenaBlock is how many terms a block of an analysisArena holds.
-const arenaBlock = 4096
-
-// take returns the arrays of an analysis of n distinct terms, each with
-// room for exactly n and none nil; the hashes only withHashes, nil
-// otherwise.
-func (a *analysisArena) take(n int, withHashes bool) ([]string, []uint32, []uint64) {
-	if a.terms == nil || cap(a.terms)-len(a.terms) < n {
-		size := max(n, arenaBlock)
-		a.terms, a.counts = make([]string, 0, size), make([]uint32, 0, size)
-		a.hashes = nil
-		if withHashes {
-			a.hashes = make([]uint64, 0, size)
-		}
+// arenaInUse returns the arena analyses take their arrays from.
+func (s *AnalysisScratch) arenaInUse() *AnalysisArena {
+	if s.arena != nil {
+		return s.arena
 	}
-	from, to := len(a.terms), len(a.terms)+n
-	a.terms, a.counts = a.terms[:to], a.counts[:to]
-	if !withHashes {
-		return a.terms[from:to:to], a.counts[from:to:to], nil
-	}
-	if a.hashes == nil { // a block begun without hashes
-		a.hashes = make([]uint64, len(a.terms)-n, cap(a.terms))
-	}
-	a.hashes = a.hashes[:to]
-	return a.terms[from:to:to], a.counts[from:to:to], a.hashes[from:to:to]
+	return &s.own
 }
 
 // AnalyzeCounts analyses text once and returns its terms, counts and length.
 func (s *AnalysisScratch) AnalyzeCounts(text string) Analysis {
 	s.stems.hashes = s.stems.hashes[:0]
 	s.toks = appendAnalyzed(s.toks[:0], text, &s.stems, nil)
-	return s.countTokens()
+	return s.countTokens(Tokens{terms: s.toks, hashes: s.stems.hashes})
 }
 
-// countTokens returns the analysis of the terms in s.toks, whose hashes
-// are in s.stems.hashes, overwriting s.toks.
-func (s *AnalysisScratch) countTokens() Analysis {
-	s.distinct.reset(len(s.toks))
-	distinct := s.toks[:0]       // overwrites tokens already counted
-	hashes := s.stems.hashes[:0] // likewise
-	counts := s.counts[:0]
-	for k, t := range s.toks {
-		hash := s.stems.hashes[k]
-		if i, ok := s.distinct.index(t, hash, distinct); ok {
-			counts[i]++
-			continue
-		}
-		distinct, hashes = append(distinct, t), append(hashes, hash)
-		counts = append(counts, 1)
+// countTokens returns the analysis of the terms of parts, one after the
+// other, counted straight into the arrays the analysis keeps.
+func (s *AnalysisScratch) countTokens(parts ...Tokens) Analysis {
+	n := 0
+	for _, p := range parts {
+		n += len(p.terms)
 	}
-	s.counts = counts
-	a := Analysis{Tokens: len(s.toks)}
-	a.Terms, a.Counts, a.Hashes = s.arena.take(len(distinct), s.KeepHashes)
-	copy(a.Terms, distinct)
-	copy(a.Counts, counts)
-	copy(a.Hashes, hashes)
+	s.distinct.reset(n)
+	arena := s.arenaInUse()
+	terms, counts, hashes := arena.room(n, s.KeepHashes)
+	for _, p := range parts {
+		for k, t := range p.terms {
+			hash := p.hashes[k]
+			if i, ok := s.distinct.index(t, hash, terms); ok {
+				counts[i]++
+				continue
+			}
+			terms, counts = append(terms, t), append(counts, 1)
+			if hashes != nil {
+				hashes = append(hashes, hash)
+			}
+		}
+	}
+	arena.took(len(terms))
+	if arena == &s.own {
+		s.own.letGo()
+	}
+	k := len(terms)
+	a := Analysis{Tokens: n, Terms: terms[:k:k], Counts: counts[:k:k]}
+	if hashes != nil {
+		a.Hashes = hashes[:k:k]
+	}
 	return a
 }
 

@@ -88,10 +88,5 @@ func separatedAt(text string, i int) bool {
 // separators ("\n\n", say), exactly what AnalyzeCounts returns for the
 // joined text: a separator ends every word before it and starts none.
 func (s *AnalysisScratch) CountTokens(parts ...Tokens) Analysis {
-	s.toks, s.stems.hashes = s.toks[:0], s.stems.hashes[:0]
-	for _, p := range parts {
-		s.toks = append(s.toks, p.terms...)
-		s.stems.hashes = append(s.stems.hashes, p.hashes...)
-	}
-	return s.countTokens()
+	return s.countTokens(parts...)
 }

@@ -68,6 +68,7 @@ func BuildSegment(ctx context.Context, docs []hierarchy.Document, b hierarchy.Do
 		if err := addUnit(w, u, opts.ContextWeight > 0); err != nil {
 			return built, fmt.Errorf("document %s: %w", docs[i].ID, err)
 		}
+		units.release(i)
 		built.Parents += len(u.Parents)
 		built.Children += len(u.Children)
 		opts.OnProgress(i + 1)
@@ -96,9 +97,14 @@ func (o SegmentOptions) withDefaults() SegmentOptions {
 var scratches = sync.Pool{New: func() any { return &embed.AnalysisScratch{KeepHashes: true} }}
 
 // unitQueue hands the units of a run's documents on in document order.
+// The analyses of each unit take their arrays from an arena of their own,
+// which release frees for the units made after: the few units between a
+// worker and the writer reuse the same memory all through the run.
 type unitQueue struct {
-	ready []chan *Unit // by document: its unit, once made
-	slots chan struct{}
+	ready  []chan *Unit              // by document: its unit, once made
+	arenas []*embed.AnalysisArena    // by document: its unit's analyses' arena
+	free   chan *embed.AnalysisArena // arenas released, for the next units
+	slots  chan struct{}
 }
 
 // makeUnits makes the unit of every document with a pool of workers,
@@ -108,7 +114,10 @@ type unitQueue struct {
 // waits for them.
 func makeUnits(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentSplitter, shape unitShape, workers int) (*unitQueue, func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	q := &unitQueue{ready: make([]chan *Unit, len(docs)), slots: make(chan struct{}, 2*workers)}
+	q := &unitQueue{
+		ready: make([]chan *Unit, len(docs)), arenas: make([]*embed.AnalysisArena, len(docs)),
+		free: make(chan *embed.AnalysisArena, 2*workers+1), slots: make(chan struct{}, 2*workers),
+	}
 	for i := range q.ready {
 		q.ready[i] = make(chan *Unit, 1)
 	}
@@ -118,7 +127,10 @@ func makeUnits(ctx context.Context, docs []hierarchy.Document, b hierarchy.Docum
 		wg.Go(func() {
 			scratch := scratches.Get().(*embed.AnalysisScratch)
 			defer scratches.Put(scratch)
+			defer scratch.UseArena(nil)
 			for i := range next {
+				q.arenas[i] = q.arena()
+				scratch.UseArena(q.arenas[i])
 				q.ready[i] <- newUnit(docs[i], b, shape, scratch)
 			}
 		})
@@ -141,6 +153,16 @@ func makeUnits(ctx context.Context, docs []hierarchy.Document, b hierarchy.Docum
 	return q, func() { cancel(); wg.Wait() }
 }
 
+// arena returns an arena released by an earlier unit, or a new one.
+func (q *unitQueue) arena() *embed.AnalysisArena {
+	select {
+	case a := <-q.free:
+		return a
+	default:
+		return new(embed.AnalysisArena)
+	}
+}
+
 // next returns the unit of the i-th document once it is made, and gives
 // its slot back; i must follow the last i asked for.
 func (q *unitQueue) next(ctx context.Context, i int) (*Unit, error) {
@@ -150,6 +172,18 @@ func (q *unitQueue) next(ctx context.Context, i int) (*Unit, error) {
 		return u, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// release frees the memory of the analyses of the i-th document's unit,
+// which no one may read after, for the units made next.
+func (q *unitQueue) release(i int) {
+	a := q.arenas[i]
+	q.arenas[i] = nil
+	a.Reset()
+	select {
+	case q.free <- a:
+	default:
 	}
 }
 
