@@ -59,6 +59,25 @@ func TestParentJSONIsMarshal(t *testing.T) {
 	}
 }
 
+// Every byte, at every place of a string, among plain bytes next to
+// those that need escaping, is written as json.Marshal writes it.
+func TestJSONStringEscapesEveryByteAtEveryPlace(t *testing.T) {
+	base := []byte("abc!#%'(;=?[]_ {}~\x7f0123")[:19]
+	for b := range 256 {
+		for at := range base {
+			s := slices.Clone(base)
+			s[at] = byte(b)
+			want, err := json.Marshal(string(s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := appendJSONString(nil, string(s)); !bytes.Equal(got, want) {
+				t.Fatalf("byte %#x at %d: got %s, want %s", b, at, got, want)
+			}
+		}
+	}
+}
+
 // jsonNames returns the json tag of each field of struct type t.
 func jsonNames(t reflect.Type) []string {
 	var names []string
