@@ -245,7 +245,7 @@ func (w *Writer) AppendTo(dst []byte) ([]byte, error) {
 	h.docs, h.parentIDBytes, h.docIDBytes = uint32(w.docs.len()), uint32(len(w.parentID.bytes)), uint32(len(w.docs.bytes))
 	h.childPostings, h.parentPostings = uint32(childPostings), uint32(parentPostings)
 	start := len(dst)
-	b := slices.Grow(dst, headerSize+4*int(h.words())+trailerSize)
+	b := grown(dst, headerSize+4*int(h.words())+trailerSize)
 	b = h.appendTo(b)
 	b = appendWords(b, w.childLen)
 	b = appendWords(b, w.first)
@@ -266,6 +266,19 @@ func (w *Writer) AppendTo(dst []byte) ([]byte, error) {
 	b = appendArena(b, w.parentID.bytes)
 	b = appendArena(b, w.docs.bytes)
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
+}
+
+// grown returns dst with room for n more bytes: dst itself when it has
+// it, or a copy with a quarter more room than that, so that the memory of
+// a segment's bytes takes the next few even when they are a little
+// larger.
+func grown(dst []byte, n int) []byte {
+	if cap(dst)-len(dst) >= n {
+		return dst
+	}
+	b := make([]byte, len(dst), len(dst)+n+n/4)
+	copy(b, dst)
+	return b
 }
 
 // appendEnds appends the running sum of size over order.
