@@ -1,8 +1,6 @@
 package cmbundle
 
 import (
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -20,14 +18,7 @@ import (
 // second revision whole, for comparison; manifest-kB is the size of its
 // manifest ConfigMap, which must stay under 1 MiB.
 func BenchmarkPackEdit(b *testing.B) {
-	mb := 20.0
-	if v := os.Getenv("PARENTRAG_BENCH_MB"); v != "" {
-		var err error
-		if mb, err = strconv.ParseFloat(v, 64); err != nil {
-			b.Fatalf("PARENTRAG_BENCH_MB=%q: %v", v, err)
-		}
-	}
-	docs, _ := synthtest.BenchDocuments(int(mb * 1e6))
+	docs, _ := synthtest.BenchDocumentsOfEnv(b, 20)
 	stored := map[string]bool{}
 	for _, cm := range packShared(b, saveSegments(b, docs), "docs-rev-a") {
 		stored[cm.Name] = true

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -20,14 +19,7 @@ import (
 // benchCorpus returns synthetic documents of about mb megabytes of text
 // (PARENTRAG_BENCH_MB, default 4) and their size in bytes.
 func benchCorpus(b *testing.B) ([]hierarchy.Document, int) {
-	mb := 4.0
-	if v := os.Getenv("PARENTRAG_BENCH_MB"); v != "" {
-		var err error
-		if mb, err = strconv.ParseFloat(v, 64); err != nil {
-			b.Fatalf("PARENTRAG_BENCH_MB=%q: %v", v, err)
-		}
-	}
-	return synthtest.BenchDocuments(int(mb * 1e6))
+	return synthtest.BenchDocumentsOfEnv(b, 4)
 }
 
 // stageClock times the stages of a build from its progress reports: each

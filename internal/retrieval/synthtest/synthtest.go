@@ -6,7 +6,10 @@ package synthtest
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"strings"
+	"testing"
 
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
@@ -108,6 +111,22 @@ func BenchDocuments(size int) ([]hierarchy.Document, int) {
 		docs, n = append(docs, d), n+len(d.Text)
 	}
 	return docs, n
+}
+
+// BenchDocumentsOfEnv returns BenchDocuments of the number of megabytes
+// of text PARENTRAG_BENCH_MB gives (defaultMB without it), failing tb on
+// a value that is not a number: the size a benchmark of the synthetic
+// corpus is run at.
+func BenchDocumentsOfEnv(tb testing.TB, defaultMB float64) ([]hierarchy.Document, int) {
+	tb.Helper()
+	mb := defaultMB
+	if v := os.Getenv("PARENTRAG_BENCH_MB"); v != "" {
+		var err error
+		if mb, err = strconv.ParseFloat(v, 64); err != nil {
+			tb.Fatalf("PARENTRAG_BENCH_MB=%q: %v", v, err)
+		}
+	}
+	return BenchDocuments(int(mb * 1e6))
 }
 
 // Query returns between minWords and maxWords words drawn from the
