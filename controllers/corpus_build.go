@@ -133,33 +133,35 @@ func (r *CorpusReconciler) store(ctx context.Context, s *corpusState, dir, name 
 	if err != nil {
 		return nil, err
 	}
-	cms, err := cmbundle.Pack(dir, s.corpus.Namespace, name, revisionLabels(s.corpus, s.revision, ""),
+	packer, err := cmbundle.NewPacker(dir, s.corpus.Namespace, name, revisionLabels(s.corpus, s.revision, ""),
 		cmbundle.SharingSegments(s.corpus.SharedShardPrefix()), cmbundle.OmittingStored(func(n string) bool { return shared[n] }))
 	if err != nil {
 		return nil, err
 	}
-	manifest := &cms[len(cms)-1]
-	all, err := cmbundle.Names(manifest)
-	if err != nil {
-		return nil, err
-	}
-	stored := &v1alpha1.ConfigMapsStatus{Reused: len(all) - len(cms)}
-	for i := range cms {
-		s.progress.report(indexer.Progress{Stage: StageStore, Done: i, Total: len(cms)})
-		if err := controllerutil.SetControllerReference(s.corpus, &cms[i], r.Scheme()); err != nil {
-			return nil, err
+	stored := &v1alpha1.ConfigMapsStatus{Reused: packer.Omitted()}
+	done := 0
+	err = packer.Each(func(cm *corev1.ConfigMap) error {
+		s.progress.report(indexer.Progress{Stage: StageStore, Done: done, Total: packer.Count()})
+		done++
+		if err := controllerutil.SetControllerReference(s.corpus, cm, r.Scheme()); err != nil {
+			return err
 		}
-		switch err := r.Create(ctx, &cms[i]); {
+		switch err := r.Create(ctx, cm); {
 		case err == nil:
 			stored.Created++
 		case apierrors.IsAlreadyExists(err):
 			stored.Reused++
 		default:
-			return nil, fmt.Errorf("creating ConfigMap %s: %w", cms[i].Name, err)
+			return fmt.Errorf("creating ConfigMap %s: %w", cm.Name, err)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	log.FromContext(ctx).Info("stored revision", "revision", s.revision, "configMapsCreated", stored.Created, "configMapsReused", stored.Reused)
-	s.built, err = revisionFromManifest(manifest)
+	manifest := packer.Manifest()
+	s.built, err = revisionFromManifest(&manifest)
 	return stored, err
 }
 

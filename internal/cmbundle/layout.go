@@ -236,9 +236,9 @@ func (l *layout) contentName(s shard) string {
 	return hex.EncodeToString(h.Sum(nil))[:20]
 }
 
-// configMaps returns the shard ConfigMaps in order, but the shared ones
-// stored reports as stored, then the manifest ConfigMap.
-func (l *layout) configMaps(namespace, name string, names []string, labels map[string]string, manifestJSON string, stored func(string) bool) ([]corev1.ConfigMap, error) {
+// manifestConfigMap returns the manifest ConfigMap of the revision whose
+// shards are named names: manifestJSON and the file table.
+func (l *layout) manifestConfigMap(namespace, name string, names []string, labels map[string]string, manifestJSON string) (corev1.ConfigMap, error) {
 	table := fileTable{Shards: names, Files: make([]fileEntry, len(l.files))}
 	for i, f := range l.files {
 		table.Files[i] = f.entry
@@ -246,32 +246,13 @@ func (l *layout) configMaps(namespace, name string, names []string, labels map[s
 			table.Files[i].Chunks[j].Shard = names[s]
 		}
 	}
-	shared := withoutRevision(labels)
-	r := fileReader{layout: l}
-	var out []corev1.ConfigMap
-	for i, s := range l.shards {
-		if s.shared && stored != nil && stored(names[i]) {
-			continue
-		}
-		lbl := labels
-		if s.shared {
-			lbl = shared
-		}
-		cm := newConfigMap(namespace, names[i], lbl, RoleShard)
-		data, err := r.binaryData(s)
-		if err != nil {
-			return nil, err
-		}
-		cm.BinaryData = data
-		out = append(out, cm)
-	}
 	files, err := json.Marshal(table)
 	if err != nil {
-		return nil, fmt.Errorf("encoding file table: %w", err)
+		return corev1.ConfigMap{}, fmt.Errorf("encoding file table: %w", err)
 	}
 	cm := newConfigMap(namespace, name, labels, RoleManifest)
 	cm.Data = map[string]string{ManifestKey: manifestJSON, FilesKey: string(files)}
-	return append(out, cm), nil
+	return cm, nil
 }
 
 // fileReader reads the bundle's files for the shards returned, each file

@@ -32,8 +32,39 @@ import (
 // the SHA-256 its manifest records: a bundle whose files are not what its
 // manifest says is refused, so a ConfigMap never holds other bytes than
 // its name and the file table promise. manifest.json itself is not
-// sharded: Unpack writes it from the manifest ConfigMap, last.
+// sharded: Unpack writes it from the manifest ConfigMap, last. Pack holds
+// every ConfigMap at once; a Packer hands them out one at a time.
 func Pack(dir, namespace, name string, labels map[string]string, opts ...PackOption) ([]corev1.ConfigMap, error) {
+	p, err := NewPacker(dir, namespace, name, labels, opts...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]corev1.ConfigMap, 0, p.Count())
+	err = p.Each(func(cm *corev1.ConfigMap) error {
+		out = append(out, *cm)
+		return nil
+	})
+	return out, err
+}
+
+// Packer hands out the ConfigMaps Pack returns, in the same order, one at
+// a time, reading the bytes of one shard after the other: storing a
+// revision with it holds one shard, and the bundle file it comes from, in
+// memory, not the revision.
+type Packer struct {
+	layout    *layout
+	namespace string
+	names     []string // of every shard
+	labels    map[string]string
+	manifest  corev1.ConfigMap
+	stored    func(name string) bool
+	count     int // the ConfigMaps Each hands out
+}
+
+// NewPacker lays out the bundle in dir as Pack does, from its manifest and
+// the sizes of its files, and refuses what Pack refuses but for the bytes
+// of a file unlike its manifest, which Each finds.
+func NewPacker(dir, namespace, name string, labels map[string]string, opts ...PackOption) (*Packer, error) {
 	var o packOptions
 	for _, opt := range opts {
 		opt(&o)
@@ -64,7 +95,62 @@ func Pack(dir, namespace, name string, labels map[string]string, opts ...PackOpt
 	if err := checkNames(append(names, name)); err != nil {
 		return nil, err
 	}
-	return l.configMaps(namespace, name, names, labels, string(manifestJSON), o.stored)
+	manifest, err := l.manifestConfigMap(namespace, name, names, labels, string(manifestJSON))
+	if err != nil {
+		return nil, err
+	}
+	p := &Packer{layout: l, namespace: namespace, names: names, labels: labels, manifest: manifest, stored: o.stored}
+	for i := range l.shards {
+		if !p.omits(i) {
+			p.count++
+		}
+	}
+	p.count++ // the manifest
+	return p, nil
+}
+
+// Count is how many ConfigMaps Each hands out: the manifest, and every
+// shard but those left out as stored.
+func (p *Packer) Count() int { return p.count }
+
+// Omitted is how many of the shards the manifest names Each leaves out,
+// as stored already (OmittingStored).
+func (p *Packer) Omitted() int { return len(p.names) + 1 - p.count }
+
+// Manifest is the manifest ConfigMap, the last Each hands out.
+func (p *Packer) Manifest() corev1.ConfigMap { return p.manifest }
+
+// omits reports whether Each leaves the i-th shard out.
+func (p *Packer) omits(i int) bool {
+	return p.layout.shards[i].shared && p.stored != nil && p.stored(p.names[i])
+}
+
+// Each hands every ConfigMap to f, in order, the manifest last, and stops
+// at f's first error, which it returns. A shard's bytes are read, and
+// checked against the manifest, just before f gets it.
+func (p *Packer) Each(f func(cm *corev1.ConfigMap) error) error {
+	shared := withoutRevision(p.labels)
+	r := fileReader{layout: p.layout}
+	for i, s := range p.layout.shards {
+		if p.omits(i) {
+			continue
+		}
+		lbl := p.labels
+		if s.shared {
+			lbl = shared
+		}
+		cm := newConfigMap(p.namespace, p.names[i], lbl, RoleShard)
+		data, err := r.binaryData(s)
+		if err != nil {
+			return err
+		}
+		cm.BinaryData = data
+		if err := f(&cm); err != nil {
+			return err
+		}
+	}
+	manifest := p.Manifest()
+	return f(&manifest)
 }
 
 // PackOption changes how Pack names and shares shards.

@@ -1,0 +1,86 @@
+package cmbundle
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+)
+
+// TestPackerHandsOutWhatPackReturns: a Packer's Each hands out exactly the
+// ConfigMaps Pack returns, in order, as many as Count says, leaving out
+// the shards stored (Omitted of them); it stops at the first error of
+// its callback; and it refuses a file unlike its manifest when it comes
+// to that file's shard, after handing out the shards before it.
+func TestPackerHandsOutWhatPackReturns(t *testing.T) {
+	dir := saveSegments(t, runsOf(t, 3, 3))
+	labels := map[string]string{LabelCorpus: "docs"}
+	whole := packShared(t, dir, "docs-rev-a")
+	stored := map[string]bool{whole[0].Name: true, whole[2].Name: true}
+	for _, opts := range [][]PackOption{
+		{SharingSegments("docs-shared")},
+		{SharingSegments("docs-shared"), OmittingStored(func(n string) bool { return stored[n] })},
+		nil,
+	} {
+		want, err := Pack(dir, "ns", "docs-rev-a", labels, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewPacker(dir, "ns", "docs-rev-a", labels, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []corev1.ConfigMap
+		if err := p.Each(func(cm *corev1.ConfigMap) error { got = append(got, *cm); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) || p.Count() != len(want) {
+			t.Fatalf("Each handed out %v (Count %d), want Pack's %v", names(got), p.Count(), names(want))
+		}
+		if all, err := Names(&want[len(want)-1]); err != nil || p.Omitted() != len(all)-len(want) {
+			t.Fatalf("Omitted %d, want %d of the manifest's %d ConfigMaps (%v)", p.Omitted(), len(all)-len(want), len(all), err)
+		}
+		if manifest := p.Manifest(); !reflect.DeepEqual(manifest, want[len(want)-1]) {
+			t.Fatalf("Manifest is %s, want the last ConfigMap, %s", manifest.Name, want[len(want)-1].Name)
+		}
+	}
+
+	p, err := NewPacker(dir, "ns", "docs-rev-a", labels, SharingSegments("docs-shared"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("stop")
+	handed := 0
+	if err := p.Each(func(*corev1.ConfigMap) error { handed++; return stop }); !errors.Is(err, stop) || handed != 1 {
+		t.Fatalf("Each went on after its callback failed: %v, %d handed out", err, handed)
+	}
+
+	m, err := bundle.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg := bundle.SegmentFile(strings.TrimSuffix(m.VectorStore.Segments[1], bundle.SegmentExt))
+	path := filepath.Join(dir, filepath.FromSlash(seg))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0x01
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p, err = NewPacker(dir, "ns", "docs-rev-a", labels, SharingSegments("docs-shared")); err != nil {
+		t.Fatalf("NewPacker read the segment's bytes: %v", err)
+	}
+	handed = 0
+	err = p.Each(func(*corev1.ConfigMap) error { handed++; return nil })
+	if err == nil || !strings.Contains(err.Error(), seg) || handed == 0 || handed >= p.Count() {
+		t.Fatalf("Each of a damaged second segment: %v after %d of %d, want a refusal naming %s after the first segment's shards", err, handed, p.Count(), seg)
+	}
+}
