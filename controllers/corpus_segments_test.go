@@ -34,7 +34,6 @@ func TestSegmentsLayoutBuildsAndServesSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitCurrent(t, c, 60*time.Second)
-	first := c.Status.ActiveRevision.Name
 	b := openActive(t, c)
 	if kind := b.Manifest.VectorStore.Kind; kind != bundle.VectorStoreSegments || len(b.Manifest.VectorStore.Segments) == 0 {
 		t.Fatalf("the active revision's children are %+v, want segments", b.Manifest.VectorStore)
@@ -44,15 +43,7 @@ func TestSegmentsLayoutBuildsAndServesSegments(t *testing.T) {
 	if err != nil || len(results) == 0 {
 		t.Fatalf("a query of the first document's title: %d results, error %v", len(results), err)
 	}
-	patch := client.MergeFrom(c.DeepCopy())
-	c.Spec.Sources[0].Inline[1].Text += "\n\nA new paragraph about zebras and their stripes.\n"
-	if err := k8s.Patch(ctx, c, patch); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 60*time.Second, "the edited revision", func() (bool, error) {
-		get(t, c)
-		return c.Status.ActiveRevision != nil && c.Status.ActiveRevision.Name != first, nil
-	})
+	addZebras(t, c, 1)
 	edited := openActive(t, c)
 	if results, err := edited.Retriever.Retrieve(ctx, "zebras stripes", retrieval.Options{}); err != nil || len(results) == 0 || results[0].DocID != c.Spec.Sources[0].Inline[1].ID {
 		t.Fatalf("the edited revision found %+v (error %v) for zebras", results, err)
@@ -96,15 +87,7 @@ func TestSegmentsRevisionsShareShards(t *testing.T) {
 	}
 	before := sharedShardNames(t, c)
 
-	patch := client.MergeFrom(c.DeepCopy())
-	c.Spec.Sources[0].Inline[4].Text += "\n\nA new paragraph about zebras and their stripes.\n"
-	if err := k8s.Patch(ctx, c, patch); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 60*time.Second, "the edited revision", func() (bool, error) {
-		get(t, c)
-		return c.Status.ActiveRevision != nil && c.Status.ActiveRevision.Name != first && c.Status.LastBuild != nil && c.Status.LastBuild.Revision == c.Status.ActiveRevision.Name, nil
-	})
+	addZebras(t, c, 4)
 	stored = c.Status.LastBuild.ConfigMaps
 	if stored == nil || stored.Reused < 2 || stored.Created < 2 || stored.Created >= len(before)+1 {
 		t.Fatalf("the edit's lastBuild.configMaps %+v (the first revision had %d shared shards), want the two unchanged segments' reused and the edited one's created", stored, len(before))
@@ -135,6 +118,23 @@ func TestSegmentsRevisionsShareShards(t *testing.T) {
 		t.Fatalf("%d of the first revision's shards are still stored, the edit's build reused %d", kept, stored.Reused)
 	}
 	openActive(t, c)
+}
+
+// addZebras appends a paragraph about zebras to the doc-th inline
+// document of c and waits until the revision built from the edit is
+// active and was c's last build.
+func addZebras(t *testing.T, c *v1alpha1.Corpus, doc int) {
+	t.Helper()
+	before := c.Status.ActiveRevision.Name
+	patch := client.MergeFrom(c.DeepCopy())
+	c.Spec.Sources[0].Inline[doc].Text += "\n\nA new paragraph about zebras and their stripes.\n"
+	if err := k8s.Patch(context.Background(), c, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "the edited revision", func() (bool, error) {
+		get(t, c)
+		return c.Status.ActiveRevision != nil && c.Status.ActiveRevision.Name != before && c.Status.LastBuild != nil && c.Status.LastBuild.Revision == c.Status.ActiveRevision.Name, nil
+	})
 }
 
 // threeRuns are documents a build into segments cuts into three runs of
