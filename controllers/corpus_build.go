@@ -165,25 +165,6 @@ func (r *CorpusReconciler) store(ctx context.Context, s *corpusState, dir, name 
 	return stored, err
 }
 
-// sharedShards is the set of the Corpus's shared shards (cmbundle.
-// SharingSegments) that reader lists, as metadata. Read from the API
-// server, it is what is stored now: only this reconciler deletes them
-// (collectSharedShards, never during a build), so none goes before the
-// build's manifest names it.
-func sharedShards(ctx context.Context, reader client.Reader, c *v1alpha1.Corpus) (map[string]bool, error) {
-	var list metav1.PartialObjectMetadataList
-	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
-	sel := client.MatchingLabelsSelector{Selector: cmbundle.SharedShardSelector(c.Name)}
-	if err := reader.List(ctx, &list, client.InNamespace(c.Namespace), sel); err != nil {
-		return nil, fmt.Errorf("listing shared shards: %w", err)
-	}
-	names := make(map[string]bool, len(list.Items))
-	for _, cm := range list.Items {
-		names[cm.Name] = true
-	}
-	return names, nil
-}
-
 // revisionFromManifest describes a stored revision from its manifest
 // ConfigMap.
 func revisionFromManifest(cm *corev1.ConfigMap) (*v1alpha1.RevisionStatus, error) {

@@ -1,0 +1,90 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/cmbundle"
+)
+
+// collectSharedShards deletes the shards the Corpus's revisions share
+// (cmbundle.SharingSegments) that no stored revision's manifest names any
+// more: those of deleted revisions, and those an interrupted or superseded
+// build left. It reads the manifests from the API server, not the cache,
+// so that a manifest created a moment ago keeps its shards.
+func (r *CorpusReconciler) collectSharedShards(ctx context.Context, c *v1alpha1.Corpus) error {
+	shards, err := sharedShards(ctx, r.Client, c) // the cache: a shard it lacks is left for later
+	if err != nil || len(shards) == 0 {
+		return err
+	}
+	named, err := r.namedShards(ctx, c)
+	if err != nil {
+		return err
+	}
+	deleted := 0
+	for name := range shards {
+		if named[name] {
+			continue
+		}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: name}}
+		if err := r.Delete(ctx, cm); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting shared shard %s: %w", name, err)
+		}
+		deleted++
+	}
+	if deleted > 0 {
+		log.FromContext(ctx).Info("deleted shared shards no revision names", "deleted", deleted, "kept", len(shards)-deleted)
+	}
+	return nil
+}
+
+// namedShards is the set of ConfigMaps the manifests of the Corpus's
+// stored revisions name. A manifest that cannot be read is an error: no
+// shard is deleted on a guess.
+func (r *CorpusReconciler) namedShards(ctx context.Context, c *v1alpha1.Corpus) (map[string]bool, error) {
+	var manifests corev1.ConfigMapList
+	sel := client.MatchingLabels{cmbundle.LabelCorpus: c.Name, cmbundle.LabelRole: cmbundle.RoleManifest}
+	if err := r.reader().List(ctx, &manifests, client.InNamespace(c.Namespace), sel); err != nil {
+		return nil, fmt.Errorf("listing revision manifests: %w", err)
+	}
+	named := map[string]bool{}
+	for i := range manifests.Items {
+		m := &manifests.Items[i]
+		if _, inConfigMaps := m.Data[cmbundle.FilesKey]; !inConfigMaps {
+			continue // a revision on a claim
+		}
+		names, err := cmbundle.Names(m)
+		if err != nil {
+			return nil, fmt.Errorf("reading which shards revision manifest %s names: %w", m.Name, err)
+		}
+		for _, n := range names {
+			named[n] = true
+		}
+	}
+	return named, nil
+}
+
+// sharedShards is the set of the Corpus's shared shards (cmbundle.
+// SharingSegments) that reader lists, as metadata. Read from the API
+// server, it is what is stored now: only this reconciler deletes them
+// (collectSharedShards, never during a build), so none goes before the
+// build's manifest names it.
+func sharedShards(ctx context.Context, reader client.Reader, c *v1alpha1.Corpus) (map[string]bool, error) {
+	var list metav1.PartialObjectMetadataList
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
+	sel := client.MatchingLabelsSelector{Selector: cmbundle.SharedShardSelector(c.Name)}
+	if err := reader.List(ctx, &list, client.InNamespace(c.Namespace), sel); err != nil {
+		return nil, fmt.Errorf("listing shared shards: %w", err)
+	}
+	names := make(map[string]bool, len(list.Items))
+	for _, cm := range list.Items {
+		names[cm.Name] = true
+	}
+	return names, nil
+}
