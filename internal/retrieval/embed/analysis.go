@@ -43,7 +43,6 @@ type AnalysisScratch struct {
 	toks     []string
 	stems    localStems
 	distinct distinctTerms
-	counts   []uint32
 	ids      []uint64
 	spareIDs []uint64 // sortPackedIDs' other array
 	tokens   Tokens   // TokenizeScratch's
