@@ -2,15 +2,11 @@ package cmbundle
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 )
 
 // TestPackerHandsOutWhatPackReturns: a Packer's Each hands out exactly the
@@ -61,20 +57,7 @@ func TestPackerHandsOutWhatPackReturns(t *testing.T) {
 		t.Fatalf("Each went on after its callback failed: %v, %d handed out", err, handed)
 	}
 
-	m, err := bundle.ReadManifest(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seg := bundle.SegmentFile(strings.TrimSuffix(m.VectorStore.Segments[1], bundle.SegmentExt))
-	path := filepath.Join(dir, filepath.FromSlash(seg))
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[len(data)/2] ^= 0x01
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	seg := damageSegment(t, dir, 1)
 	if p, err = NewPacker(dir, "ns", "docs-rev-a", labels, SharingSegments("docs-shared")); err != nil {
 		t.Fatalf("NewPacker read the segment's bytes: %v", err)
 	}

@@ -143,22 +143,9 @@ func TestPackSharesUnchangedSegments(t *testing.T) {
 // it, and never read when its shards are omitted as stored.
 func TestPackRefusesFilesUnlikeTheManifest(t *testing.T) {
 	dir := saveSegments(t, runsOf(t, 2, 3))
-	m, err := bundle.ReadManifest(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seg := bundle.SegmentFile(strings.TrimSuffix(m.VectorStore.Segments[0], bundle.SegmentExt))
 	whole := packShared(t, dir, "docs-rev-a")
-	path := filepath.Join(dir, filepath.FromSlash(seg))
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[len(data)/2] ^= 0x01
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err = Pack(dir, "ns", "docs-rev-a", map[string]string{LabelCorpus: "docs"}, SharingSegments("docs-shared"))
+	seg := damageSegment(t, dir, 0)
+	_, err := Pack(dir, "ns", "docs-rev-a", map[string]string{LabelCorpus: "docs"}, SharingSegments("docs-shared"))
 	if err == nil || !strings.Contains(err.Error(), seg) || !strings.Contains(err.Error(), "does not hold what the bundle's manifest says") {
 		t.Fatalf("Pack of a damaged segment file: %v, want a refusal naming %s", err, seg)
 	}
@@ -170,6 +157,28 @@ func TestPackRefusesFilesUnlikeTheManifest(t *testing.T) {
 	if err != nil || len(cms) != 1 || !reflect.DeepEqual(cms[0], whole[len(whole)-1]) {
 		t.Fatalf("Pack omitting every stored shard: %v (error %v), want the manifest alone, unchanged", names(cms), err)
 	}
+}
+
+// damageSegment flips a byte in the middle of the i-th segment file of
+// the bundle in dir, keeping its size, and returns the file's path in the
+// bundle.
+func damageSegment(t *testing.T, dir string, i int) string {
+	t.Helper()
+	m, err := bundle.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg := bundle.SegmentFile(strings.TrimSuffix(m.VectorStore.Segments[i], bundle.SegmentExt))
+	path := filepath.Join(dir, filepath.FromSlash(seg))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0x01
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return seg
 }
 
 // TestPackWithoutSharingKeepsSegmentsOwn: without SharingSegments, a
