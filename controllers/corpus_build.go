@@ -26,15 +26,21 @@ import (
 
 // ensureRevision makes sure the revision exists in ConfigMaps, building it
 // when its manifest ConfigMap is missing. A revision whose manifest exists
-// is complete (the manifest is created last), so a crashed build is simply
-// built again; the ConfigMaps it had created are identical and reused.
+// was stored whole (the manifest is created last), so a crashed build is
+// simply built again; the ConfigMaps it had created are identical and
+// reused. ConfigMaps of a stored revision deleted since are stored again
+// (repairRevision).
 func (r *CorpusReconciler) ensureRevision(ctx context.Context, s *corpusState) (ctrl.Result, error) {
 	name := s.corpus.RevisionObjectName(s.revision)
 	var manifest corev1.ConfigMap
 	err := r.Get(ctx, client.ObjectKey{Namespace: s.corpus.Namespace, Name: name}, &manifest)
 	if err == nil {
-		s.built, err = revisionFromManifest(&manifest)
-		return ctrl.Result{}, err
+		if s.built, err = revisionFromManifest(&manifest); err != nil {
+			return ctrl.Result{}, err
+		}
+		stored := s.built
+		defer func() { s.built = stored }() // a repair stores no new manifest
+		return r.repairRevision(ctx, s, &manifest)
 	}
 	if !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, fmt.Errorf("reading revision %s: %w", name, err)

@@ -138,7 +138,8 @@ func (r *CorpusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 }
 
 // SetupWithManager watches Corpora, the policies, ConfigMaps and Flux
-// source objects they read, and the revision ConfigMaps they own. ConfigMaps are watched as metadata
+// source objects they read, and the revision ConfigMaps they own (a
+// deleted one is stored again). ConfigMaps are watched as metadata
 // only: their names and labels say which Corpora read them, and the
 // Corpora read their data from the API server.
 func (r *CorpusReconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -151,6 +152,7 @@ func (r *CorpusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&batchv1.Job{}).
 		Watches(&v1alpha1.ChunkingPolicy{}, handler.EnqueueRequestsFromMapFunc(r.corporaOfPolicy)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.corporaOfConfigMap), builder.OnlyMetadata).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(corpusOfStoredConfigMap), builder.OnlyMetadata, builder.WithPredicates(deletedOnly())).
 		Watches(&v1alpha1.Retriever{}, handler.EnqueueRequestsFromMapFunc(corpusOfRetriever))
 	if err := r.watchSources(mgr, b); err != nil {
 		return err

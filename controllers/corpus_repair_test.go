@@ -1,0 +1,126 @@
+package controllers_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/cmbundle"
+	"github.com/parentrag/parentrag/internal/retrieval"
+)
+
+// TestDeletedRevisionConfigMapsAreStoredAgain: ConfigMaps of the active
+// revision deleted by hand (a shared shard of a segment, a revision's own
+// shard) are stored again at once, the same revision with the same
+// manifest, and the revision still unpacks, every file checked against
+// its manifest, and answers; the rest of its ConfigMaps are left as they
+// were. It holds for both layouts of the embedded store, and again once
+// the Corpus is quiet.
+func TestDeletedRevisionConfigMapsAreStoredAgain(t *testing.T) {
+	for _, layout := range []string{v1alpha1.LayoutSegments, ""} {
+		t.Run("layout="+layout, func(t *testing.T) {
+			ns := newNamespace(t)
+			p := newPolicy(t, 800, 160)
+			c := inlineCorpus(ns, p.Name, threeRuns()...)
+			if layout != "" {
+				c.Spec.VectorStore = &v1alpha1.VectorStore{Embedded: &v1alpha1.EmbeddedVectorStore{Layout: layout}}
+			}
+			if err := k8s.Create(context.Background(), c); err != nil {
+				t.Fatal(err)
+			}
+			waitCurrent(t, c, 60*time.Second)
+			checkStoredAgain(t, c, pickShards(t, c))
+			// Once the reconciles of the repair are over, only the watch
+			// of deletions can bring the next one (no resync comes
+			// within the test).
+			time.Sleep(2 * time.Second)
+			checkStoredAgain(t, c, pickShards(t, c))
+		})
+	}
+}
+
+// pickShards returns, by name, the UIDs of the active revision's first
+// shared shard and first own shard, those of them it has.
+func pickShards(t *testing.T, c *v1alpha1.Corpus) map[string]types.UID {
+	t.Helper()
+	var manifest corev1.ConfigMap
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: c.Namespace, Name: c.RevisionObjectName(c.Status.ActiveRevision.Name)}, &manifest); err != nil {
+		t.Fatal(err)
+	}
+	names, err := cmbundle.Names(&manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	picked := map[string]types.UID{}
+	var own, shared bool
+	for _, n := range names[:len(names)-1] { // the manifest is last
+		var cm corev1.ConfigMap
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: c.Namespace, Name: n}, &cm); err != nil {
+			t.Fatal(err)
+		}
+		isShared := cm.Labels[cmbundle.LabelRevision] == ""
+		if (isShared && !shared) || (!isShared && !own) {
+			picked[n] = cm.UID
+			shared, own = shared || isShared, own || !isShared
+		}
+	}
+	if len(picked) == 0 {
+		t.Fatalf("revision manifest %s names no shard", manifest.Name)
+	}
+	return picked
+}
+
+// checkStoredAgain deletes the picked ConfigMaps of the active revision of
+// c and fails unless each comes back as a new object, the revision and its
+// manifest stay the same, the repair's build counts what it created and
+// reused, and the revision unpacks and answers.
+func checkStoredAgain(t *testing.T, c *v1alpha1.Corpus, picked map[string]types.UID) {
+	t.Helper()
+	ctx := context.Background()
+	active := c.Status.ActiveRevision.Name
+	manifestKey := client.ObjectKey{Namespace: c.Namespace, Name: c.RevisionObjectName(active)}
+	var manifest corev1.ConfigMap
+	if err := k8s.Get(ctx, manifestKey, &manifest); err != nil {
+		t.Fatal(err)
+	}
+	for name := range picked {
+		if err := k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 60*time.Second, "the deleted ConfigMaps stored again", func() (bool, error) {
+		for name, uid := range picked {
+			var cm corev1.ConfigMap
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, &cm); err != nil || cm.UID == uid {
+				return false, nil
+			}
+		}
+		get(t, c)
+		return c.Status.LastBuild != nil && c.Status.LastBuild.Revision == active && c.Status.LastBuild.ConfigMaps != nil &&
+			c.Status.LastBuild.ConfigMaps.Created == len(picked), nil
+	})
+	var after corev1.ConfigMap
+	if err := k8s.Get(ctx, manifestKey, &after); err != nil || after.UID != manifest.UID {
+		t.Fatalf("the revision manifest after the repair: uid %s (error %v), want the one stored first, %s", after.UID, err, manifest.UID)
+	}
+	if c.Status.ActiveRevision.Name != active {
+		t.Fatalf("the active revision went from %s to %s", active, c.Status.ActiveRevision.Name)
+	}
+	if stored := c.Status.LastBuild.ConfigMaps; stored.Reused == 0 {
+		t.Fatalf("the repair's lastBuild.configMaps %+v, want the ConfigMaps still there reused", *stored)
+	}
+	b := openActive(t, c)
+	topic := c.Spec.Sources[0].Inline[4]
+	if results, err := b.Retriever.Retrieve(ctx, topic.Title, retrieval.Options{}); err != nil || len(results) == 0 || results[0].DocID != topic.ID {
+		t.Fatalf("the repaired revision found %+v (error %v) for %q", results, err, topic.Title)
+	}
+	if !hasEvent(t, c, "RevisionRepaired") {
+		t.Fatal("no RevisionRepaired event")
+	}
+}
