@@ -40,10 +40,14 @@ func (c *collector) addJSONLines(p string, data []byte) {
 	}
 }
 
+// documentKeys are the string members of a jsonDocument, in the order of
+// source.DecodeFlatLine's values.
+var documentKeys = []string{"id", "_id", "title", "text"}
+
 // parseJSONDocument reads one line; it needs an id and a text.
 func parseJSONDocument(raw []byte) (hierarchy.Document, error) {
-	var d jsonDocument
-	if err := json.Unmarshal(raw, &d); err != nil {
+	d, err := decodeJSONDocument(raw)
+	if err != nil {
 		return hierarchy.Document{}, fmt.Errorf("not a JSON document object: %w", err)
 	}
 	id := d.ID
@@ -54,6 +58,18 @@ func parseJSONDocument(raw []byte) (hierarchy.Document, error) {
 		return hierarchy.Document{}, errors.New(`a document needs "id" (or "_id") and "text"`)
 	}
 	return hierarchy.Document{ID: id, Title: d.Title, Text: *d.Text, Metadata: d.Metadata}, nil
+}
+
+// decodeJSONDocument decodes a line of the usual shape by
+// source.DecodeFlatLine, and any other by encoding/json, to the same
+// jsonDocument.
+func decodeJSONDocument(raw []byte) (jsonDocument, error) {
+	if line, ok := source.DecodeFlatLine(raw, documentKeys); ok {
+		return jsonDocument{ID: line.Values[0], BEIRID: line.Values[1], Title: line.Values[2], Text: line.ValueOrNil(3), Metadata: line.Metadata}, nil
+	}
+	var d jsonDocument
+	err := json.Unmarshal(raw, &d)
+	return d, err
 }
 
 // jsonLinesMessage names the line of a JSON Lines error without the path,
