@@ -144,6 +144,9 @@ func (r *CorpusReconciler) store(ctx context.Context, s *corpusState, dir, name 
 	if err != nil {
 		return nil, err
 	}
+	if err := sameFilesAsStored(packer, s.repairOf); err != nil {
+		return nil, err
+	}
 	stored := &v1alpha1.ConfigMapsStatus{Reused: packer.Omitted()}
 	done := 0
 	err = packer.Each(func(cm *corev1.ConfigMap) error {

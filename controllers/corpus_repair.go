@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,8 +33,10 @@ const (
 // call for when some that its manifest names are gone (deleted by hand, or
 // by a cleanup that matched their labels): the revision is built again,
 // byte for byte the same, and store creates what is missing, leaving the
-// rest as they are. A Corpus on Milvus is only reported (a build writes
-// its collection), and a revision on a claim is not checked.
+// rest as they are. When the build makes other files than the revision
+// holds (another parentrag version built it), nothing is stored and a
+// warning says so. A Corpus on Milvus is only reported (a build writes its
+// collection), and a revision on a claim is not checked.
 func (r *CorpusReconciler) repairRevision(ctx context.Context, s *corpusState, manifest *corev1.ConfigMap) (ctrl.Result, error) {
 	missing, err := r.missingConfigMaps(ctx, s.corpus, manifest)
 	if err != nil || len(missing) == 0 {
@@ -46,14 +49,40 @@ func (r *CorpusReconciler) repairRevision(ctx context.Context, s *corpusState, m
 			"revision %s names ConfigMaps that are gone (%s); a Corpus on Milvus does not store them again: delete the revision's manifest %s to build it anew", s.revision, gone, manifest.Name)
 		return ctrl.Result{}, nil
 	}
-	if by, err := r.buildUnlessSuperseded(ctx, s, manifest.Name); by != "" {
-		return r.discardSuperseded(ctx, s, by)
-	} else if err != nil {
+	// Not buildUnlessSuperseded: a superseded build discards its revision,
+	// and this one is stored, maybe serving. A change of the sources waits
+	// for the repair, which mostly reads the unit and segment caches.
+	s.repairOf = manifest
+	defer func() { s.repairOf = nil }()
+	switch err := r.build(ctx, s, manifest.Name); {
+	case errors.Is(err, errRebuiltDiffers):
+		r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeWarning, reasonRevisionConfigMapsMissing, "Repair",
+			"revision %s names ConfigMaps that are gone (%s), and building it again made other files than it holds (built by another parentrag version?), so nothing was stored: delete the revision's manifest %s to build it anew", s.revision, gone, manifest.Name)
+		return ctrl.Result{}, nil
+	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("storing again the ConfigMaps revision %s lost (%s): %w", s.revision, gone, err)
 	}
 	r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeNormal, reasonRevisionRepaired, "Repair",
 		"stored again the ConfigMaps revision %s lost: %s", s.revision, gone)
 	return ctrl.Result{}, nil
+}
+
+// errRebuiltDiffers says that a repair's build made other files than the
+// stored revision holds.
+var errRebuiltDiffers = errors.New("the revision built again differs from the one stored")
+
+// sameFilesAsStored returns errRebuiltDiffers unless the revision the
+// packer lays out has the very file table of the stored manifest (every
+// file's path, size, SHA-256 and shards), so that a repair never stores
+// other bytes under the names a revision holds; nil without a stored one.
+func sameFilesAsStored(p *cmbundle.Packer, stored *corev1.ConfigMap) error {
+	if stored == nil {
+		return nil
+	}
+	if built := p.Manifest(); built.Data[cmbundle.FilesKey] != stored.Data[cmbundle.FilesKey] {
+		return errRebuiltDiffers
+	}
+	return nil
 }
 
 // missingConfigMaps returns, sorted, the ConfigMaps the revision manifest

@@ -2,6 +2,9 @@ package controllers_test
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,4 +126,83 @@ func checkStoredAgain(t *testing.T, c *v1alpha1.Corpus, picked map[string]types.
 	if !hasEvent(t, c, "RevisionRepaired") {
 		t.Fatal("no RevisionRepaired event")
 	}
+}
+
+// TestARevisionThatBuildsToOtherFilesIsNotRepaired: when building the
+// revision again makes other files than its manifest names (as when
+// another parentrag version stored it), the operator stores nothing under
+// the revision's names, leaves the manifest as it is and says why in a
+// warning event, and the Corpus stays Ready on its revision.
+func TestARevisionThatBuildsToOtherFilesIsNotRepaired(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	p := newPolicy(t, 800, 160)
+	c := inlineCorpus(ns, p.Name, threeRuns()...)
+	if err := k8s.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	waitCurrent(t, c, 60*time.Second)
+	active := c.Status.ActiveRevision.Name
+	// Nothing reconciles while the revision is changed under it.
+	updateCorpus(t, k8s, c, func(c *v1alpha1.Corpus) { c.Spec.Suspend = true })
+	waitSuspended(t, c, &c.Status.Conditions, metav1.ConditionTrue)
+	var lost string
+	for name := range pickShards(t, c) {
+		lost = name
+	}
+	if err := k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: lost}}); err != nil {
+		t.Fatal(err)
+	}
+	other := storeOtherFileTable(t, c)
+	updateCorpus(t, k8s, c, func(c *v1alpha1.Corpus) { c.Spec.Suspend = false })
+
+	eventually(t, 60*time.Second, "the warning that the revision was not stored again", func() (bool, error) {
+		return hasEvent(t, c, "RevisionConfigMapsMissing"), nil
+	})
+	var cm corev1.ConfigMap
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: lost}, &cm); err == nil {
+		t.Fatalf("shard %s was stored again from a build that differs from the revision", lost)
+	}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: c.RevisionObjectName(active)}, &cm); err != nil || cm.UID != other {
+		t.Fatalf("the revision manifest: uid %s (error %v), want the one the test stored, %s", cm.UID, err, other)
+	}
+	get(t, c)
+	if c.Status.ActiveRevision.Name != active || conditionOf(c.Status.Conditions, "Ready").Status != metav1.ConditionTrue {
+		t.Fatalf("active revision %s, Ready %+v; want %s, True", c.Status.ActiveRevision.Name, conditionOf(c.Status.Conditions, "Ready"), active)
+	}
+}
+
+// storeOtherFileTable replaces the active revision's manifest of c with
+// one whose file table gives its first file another SHA-256, as a
+// revision built from other bytes would, and returns the new one's UID.
+func storeOtherFileTable(t *testing.T, c *v1alpha1.Corpus) types.UID {
+	t.Helper()
+	ctx := context.Background()
+	var manifest corev1.ConfigMap
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.RevisionObjectName(c.Status.ActiveRevision.Name)}, &manifest); err != nil {
+		t.Fatal(err)
+	}
+	var table map[string]any
+	if err := json.Unmarshal([]byte(manifest.Data[cmbundle.FilesKey]), &table); err != nil {
+		t.Fatal(err)
+	}
+	first := table["files"].([]any)[0].(map[string]any)
+	first["sha256"] = strings.Repeat("0", 64)
+	raw, err := json.Marshal(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(ctx, &manifest); err != nil {
+		t.Fatal(err)
+	}
+	other := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: manifest.Namespace, Name: manifest.Name, Labels: manifest.Labels, OwnerReferences: manifest.OwnerReferences},
+		Data:       maps.Clone(manifest.Data),
+		Immutable:  manifest.Immutable,
+	}
+	other.Data[cmbundle.FilesKey] = string(raw)
+	if err := k8s.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	return other.UID
 }
