@@ -26,8 +26,9 @@ import (
 // creates the edited run's shards and its manifest and reuses the other
 // runs' (status.lastBuild.configMaps); its query pods load it, shared
 // shards included, under their Role and answer with the edited note
-// first; and once the first revision is past retention, the shared
-// shards left are exactly those the active revision names.
+// first; once the first revision is past retention, the shared shards
+// left are exactly those the active revision names; and a shard deleted
+// by hand is stored again, and restarted query pods load it.
 func TestSegmentsEditSharesShardsThroughTheService(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t, "segments")
@@ -104,6 +105,36 @@ func TestSegmentsEditSharesShardsThroughTheService(t *testing.T) {
 		return slices.Equal(got, want), fmt.Errorf("shared shards %v, want %v", got, want)
 	})
 	t.Logf("revision %s after one edited note: lastBuild.configMaps %+v; %s answered first through the Service", rev[:8], *stored, answer.Results[0].DocID)
+
+	checkShardStoredAgain(t, c, r, want[0])
+}
+
+// checkShardStoredAgain deletes the shared shard of the active revision of
+// c by hand, waits until the operator has stored it again, restarts the
+// Retriever's query pods, which load the revision from it, and fails
+// unless the Service answers from that revision.
+func checkShardStoredAgain(t *testing.T, c *v1alpha1.Corpus, r *v1alpha1.Retriever, shard string) {
+	t.Helper()
+	ctx := context.Background()
+	key := client.ObjectKey{Namespace: c.Namespace, Name: shard}
+	var cm corev1.ConfigMap
+	if err := k8s.Get(ctx, key, &cm); err != nil {
+		t.Fatal(err)
+	}
+	kubectl(t, "delete", "configmap", "-n", c.Namespace, shard)
+	eventually(t, time.Minute, "the deleted shard stored again", func() (bool, error) {
+		var again corev1.ConfigMap
+		err := k8s.Get(ctx, key, &again)
+		return err == nil && again.UID != cm.UID, client.IgnoreNotFound(err)
+	})
+	kubectl(t, "rollout", "restart", "-n", c.Namespace, "deployment/"+r.Name)
+	kubectl(t, "rollout", "status", "-n", c.Namespace, "--timeout=2m", "deployment/"+r.Name)
+	rev := c.Status.ActiveRevision.Name
+	e := endpointOf(t, c.Namespace, r.Name)
+	eventually(t, time.Minute, "the restarted query pods to answer", func() (bool, error) {
+		answer, err := e.retrieve(ctx, "zebras stripes herd river", 3)
+		return err == nil && answer.Revision == rev && len(answer.Results) > 0, err
+	})
 }
 
 // notesInRuns returns the data of a ConfigMap named cm whose notes a build
