@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 )
@@ -50,6 +51,29 @@ func (r *CorpusReconciler) promote(_ context.Context, s *corpusState) (ctrl.Resu
 	}
 	r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeNormal, reason, "Promote", "revision %s is active (was %s)", plan.active.Name, previous)
 	return ctrl.Result{}, nil
+}
+
+// checkPinnedRevision refuses a rollback to a retained revision that lost
+// ConfigMaps its manifest names: query pods could not load it, so the
+// Corpus stalls on the revision it has (reason PinnedRevisionMissing)
+// until the pin names another one or goes. A revision already active, or
+// the one just built, is left to repairRevision and the query pods.
+func (r *CorpusReconciler) checkPinnedRevision(ctx context.Context, s *corpusState) (ctrl.Result, error) {
+	c := s.corpus
+	pinned := c.PinnedRevision()
+	if pinned == "" || pinned == s.built.Name || (c.Status.ActiveRevision != nil && c.Status.ActiveRevision.Name == pinned) {
+		return ctrl.Result{}, nil
+	}
+	var manifest corev1.ConfigMap
+	if err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.RevisionObjectName(pinned)}, &manifest); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err) // not retained: promote says so
+	}
+	missing, err := r.missingConfigMaps(ctx, c, &manifest)
+	if err != nil || len(missing) == 0 {
+		return ctrl.Result{}, err
+	}
+	s.reason = v1alpha1.ReasonPinnedRevisionMissing
+	return ctrl.Result{}, stalled(fmt.Errorf("pinned revision %s lost ConfigMaps its manifest names (%s), so query pods cannot load it; pin another retained revision or remove the pin", pinned, describeMissing(missing)))
 }
 
 // announceCandidate records an event when the candidate changes or comes

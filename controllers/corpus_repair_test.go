@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -205,4 +206,41 @@ func storeOtherFileTable(t *testing.T, c *v1alpha1.Corpus) types.UID {
 		t.Fatal(err)
 	}
 	return other.UID
+}
+
+// TestAPinToARevisionThatLostConfigMapsStalls: a rollback to a retained
+// revision that lost one of its ConfigMaps is refused, naming it, with
+// the active revision left serving; once the pin goes, the Corpus is
+// Ready again on it.
+func TestAPinToARevisionThatLostConfigMapsStalls(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	p, c := readyCorpus(t, ns)
+	first := c.Status.ActiveRevision.Name
+	var lost string
+	for name := range pickShards(t, c) {
+		lost = name
+	}
+	second := changeChild(t, p, c, 100)
+	eventually(t, 30*time.Second, "the second revision to be active", func() (bool, error) {
+		get(t, c)
+		return c.Status.ActiveRevision.Name == second, nil
+	})
+	if err := k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: lost}}); err != nil {
+		t.Fatal(err)
+	}
+	updateCorpus(t, k8s, c, func(c *v1alpha1.Corpus) { c.Spec.Rollout = &v1alpha1.Rollout{PinnedRevision: first} })
+	eventually(t, 30*time.Second, "the pin to stall", func() (bool, error) {
+		get(t, c)
+		st := conditionOf(c.Status.Conditions, v1alpha1.ConditionStalled)
+		return st.Reason == v1alpha1.ReasonPinnedRevisionMissing && strings.Contains(st.Message, lost), fmt.Errorf("stalled %+v", st)
+	})
+	if c.Status.ActiveRevision.Name != second {
+		t.Fatalf("a pin to a damaged revision made %s active", c.Status.ActiveRevision.Name)
+	}
+	updateCorpus(t, k8s, c, func(c *v1alpha1.Corpus) { c.Spec.Rollout = nil })
+	eventually(t, 30*time.Second, "Ready again without the pin", func() (bool, error) {
+		get(t, c)
+		return conditionOf(c.Status.Conditions, v1alpha1.ConditionReady).Status == metav1.ConditionTrue && c.Status.ObservedGeneration == c.Generation, nil
+	})
 }
