@@ -87,9 +87,9 @@ func sameFilesAsStored(p *cmbundle.Packer, stored *corev1.ConfigMap) error {
 
 // missingConfigMaps returns, sorted, the ConfigMaps the revision manifest
 // names (its shards, shared or its own) that are not stored; none for a
-// revision on a claim. The cache answers first, and the API server
-// confirms what the cache lacks, so a shard created a moment ago is never
-// taken for missing.
+// revision on a claim. It lists the Corpus's ConfigMaps, names only, from
+// the API server (the client reads no ConfigMap from a cache), so a shard
+// created a moment ago is never taken for missing.
 func (r *CorpusReconciler) missingConfigMaps(ctx context.Context, c *v1alpha1.Corpus, manifest *corev1.ConfigMap) ([]string, error) {
 	if _, inConfigMaps := manifest.Data[cmbundle.FilesKey]; !inConfigMaps {
 		return nil, nil
@@ -98,11 +98,7 @@ func (r *CorpusReconciler) missingConfigMaps(ctx context.Context, c *v1alpha1.Co
 	if err != nil {
 		return nil, fmt.Errorf("reading which ConfigMaps revision manifest %s names: %w", manifest.Name, err)
 	}
-	missing, err := absentConfigMaps(ctx, r.Client, c, names)
-	if err != nil || len(missing) == 0 {
-		return missing, err
-	}
-	return absentConfigMaps(ctx, r.reader(), c, missing)
+	return absentConfigMaps(ctx, r.reader(), c, names)
 }
 
 // absentConfigMaps returns, sorted, those of names that reader does not
