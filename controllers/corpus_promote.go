@@ -55,8 +55,8 @@ func (r *CorpusReconciler) promote(_ context.Context, s *corpusState) (ctrl.Resu
 
 // checkPinnedRevision refuses a rollback to a retained revision that lost
 // ConfigMaps its manifest names: query pods could not load it, so the
-// Corpus stalls on the revision it has (reason PinnedRevisionMissing)
-// until the pin names another one or goes. A revision already active, or
+// Corpus stalls on the revision it has (reason PinnedRevisionMissing, and
+// a warning event) until the pin names another one or goes. A revision already active, or
 // the one just built, is left to repairRevision and the query pods.
 func (r *CorpusReconciler) checkPinnedRevision(ctx context.Context, s *corpusState) (ctrl.Result, error) {
 	c := s.corpus
@@ -73,7 +73,9 @@ func (r *CorpusReconciler) checkPinnedRevision(ctx context.Context, s *corpusSta
 		return ctrl.Result{}, err
 	}
 	s.reason = v1alpha1.ReasonPinnedRevisionMissing
-	return ctrl.Result{}, stalled(fmt.Errorf("pinned revision %s lost ConfigMaps its manifest names (%s), so query pods cannot load it; pin another retained revision or remove the pin", pinned, describeMissing(missing)))
+	err = fmt.Errorf("pinned revision %s lost ConfigMaps its manifest names (%s), so query pods cannot load it; pin another retained revision or remove the pin", pinned, describeMissing(missing))
+	r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, s.reason, "Promote", "%s", err)
+	return ctrl.Result{}, stalled(err)
 }
 
 // announceCandidate records an event when the candidate changes or comes

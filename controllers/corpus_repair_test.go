@@ -209,8 +209,9 @@ func storeOtherFileTable(t *testing.T, c *v1alpha1.Corpus) types.UID {
 }
 
 // TestAPinToARevisionThatLostConfigMapsStalls: a rollback to a retained
-// revision that lost one of its ConfigMaps is refused, naming it, with
-// the active revision left serving; once the pin goes, the Corpus is
+// revision that lost one of its ConfigMaps is refused, naming it in the
+// Stalled condition and a warning event, with the active revision left
+// serving; once the pin goes, the Corpus is
 // Ready again on it.
 func TestAPinToARevisionThatLostConfigMapsStalls(t *testing.T) {
 	ctx := context.Background()
@@ -237,6 +238,9 @@ func TestAPinToARevisionThatLostConfigMapsStalls(t *testing.T) {
 	})
 	if c.Status.ActiveRevision.Name != second {
 		t.Fatalf("a pin to a damaged revision made %s active", c.Status.ActiveRevision.Name)
+	}
+	if !hasEvent(t, c, v1alpha1.ReasonPinnedRevisionMissing) {
+		t.Fatal("no PinnedRevisionMissing event")
 	}
 	updateCorpus(t, k8s, c, func(c *v1alpha1.Corpus) { c.Spec.Rollout = nil })
 	eventually(t, 30*time.Second, "Ready again without the pin", func() (bool, error) {
