@@ -44,6 +44,11 @@ type CorpusReconciler struct {
 	// APIReader reads what must not come from the cache, such as the
 	// ConfigMaps of a revision just stored; the client when nil.
 	APIReader client.Reader
+	// MetadataCache reads the ConfigMaps' metadata the manager's informer
+	// holds (the client reads no ConfigMap from a cache), so that checking
+	// a revision's shards costs no request; unset, the check asks the API
+	// server.
+	MetadataCache client.Reader
 	// NoCrossNamespaceRefs refuses sourceRef sources in other namespaces.
 	NoCrossNamespaceRefs bool
 	// watchedSourceKinds are the Flux source kinds installed when the

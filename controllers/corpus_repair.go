@@ -87,9 +87,10 @@ func sameFilesAsStored(p *cmbundle.Packer, stored *corev1.ConfigMap) error {
 
 // missingConfigMaps returns, sorted, the ConfigMaps the revision manifest
 // names (its shards, shared or its own) that are not stored; none for a
-// revision on a claim. It lists the Corpus's ConfigMaps, names only, from
-// the API server (the client reads no ConfigMap from a cache), so a shard
-// created a moment ago is never taken for missing.
+// revision on a claim. It reads the names from the manager's metadata
+// informer, and asks the API server only about those the informer lacks,
+// so the usual check costs no request and a shard created a moment ago,
+// which the informer may not hold yet, is never taken for missing.
 func (r *CorpusReconciler) missingConfigMaps(ctx context.Context, c *v1alpha1.Corpus, manifest *corev1.ConfigMap) ([]string, error) {
 	if _, inConfigMaps := manifest.Data[cmbundle.FilesKey]; !inConfigMaps {
 		return nil, nil
@@ -97,6 +98,11 @@ func (r *CorpusReconciler) missingConfigMaps(ctx context.Context, c *v1alpha1.Co
 	names, err := cmbundle.Names(manifest)
 	if err != nil {
 		return nil, fmt.Errorf("reading which ConfigMaps revision manifest %s names: %w", manifest.Name, err)
+	}
+	if r.MetadataCache != nil {
+		if names, err = absentConfigMaps(ctx, r.MetadataCache, c, names); err != nil || len(names) == 0 {
+			return nil, err
+		}
 	}
 	return absentConfigMaps(ctx, r.reader(), c, names)
 }

@@ -46,7 +46,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := policy.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ChunkingPolicy controller: %w", err)
 	}
-	corpus := &CorpusReconciler{Client: mgr.GetClient(), Image: o.Image, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("corpus-controller"), MaxConcurrentBuilds: o.ConcurrentBuilds, EmbeddingCacheDir: o.EmbeddingCacheDir, NoCrossNamespaceRefs: o.NoCrossNamespaceRefs}
+	corpus := &CorpusReconciler{Client: mgr.GetClient(), Image: o.Image, APIReader: mgr.GetAPIReader(), MetadataCache: mgr.GetCache(), Recorder: mgr.GetEventRecorder("corpus-controller"), MaxConcurrentBuilds: o.ConcurrentBuilds, EmbeddingCacheDir: o.EmbeddingCacheDir, NoCrossNamespaceRefs: o.NoCrossNamespaceRefs}
 	if err := corpus.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Corpus controller: %w", err)
 	}
