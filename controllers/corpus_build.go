@@ -64,8 +64,8 @@ func (r *CorpusReconciler) ensureRevision(ctx context.Context, s *corpusState) (
 
 // build indexes the documents in process, writes the bundle to a temporary
 // directory and stores it as the revision's ConfigMaps, shards first and
-// the manifest last.
-func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name string) (err error) {
+// the manifest last; opts add to how store packs it.
+func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name string, opts ...cmbundle.PackOption) (err error) {
 	log.FromContext(ctx).Info("building revision", "revision", s.revision, "documents", len(s.sources.Docs))
 	s.progress.start(s.revision)
 	defer s.progress.stop()
@@ -98,7 +98,7 @@ func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name strin
 		logged = append(logged, "runsReused", built.Runs.Reused, "runsBuilt", built.Runs.Built)
 	}
 	log.FromContext(ctx).Info("built revision", logged...)
-	stored, err = r.store(ctx, s, req.Dir, name)
+	stored, err = r.store(ctx, s, req.Dir, name, opts...)
 	return err
 }
 
@@ -133,18 +133,15 @@ func (r *CorpusReconciler) unitCacheDir(c *v1alpha1.Corpus) string {
 // and those already there. A segment's shards are named by what they hold
 // (cmbundle.SharingSegments), so a segment an earlier revision holds is
 // stored already: its shards are neither read nor sent again, and an edit
-// stores the shards of the segments it changed.
-func (r *CorpusReconciler) store(ctx context.Context, s *corpusState, dir, name string) (*v1alpha1.ConfigMapsStatus, error) {
+// stores the shards of the segments it changed. opts add to how it packs.
+func (r *CorpusReconciler) store(ctx context.Context, s *corpusState, dir, name string, opts ...cmbundle.PackOption) (*v1alpha1.ConfigMapsStatus, error) {
 	shared, err := sharedShards(ctx, r.reader(), s.corpus)
 	if err != nil {
 		return nil, err
 	}
-	packer, err := cmbundle.NewPacker(dir, s.corpus.Namespace, name, revisionLabels(s.corpus, s.revision, ""),
-		cmbundle.SharingSegments(s.corpus.SharedShardPrefix()), cmbundle.OmittingStored(func(n string) bool { return shared[n] }))
+	opts = append([]cmbundle.PackOption{cmbundle.SharingSegments(s.corpus.SharedShardPrefix()), cmbundle.OmittingStored(func(n string) bool { return shared[n] })}, opts...)
+	packer, err := cmbundle.NewPacker(dir, s.corpus.Namespace, name, revisionLabels(s.corpus, s.revision, ""), opts...)
 	if err != nil {
-		return nil, err
-	}
-	if err := sameFilesAsStored(packer, s.repairOf); err != nil {
 		return nil, err
 	}
 	stored := &v1alpha1.ConfigMapsStatus{Reused: packer.Omitted()}

@@ -99,10 +99,6 @@ type corpusState struct {
 	// superseded is true when a change stopped the build in flight; the
 	// active revision still serves while the new one is built.
 	superseded bool
-	// repairOf is the stored manifest of the revision a repair builds
-	// again (repairRevision): store creates nothing unless the build
-	// made the very files it names. Nil for any other build.
-	repairOf *corev1.ConfigMap
 }
 
 // corpusStep is one step of a reconcile. A step returns a non-zero result

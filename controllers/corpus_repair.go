@@ -52,10 +52,8 @@ func (r *CorpusReconciler) repairRevision(ctx context.Context, s *corpusState, m
 	// Not buildUnlessSuperseded: a superseded build discards its revision,
 	// and this one is stored, maybe serving. A change of the sources waits
 	// for the repair, which mostly reads the unit and segment caches.
-	s.repairOf = manifest
-	defer func() { s.repairOf = nil }()
-	switch err := r.build(ctx, s, manifest.Name); {
-	case errors.Is(err, errRebuiltDiffers):
+	switch err := r.build(ctx, s, manifest.Name, cmbundle.SameFilesAs(manifest)); {
+	case errors.Is(err, cmbundle.ErrOtherFiles):
 		r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeWarning, reasonRevisionConfigMapsMissing, "Repair",
 			"revision %s names ConfigMaps that are gone (%s), and building it again made other files than it holds (built by another parentrag version?), so nothing was stored: delete the revision's manifest %s to build it anew", s.revision, gone, manifest.Name)
 		return ctrl.Result{}, nil
@@ -65,24 +63,6 @@ func (r *CorpusReconciler) repairRevision(ctx context.Context, s *corpusState, m
 	r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeNormal, reasonRevisionRepaired, "Repair",
 		"stored again the ConfigMaps revision %s lost: %s", s.revision, gone)
 	return ctrl.Result{}, nil
-}
-
-// errRebuiltDiffers says that a repair's build made other files than the
-// stored revision holds.
-var errRebuiltDiffers = errors.New("the revision built again differs from the one stored")
-
-// sameFilesAsStored returns errRebuiltDiffers unless the revision the
-// packer lays out has the very file table of the stored manifest (every
-// file's path, size, SHA-256 and shards), so that a repair never stores
-// other bytes under the names a revision holds; nil without a stored one.
-func sameFilesAsStored(p *cmbundle.Packer, stored *corev1.ConfigMap) error {
-	if stored == nil {
-		return nil
-	}
-	if built := p.Manifest(); built.Data[cmbundle.FilesKey] != stored.Data[cmbundle.FilesKey] {
-		return errRebuiltDiffers
-	}
-	return nil
 }
 
 // missingConfigMaps returns, sorted, the ConfigMaps the revision manifest

@@ -3,6 +3,7 @@ package cmbundle
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -99,6 +100,9 @@ func NewPacker(dir, namespace, name string, labels map[string]string, opts ...Pa
 	if err != nil {
 		return nil, err
 	}
+	if err := o.checkSameFiles(&manifest); err != nil {
+		return nil, err
+	}
 	p := &Packer{layout: l, namespace: namespace, names: names, labels: labels, manifest: manifest, stored: o.stored}
 	for i := range l.shards {
 		if !p.omits(i) {
@@ -159,6 +163,7 @@ type PackOption func(*packOptions)
 type packOptions struct {
 	sharedPrefix string
 	stored       func(name string) bool
+	sameAs       *corev1.ConfigMap
 }
 
 // SharingSegments makes Pack put each segment of a bundle of segments (its
@@ -182,6 +187,27 @@ func SharingSegments(prefix string) PackOption {
 // it changed, whatever the corpus's size.
 func OmittingStored(stored func(name string) bool) PackOption {
 	return func(o *packOptions) { o.stored = stored }
+}
+
+// ErrOtherFiles says that a bundle packed with SameFilesAs holds other
+// files than the stored manifest names.
+var ErrOtherFiles = errors.New("the bundle holds other files than the stored manifest names")
+
+// SameFilesAs makes NewPacker (and Pack) refuse, with ErrOtherFiles, a
+// bundle whose file table (every file's path, size, SHA-256 and shards)
+// is not the one the stored manifest ConfigMap holds, so that storing a
+// revision again never puts other bytes under the names it holds.
+func SameFilesAs(stored *corev1.ConfigMap) PackOption {
+	return func(o *packOptions) { o.sameAs = stored }
+}
+
+// checkSameFiles returns ErrOtherFiles unless manifest holds the file
+// table of o's stored manifest; nil without one.
+func (o packOptions) checkSameFiles(manifest *corev1.ConfigMap) error {
+	if o.sameAs == nil || o.sameAs.Data[FilesKey] == manifest.Data[FilesKey] {
+		return nil
+	}
+	return fmt.Errorf("%w %s", ErrOtherFiles, o.sameAs.Name)
 }
 
 // withRevision returns a copy of labels with LabelRevision set to rev when

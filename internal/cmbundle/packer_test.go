@@ -67,3 +67,21 @@ func TestPackerHandsOutWhatPackReturns(t *testing.T) {
 		t.Fatalf("Each of a damaged second segment: %v after %d of %d, want a refusal naming %s after the first segment's shards", err, handed, p.Count(), seg)
 	}
 }
+
+// TestSameFilesAsRefusesABundleOfOtherFiles: packing with SameFilesAs
+// accepts the bundle the stored manifest was packed from, and refuses,
+// with ErrOtherFiles, one of other documents under the same name.
+func TestSameFilesAsRefusesABundleOfOtherFiles(t *testing.T) {
+	docs := runsOf(t, 3, 3)
+	dir := saveSegments(t, docs)
+	whole := packShared(t, dir, "docs-rev-a")
+	stored := &whole[len(whole)-1]
+	labels := map[string]string{LabelCorpus: "docs"}
+	if _, err := NewPacker(dir, "ns", "docs-rev-a", labels, SharingSegments("docs-shared"), SameFilesAs(stored)); err != nil {
+		t.Fatalf("the bundle the manifest was packed from: %v", err)
+	}
+	other := saveSegments(t, docs[:len(docs)-1])
+	if _, err := NewPacker(other, "ns", "docs-rev-a", labels, SharingSegments("docs-shared"), SameFilesAs(stored)); !errors.Is(err, ErrOtherFiles) {
+		t.Fatalf("a bundle without the last document: %v, want ErrOtherFiles", err)
+	}
+}
