@@ -7,7 +7,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -297,39 +296,6 @@ func firstInvalidUTF8(data []byte) int {
 	return len(data)
 }
 
-// jsonDocument is one line of a JSON Lines corpus (the BEIR layout).
-type jsonDocument struct {
-	ID       string            `json:"_id"`
-	Title    string            `json:"title"`
-	Text     *string           `json:"text"`
-	Metadata map[string]string `json:"metadata"`
-}
-
-// documentKeys are the string members of a jsonDocument, in the order of
-// DecodeFlatLine's values.
-var documentKeys = []string{"_id", "title", "text"}
-
-// documentOfLine decodes one line of a JSON Lines corpus; it needs `_id`
-// and `text`. A line of the usual shape is read by DecodeFlatLine, any
-// other by encoding/json, to the same document.
-func documentOfLine(raw []byte) (hierarchy.Document, error) {
-	if line, ok := DecodeFlatLine(raw, documentKeys); ok {
-		return checkedDocument(jsonDocument{ID: line.Values[0], Title: line.Values[1], Text: line.ValueOrNil(2), Metadata: line.Metadata})
-	}
-	var d jsonDocument
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return hierarchy.Document{}, fmt.Errorf("not a JSON document object: %w", err)
-	}
-	return checkedDocument(d)
-}
-
-// checkedDocument is d as a document, when it has an id and a text.
-func checkedDocument(d jsonDocument) (hierarchy.Document, error) {
-	if d.ID == "" || d.Text == nil {
-		return hierarchy.Document{}, fmt.Errorf(`a document needs "_id" and "text"`)
-	}
-	return hierarchy.Document{ID: d.ID, Title: d.Title, Text: *d.Text, Metadata: d.Metadata}, nil
-}
 
 // EachJSONLine calls fn with every non-blank line of data, the contents of
 // the JSON Lines file path. An error from fn is returned as a *FileError

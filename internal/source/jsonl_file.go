@@ -38,7 +38,7 @@ func loadJSONLines(path string) ([]hierarchy.Document, error) {
 			raw = bytes.TrimPrefix(raw, utf8BOM)
 		}
 		if raw = bytes.TrimSpace(raw); len(raw) > 0 {
-			d, err := documentOfLine(raw)
+			d, err := ParseJSONDocument(raw)
 			if err != nil {
 				return nil, &FileError{Path: path, Line: line, Err: err}
 			}

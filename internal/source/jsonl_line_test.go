@@ -12,38 +12,38 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 )
 
-// unmarshalDocument is documentOfLine by encoding/json alone, the
+// unmarshalDocument is ParseJSONDocument by encoding/json alone, the
 // reference the fast path must agree with.
 func unmarshalDocument(raw []byte) (hierarchy.Document, error) {
-	var d jsonDocument
+	var d JSONDocument
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return hierarchy.Document{}, fmt.Errorf("not a JSON document object: %w", err)
 	}
-	return checkedDocument(d)
+	return d.Document()
 }
 
-// checkSameDocument fails unless documentOfLine reads raw as encoding/json
+// checkSameDocument fails unless ParseJSONDocument reads raw as encoding/json
 // does: the same document, metadata nil or empty alike, or the same error.
 func checkSameDocument(t *testing.T, raw []byte) {
 	t.Helper()
-	got, gotErr := documentOfLine(raw)
+	got, gotErr := ParseJSONDocument(raw)
 	want, wantErr := unmarshalDocument(raw)
 	if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
 		t.Fatalf("line %q:\n got %#v, error %v\nwant %#v, error %v", raw, got, gotErr, want, wantErr)
 	}
 }
 
-// TestDocumentOfLineReadsAsEncodingJSON: random lines, valid and not, with
+// TestParseJSONDocumentReadsAsEncodingJSON: random lines, valid and not, with
 // every kind of escape (lone and paired surrogates, \/, control
 // characters), other members, repeated and differently cased keys, nulls,
 // numbers, nested metadata, whitespace and trailing bytes, each decode to
 // what encoding/json makes of them.
-func TestDocumentOfLineReadsAsEncodingJSON(t *testing.T) {
+func TestParseJSONDocumentReadsAsEncodingJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	fast := 0
 	for range 20000 {
 		raw := randomLine(r)
-		if _, ok := DecodeFlatLine(raw, documentKeys); ok {
+		if _, ok := DecodeFlatLine(raw, jsonDocumentKeys); ok {
 			fast++
 		}
 		checkSameDocument(t, raw)
@@ -63,11 +63,11 @@ func TestDecodeFlatLineReadsTheUsualLines(t *testing.T) {
 		if i%2 == 0 {
 			meta = map[string]string{"source": "bench <&> \u2028", "n": fmt.Sprint(i)}
 		}
-		raw, err := json.Marshal(jsonDocument{ID: d.ID, Title: d.Title, Text: &d.Text, Metadata: meta})
+		raw, err := json.Marshal(JSONDocument{BEIRID: d.ID, Title: d.Title, Text: &d.Text, Metadata: meta})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := DecodeFlatLine(raw, documentKeys); !ok {
+		if _, ok := DecodeFlatLine(raw, jsonDocumentKeys); !ok {
 			t.Fatalf("the fast path refused %.200q", raw)
 		}
 		checkSameDocument(t, raw)
@@ -88,7 +88,7 @@ func TestDecodeFlatLineReadsEveryEscape(t *testing.T) {
 		`{"title":null,"_id":"a","text":null,"text":"y"}`,
 		`{"text":"é日本😀","_id":"a","metadata":{}}`,
 	} {
-		if _, ok := DecodeFlatLine([]byte(line), documentKeys); !ok {
+		if _, ok := DecodeFlatLine([]byte(line), jsonDocumentKeys); !ok {
 			t.Errorf("the fast path refused %s", line)
 		}
 		checkSameDocument(t, []byte(line))
@@ -100,7 +100,7 @@ func TestDecodeFlatLineReadsEveryEscape(t *testing.T) {
 func TestDecodeFlatLineRefusesRawControlCharacters(t *testing.T) {
 	for c := range byte(0x20) {
 		for _, line := range []string{`{"_id":"a","text":"x` + string(c) + `"}`, `{"_id":"a","text":"\n` + string(c) + `"}`} {
-			if _, ok := DecodeFlatLine([]byte(line), documentKeys); ok {
+			if _, ok := DecodeFlatLine([]byte(line), jsonDocumentKeys); ok {
 				t.Errorf("the fast path read %q, a raw %#x in a string", line, c)
 			}
 			checkSameDocument(t, []byte(line))
@@ -108,9 +108,9 @@ func TestDecodeFlatLineRefusesRawControlCharacters(t *testing.T) {
 	}
 }
 
-// FuzzDocumentOfLine: whatever the line, documentOfLine reads it as
+// FuzzParseJSONDocument: whatever the line, ParseJSONDocument reads it as
 // encoding/json does.
-func FuzzDocumentOfLine(f *testing.F) {
+func FuzzParseJSONDocument(f *testing.F) {
 	for _, seed := range []string{
 		`{"_id":"a","text":"one"}`,
 		`{"_id":"a","title":"T","text":"x\n\"y\"\\z\/\u00e9\ud83d\ude00","metadata":{"k":"v","k":"w"}}`,
@@ -138,7 +138,7 @@ func randomLine(r *rand.Rand) []byte {
 			b.WriteByte(" \t\r\n"[r.IntN(4)])
 		}
 	}
-	keys := []string{"_id", "title", "text", "metadata", "_id", "text", "_ID", "Text", "other"}
+	keys := []string{"_id", "title", "text", "metadata", "_id", "text", "id", "_ID", "Text", "ID", "other"}
 	ws()
 	b.WriteByte('{')
 	for i := range r.IntN(5) {
@@ -263,15 +263,15 @@ func surrogates(c rune) (rune, rune) {
 	return 0xd800 + c>>10, 0xdc00 + c&0x3ff
 }
 
-// BenchmarkDocumentOfLine reads lines of synthetic documents (about 2 kB
-// of text each, with their paragraphs' newlines escaped) by documentOfLine
+// BenchmarkParseJSONDocument reads lines of synthetic documents (about 2 kB
+// of text each, with their paragraphs' newlines escaped) by ParseJSONDocument
 // and, for comparison, by encoding/json alone; MB/s is of the lines.
-func BenchmarkDocumentOfLine(b *testing.B) {
+func BenchmarkParseJSONDocument(b *testing.B) {
 	docs, _ := synthtest.BenchDocuments(4 << 20)
 	lines := make([][]byte, len(docs))
 	size := 0
 	for i, d := range docs {
-		raw, err := json.Marshal(jsonDocument{ID: d.ID, Title: d.Title, Text: &d.Text})
+		raw, err := json.Marshal(JSONDocument{BEIRID: d.ID, Title: d.Title, Text: &d.Text})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -281,7 +281,7 @@ func BenchmarkDocumentOfLine(b *testing.B) {
 	for _, read := range []struct {
 		name string
 		line func([]byte) (hierarchy.Document, error)
-	}{{"documentOfLine", documentOfLine}, {"encoding-json", unmarshalDocument}} {
+	}{{"ParseJSONDocument", ParseJSONDocument}, {"encoding-json", unmarshalDocument}} {
 		b.Run(read.name, func(b *testing.B) {
 			b.SetBytes(int64(size))
 			for b.Loop() {
