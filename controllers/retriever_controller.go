@@ -114,6 +114,14 @@ func (r *RetrieverReconciler) plan(ctx context.Context, s *retrieverState) (*que
 		return nil, ctrl.Result{}, stalled(fmt.Errorf("%s", msg))
 	}
 	names, claim, err := r.revisionStore(ctx, &c, s.revision)
+	if apierrors.IsNotFound(err) {
+		// The Corpus stores a revision's lost ConfigMaps again
+		// (repairRevision); its status update brings the Retriever back.
+		s.reason = v1alpha1.ReasonRevisionNotStored
+		s.message = fmt.Sprintf("the manifest ConfigMap %s of revision %s is gone; Corpus %s stores it again, and the query pods keep serving meanwhile",
+			c.RevisionObjectName(s.revision), s.revision, c.Name)
+		return nil, ctrl.Result{RequeueAfter: waitInterval}, nil
+	}
 	if err != nil {
 		return nil, ctrl.Result{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -160,4 +161,45 @@ func TestAPIServerRefusesInvalidRetrieversAndCorpora(t *testing.T) {
 	if err := k8s.Create(context.Background(), twoKinds); err == nil || !contains(err.Error(), "exactly one of inline, configMap, selector, url or sourceRef") {
 		t.Fatalf("a source with two kinds accepted or unclear: %v", err)
 	}
+}
+
+// TestRetrieverWaitsWhileItsRevisionIsStoredAgain: when the manifest
+// ConfigMap of the revision a Retriever serves is deleted by hand, the
+// Retriever says so and keeps its Deployment on that revision, and it
+// goes on once the Corpus has stored the revision again.
+func TestRetrieverWaitsWhileItsRevisionIsStoredAgain(t *testing.T) {
+	ns := newNamespace(t)
+	_, c := readyCorpus(t, ns)
+	rev := c.Status.ActiveRevision.Name
+	rt := newRetriever(t, ns, "ask", c.Name)
+	eventually(t, 30*time.Second, "the Retriever's first status", func() (bool, error) {
+		get(t, rt)
+		return rt.Status.DesiredRevision == rev, nil
+	})
+	// Suspended, the Corpus stores nothing again until it is resumed.
+	updateCorpus(t, k8s, c, func(c *v1alpha1.Corpus) { c.Spec.Suspend = true })
+	manifest := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.RevisionObjectName(rev)}}
+	if err := k8s.Delete(context.Background(), manifest); err != nil {
+		t.Fatal(err)
+	}
+	get(t, rt)
+	rt.Annotations = map[string]string{controllers.ReconcileAtAnno: "after-the-deletion"}
+	if err := k8s.Update(context.Background(), rt); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "RevisionNotStored", func() (bool, error) {
+		get(t, rt)
+		ready := meta.FindStatusCondition(rt.Status.Conditions, v1alpha1.ConditionReady)
+		return ready != nil && ready.Reason == v1alpha1.ReasonRevisionNotStored && strings.Contains(ready.Message, manifest.Name), nil
+	})
+	var d appsv1.Deployment
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "ask"}, &d); err != nil || d.Spec.Template.Annotations["parentrag.io/revision"] != rev {
+		t.Fatalf("the Deployment left revision %s while its manifest was gone: %v %v", rev, d.Spec.Template.Annotations, err)
+	}
+	updateCorpus(t, k8s, c, func(c *v1alpha1.Corpus) { c.Spec.Suspend = false })
+	eventually(t, 60*time.Second, "the Retriever to go on once the revision is stored again", func() (bool, error) {
+		get(t, rt)
+		ready := meta.FindStatusCondition(rt.Status.Conditions, v1alpha1.ConditionReady)
+		return ready != nil && ready.Reason == v1alpha1.ReasonRollingOut, nil
+	})
 }

@@ -66,6 +66,10 @@ const (
 	ReasonRetrieversRunning = "RetrieversRunning"
 	// ReasonCorpusNotReady: the referenced Corpus has no active revision yet.
 	ReasonCorpusNotReady = "CorpusNotReady"
+	// ReasonRevisionNotStored: the manifest ConfigMap of the revision the
+	// Retriever serves is gone (deleted by hand); the Corpus stores it
+	// again, and the query pods keep serving what they loaded meanwhile.
+	ReasonRevisionNotStored = "RevisionNotStored"
 	// ReasonRollingOut: the query Deployment is rolling out a revision.
 	ReasonRollingOut = "RollingOut"
 	// ReasonInUse: Corpora refer to the ChunkingPolicy.
