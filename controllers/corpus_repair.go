@@ -32,8 +32,8 @@ const (
 // repairRevision stores again the ConfigMaps of the revision the sources
 // call for when some that its manifest names are gone (deleted by hand, or
 // by a cleanup that matched their labels): the revision is built again,
-// byte for byte the same, and store creates what is missing, leaving the
-// rest as they are. When the build makes other files than the revision
+// byte for byte the same, and store creates what is missing alone
+// (cmbundle.Restoring), neither reading nor sending the rest. When the build makes other files than the revision
 // holds (another parentrag version built it), nothing is stored and a
 // warning says so. A Corpus on Milvus is only reported (a build writes its
 // collection), and a revision on a claim is not checked.
@@ -52,7 +52,7 @@ func (r *CorpusReconciler) repairRevision(ctx context.Context, s *corpusState, m
 	// Not buildUnlessSuperseded: a superseded build discards its revision,
 	// and this one is stored, maybe serving. A change of the sources waits
 	// for the repair, which mostly reads the unit and segment caches.
-	switch err := r.build(ctx, s, manifest.Name, cmbundle.SameFilesAs(manifest)); {
+	switch err := r.build(ctx, s, manifest.Name, cmbundle.Restoring(manifest, missing)); {
 	case errors.Is(err, cmbundle.ErrOtherFiles):
 		r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeWarning, reasonRevisionConfigMapsMissing, "Repair",
 			"revision %s names ConfigMaps that are gone (%s), and building it again made other files than it holds (built by another parentrag version?), so nothing was stored: delete the revision's manifest %s to build it anew", s.revision, gone, manifest.Name)

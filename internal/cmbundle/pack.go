@@ -59,7 +59,8 @@ type Packer struct {
 	labels    map[string]string
 	manifest  corev1.ConfigMap
 	stored    func(name string) bool
-	count     int // the ConfigMaps Each hands out
+	only      map[string]bool // when not nil, the only shards Each hands out
+	count     int             // the ConfigMaps Each hands out
 }
 
 // NewPacker lays out the bundle in dir as Pack does, from its manifest and
@@ -103,7 +104,7 @@ func NewPacker(dir, namespace, name string, labels map[string]string, opts ...Pa
 	if err := o.checkSameFiles(&manifest); err != nil {
 		return nil, err
 	}
-	p := &Packer{layout: l, namespace: namespace, names: names, labels: labels, manifest: manifest, stored: o.stored}
+	p := &Packer{layout: l, namespace: namespace, names: names, labels: labels, manifest: manifest, stored: o.stored, only: o.only}
 	for i := range l.shards {
 		if !p.omits(i) {
 			p.count++
@@ -114,11 +115,11 @@ func NewPacker(dir, namespace, name string, labels map[string]string, opts ...Pa
 }
 
 // Count is how many ConfigMaps Each hands out: the manifest, and every
-// shard but those left out as stored.
+// shard but those left out as stored (or, restoring, not missing).
 func (p *Packer) Count() int { return p.count }
 
 // Omitted is how many of the shards the manifest names Each leaves out,
-// as stored already (OmittingStored).
+// as stored already (OmittingStored, Restoring).
 func (p *Packer) Omitted() int { return len(p.names) + 1 - p.count }
 
 // Manifest is the manifest ConfigMap, the last Each hands out.
@@ -126,6 +127,9 @@ func (p *Packer) Manifest() corev1.ConfigMap { return p.manifest }
 
 // omits reports whether Each leaves the i-th shard out.
 func (p *Packer) omits(i int) bool {
+	if p.only != nil {
+		return !p.only[p.names[i]]
+	}
 	return p.layout.shards[i].shared && p.stored != nil && p.stored(p.names[i])
 }
 
@@ -163,7 +167,8 @@ type PackOption func(*packOptions)
 type packOptions struct {
 	sharedPrefix string
 	stored       func(name string) bool
-	sameAs       *corev1.ConfigMap
+	restoring    *corev1.ConfigMap
+	only         map[string]bool // the shards Each hands out, when restoring
 }
 
 // SharingSegments makes Pack put each segment of a bundle of segments (its
@@ -189,25 +194,34 @@ func OmittingStored(stored func(name string) bool) PackOption {
 	return func(o *packOptions) { o.stored = stored }
 }
 
-// ErrOtherFiles says that a bundle packed with SameFilesAs holds other
+// ErrOtherFiles says that a bundle packed with Restoring holds other
 // files than the stored manifest names.
 var ErrOtherFiles = errors.New("the bundle holds other files than the stored manifest names")
 
-// SameFilesAs makes NewPacker (and Pack) refuse, with ErrOtherFiles, a
-// bundle whose file table (every file's path, size, SHA-256 and shards)
-// is not the one the stored manifest ConfigMap holds, so that storing a
-// revision again never puts other bytes under the names it holds.
-func SameFilesAs(stored *corev1.ConfigMap) PackOption {
-	return func(o *packOptions) { o.sameAs = stored }
+// Restoring makes a Packer store again the shards named in missing of a
+// revision whose manifest ConfigMap stored still holds: NewPacker refuses,
+// with ErrOtherFiles, a bundle whose file table (every file's path, size,
+// SHA-256 and shards) is not the stored one, so that other bytes never go
+// under the names the revision holds; Each hands out only those shards,
+// shared or the revision's own, then the manifest. The others are neither
+// read nor returned.
+func Restoring(stored *corev1.ConfigMap, missing []string) PackOption {
+	return func(o *packOptions) {
+		o.restoring = stored
+		o.only = make(map[string]bool, len(missing))
+		for _, n := range missing {
+			o.only[n] = true
+		}
+	}
 }
 
 // checkSameFiles returns ErrOtherFiles unless manifest holds the file
-// table of o's stored manifest; nil without one.
+// table of the manifest o restores; nil when o restores none.
 func (o packOptions) checkSameFiles(manifest *corev1.ConfigMap) error {
-	if o.sameAs == nil || o.sameAs.Data[FilesKey] == manifest.Data[FilesKey] {
+	if o.restoring == nil || o.restoring.Data[FilesKey] == manifest.Data[FilesKey] {
 		return nil
 	}
-	return fmt.Errorf("%w %s", ErrOtherFiles, o.sameAs.Name)
+	return fmt.Errorf("%w %s", ErrOtherFiles, o.restoring.Name)
 }
 
 // withRevision returns a copy of labels with LabelRevision set to rev when

@@ -3,10 +3,14 @@ package cmbundle
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 )
 
 // TestPackerHandsOutWhatPackReturns: a Packer's Each hands out exactly the
@@ -68,20 +72,51 @@ func TestPackerHandsOutWhatPackReturns(t *testing.T) {
 	}
 }
 
-// TestSameFilesAsRefusesABundleOfOtherFiles: packing with SameFilesAs
-// accepts the bundle the stored manifest was packed from, and refuses,
-// with ErrOtherFiles, one of other documents under the same name.
-func TestSameFilesAsRefusesABundleOfOtherFiles(t *testing.T) {
-	docs := runsOf(t, 3, 3)
-	dir := saveSegments(t, docs)
-	whole := packShared(t, dir, "docs-rev-a")
-	stored := &whole[len(whole)-1]
-	labels := map[string]string{LabelCorpus: "docs"}
-	if _, err := NewPacker(dir, "ns", "docs-rev-a", labels, SharingSegments("docs-shared"), SameFilesAs(stored)); err != nil {
-		t.Fatalf("the bundle the manifest was packed from: %v", err)
-	}
-	other := saveSegments(t, docs[:len(docs)-1])
-	if _, err := NewPacker(other, "ns", "docs-rev-a", labels, SharingSegments("docs-shared"), SameFilesAs(stored)); !errors.Is(err, ErrOtherFiles) {
-		t.Fatalf("a bundle without the last document: %v, want ErrOtherFiles", err)
+// TestRestoringHandsOutTheMissingShardsOfTheSameFiles: restoring a
+// stored revision hands out only the shards named missing, shared or the
+// revision's own, byte for byte as Pack made them, then the manifest; and
+// it refuses, with ErrOtherFiles, a bundle of other documents under the
+// same name.
+func TestRestoringHandsOutTheMissingShardsOfTheSameFiles(t *testing.T) {
+	segmentDocs, bundleDocs := runsOf(t, 3, 3), synthtest.New(7, 3000).Documents(500)
+	for _, layout := range []struct {
+		name string
+		save func(docs []hierarchy.Document) string
+		docs []hierarchy.Document
+		opts []PackOption
+	}{
+		{"segments, shared shards", func(d []hierarchy.Document) string { return saveSegments(t, d) }, segmentDocs, []PackOption{SharingSegments("docs-shared")}},
+		{"one bundle, its own shards", func(d []hierarchy.Document) string { return saveBundle(t, d, "rev-a") }, bundleDocs, nil},
+	} {
+		t.Run(layout.name, func(t *testing.T) {
+			labels := map[string]string{LabelCorpus: "docs"}
+			dir := layout.save(layout.docs)
+			whole, err := Pack(dir, "ns", "docs-rev-a", labels, layout.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(whole) < 4 {
+				t.Fatalf("%d ConfigMaps; the test needs three shards and the manifest", len(whole))
+			}
+			stored := &whole[len(whole)-1]
+			missing := []string{whole[0].Name, whole[len(whole)-2].Name}
+			restoring := append(slices.Clone(layout.opts), Restoring(stored, missing))
+			p, err := NewPacker(dir, "ns", "docs-rev-a", labels, restoring...)
+			if err != nil {
+				t.Fatalf("the bundle the manifest was packed from: %v", err)
+			}
+			var got []corev1.ConfigMap
+			if err := p.Each(func(cm *corev1.ConfigMap) error { got = append(got, *cm); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			want := []corev1.ConfigMap{whole[0], whole[len(whole)-2], *stored}
+			if !reflect.DeepEqual(got, want) || p.Count() != 3 || p.Omitted() != len(whole)-3 {
+				t.Fatalf("Each handed out %v (Count %d, Omitted %d), want %v", names(got), p.Count(), p.Omitted(), names(want))
+			}
+			other := layout.save(layout.docs[:len(layout.docs)-1])
+			if _, err := NewPacker(other, "ns", "docs-rev-a", labels, restoring...); !errors.Is(err, ErrOtherFiles) {
+				t.Fatalf("a bundle without the last document: %v, want ErrOtherFiles", err)
+			}
+		})
 	}
 }
