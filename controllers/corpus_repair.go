@@ -33,9 +33,9 @@ const (
 // call for when some that its manifest names are gone (deleted by hand, or
 // by a cleanup that matched their labels): the revision is built again,
 // byte for byte the same, and store creates what is missing alone
-// (cmbundle.Restoring), neither reading nor sending the rest. When the build makes other files than the revision
-// holds (another parentrag version built it), nothing is stored and a
-// warning says so. A Corpus on Milvus is only reported (a build writes its
+// (cmbundle.Restoring), neither reading nor sending the rest. When the
+// build makes other files than the revision holds (another parentrag
+// version built it), nothing is stored and a warning says so. A Corpus on Milvus is only reported (a build writes its
 // collection), and a revision on a claim is not checked.
 func (r *CorpusReconciler) repairRevision(ctx context.Context, s *corpusState, manifest *corev1.ConfigMap) (ctrl.Result, error) {
 	missing, err := r.missingConfigMaps(ctx, s.corpus, manifest)
