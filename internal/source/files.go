@@ -296,7 +296,6 @@ func firstInvalidUTF8(data []byte) int {
 	return len(data)
 }
 
-
 // EachJSONLine calls fn with every non-blank line of data, the contents of
 // the JSON Lines file path. An error from fn is returned as a *FileError
 // naming the file and the line.
