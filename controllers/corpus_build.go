@@ -35,12 +35,13 @@ func (r *CorpusReconciler) ensureRevision(ctx context.Context, s *corpusState) (
 	var manifest corev1.ConfigMap
 	err := r.Get(ctx, client.ObjectKey{Namespace: s.corpus.Namespace, Name: name}, &manifest)
 	if err == nil {
-		if s.built, err = revisionFromManifest(&manifest); err != nil {
+		var names []string
+		if s.built, names, err = revisionFromManifest(&manifest); err != nil {
 			return ctrl.Result{}, err
 		}
 		stored := s.built
 		defer func() { s.built = stored }() // a repair stores no new manifest
-		return r.repairRevision(ctx, s, &manifest)
+		return r.repairRevision(ctx, s, &manifest, names)
 	}
 	if !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, fmt.Errorf("reading revision %s: %w", name, err)
@@ -139,7 +140,10 @@ func (r *CorpusReconciler) store(ctx context.Context, s *corpusState, dir, name 
 	if err != nil {
 		return nil, err
 	}
-	opts = append([]cmbundle.PackOption{cmbundle.SharingSegments(s.corpus.SharedShardPrefix()), cmbundle.OmittingStored(func(n string) bool { return shared[n] })}, opts...)
+	opts = append([]cmbundle.PackOption{
+		cmbundle.SharingSegments(s.corpus.SharedShardPrefix()),
+		cmbundle.OmittingStored(func(n string) bool { return shared[n] }),
+	}, opts...)
 	packer, err := cmbundle.NewPacker(dir, s.corpus.Namespace, name, revisionLabels(s.corpus, s.revision, ""), opts...)
 	if err != nil {
 		return nil, err
@@ -167,16 +171,17 @@ func (r *CorpusReconciler) store(ctx context.Context, s *corpusState, dir, name 
 	}
 	log.FromContext(ctx).Info("stored revision", "revision", s.revision, "configMapsCreated", stored.Created, "configMapsReused", stored.Reused)
 	manifest := packer.Manifest()
-	s.built, err = revisionFromManifest(&manifest)
+	s.built, _, err = revisionFromManifest(&manifest)
 	return stored, err
 }
 
 // revisionFromManifest describes a stored revision from its manifest
-// ConfigMap.
-func revisionFromManifest(cm *corev1.ConfigMap) (*v1alpha1.RevisionStatus, error) {
+// ConfigMap, and returns the ConfigMaps that manifest names: none for a
+// revision on a claim.
+func revisionFromManifest(cm *corev1.ConfigMap) (*v1alpha1.RevisionStatus, []string, error) {
 	var m bundle.Manifest
 	if err := json.Unmarshal([]byte(cm.Data[cmbundle.ManifestKey]), &m); err != nil {
-		return nil, fmt.Errorf("ConfigMap %s holds no valid manifest: %w", cm.Name, err)
+		return nil, nil, fmt.Errorf("ConfigMap %s holds no valid manifest: %w", cm.Name, err)
 	}
 	rev := &v1alpha1.RevisionStatus{
 		Name: m.Revision, PolicyRevision: m.PolicyRevision, SourceDigest: m.SourceDigest,
@@ -187,17 +192,17 @@ func revisionFromManifest(cm *corev1.ConfigMap) (*v1alpha1.RevisionStatus, error
 		// Built by a Job, which verified it and measured the gate.
 		var err error
 		if rev.Verification, err = indexjob.DecodeOptional[v1alpha1.VerificationStatus](cm, verificationKey); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		rev.QualityGate, err = indexjob.DecodeOptional[v1alpha1.QualityGateStatus](cm, qualityGateKey)
-		return rev, err
+		return rev, nil, err
 	}
 	names, err := cmbundle.Names(cm)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rev.ConfigMaps = len(names)
-	return rev, nil
+	return rev, names, nil
 }
 
 // inProcessBuild records a build that ran in the operator and, when it

@@ -176,7 +176,7 @@ func (r *CorpusReconciler) storeJobRevision(ctx context.Context, s *corpusState,
 	s.corpus.Status.LastBuild = &v1alpha1.BuildStatus{Revision: s.revision, Mode: v1alpha1.IndexingJob, Job: job.Name, Logs: jobLogs(job),
 		Result: "Succeeded", StartedAt: job.Status.StartTime, FinishedAt: &finished, EmbeddingCache: res.EmbeddingCache,
 		UnitCache: res.UnitCache}
-	built, err := revisionFromManifest(cm)
+	built, _, err := revisionFromManifest(cm)
 	if err != nil {
 		return err
 	}

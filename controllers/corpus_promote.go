@@ -56,8 +56,9 @@ func (r *CorpusReconciler) promote(_ context.Context, s *corpusState) (ctrl.Resu
 // checkPinnedRevision refuses a rollback to a retained revision that lost
 // ConfigMaps its manifest names: query pods could not load it, so the
 // Corpus stalls on the revision it has (reason PinnedRevisionMissing, and
-// a warning event) until the pin names another one or goes. A revision already active, or
-// the one just built, is left to repairRevision and the query pods.
+// a warning event) until the pin names another one or goes. A revision
+// already active, or the one just built, is left to repairRevision and the
+// query pods.
 func (r *CorpusReconciler) checkPinnedRevision(ctx context.Context, s *corpusState) (ctrl.Result, error) {
 	c := s.corpus
 	pinned := c.PinnedRevision()
@@ -68,7 +69,11 @@ func (r *CorpusReconciler) checkPinnedRevision(ctx context.Context, s *corpusSta
 	if err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.RevisionObjectName(pinned)}, &manifest); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err) // not retained: promote says so
 	}
-	missing, err := r.missingConfigMaps(ctx, c, &manifest)
+	names, err := storedNames(&manifest)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	missing, err := r.missingConfigMaps(ctx, c, names)
 	if err != nil || len(missing) == 0 {
 		return ctrl.Result{}, err
 	}

@@ -35,10 +35,12 @@ const (
 // byte for byte the same, and store creates what is missing alone
 // (cmbundle.Restoring), neither reading nor sending the rest. When the
 // build makes other files than the revision holds (another parentrag
-// version built it), nothing is stored and a warning says so. A Corpus on Milvus is only reported (a build writes its
-// collection), and a revision on a claim is not checked.
-func (r *CorpusReconciler) repairRevision(ctx context.Context, s *corpusState, manifest *corev1.ConfigMap) (ctrl.Result, error) {
-	missing, err := r.missingConfigMaps(ctx, s.corpus, manifest)
+// version built it), nothing is stored and a warning says so. A Corpus on
+// Milvus is only reported (a build writes its collection). names are the
+// ConfigMaps the manifest names (storedNames): none for a revision on a
+// claim, which is not checked.
+func (r *CorpusReconciler) repairRevision(ctx context.Context, s *corpusState, manifest *corev1.ConfigMap, names []string) (ctrl.Result, error) {
+	missing, err := r.missingConfigMaps(ctx, s.corpus, names)
 	if err != nil || len(missing) == 0 {
 		return ctrl.Result{}, err
 	}
@@ -65,13 +67,9 @@ func (r *CorpusReconciler) repairRevision(ctx context.Context, s *corpusState, m
 	return ctrl.Result{}, nil
 }
 
-// missingConfigMaps returns, sorted, the ConfigMaps the revision manifest
-// names (its shards, shared or its own) that are not stored; none for a
-// revision on a claim. It reads the names from the manager's metadata
-// informer, and asks the API server only about those the informer lacks,
-// so the usual check costs no request and a shard created a moment ago,
-// which the informer may not hold yet, is never taken for missing.
-func (r *CorpusReconciler) missingConfigMaps(ctx context.Context, c *v1alpha1.Corpus, manifest *corev1.ConfigMap) ([]string, error) {
+// storedNames returns the ConfigMaps a revision's manifest names (its
+// shards, shared or its own, and itself); none for a revision on a claim.
+func storedNames(manifest *corev1.ConfigMap) ([]string, error) {
 	if _, inConfigMaps := manifest.Data[cmbundle.FilesKey]; !inConfigMaps {
 		return nil, nil
 	}
@@ -79,6 +77,20 @@ func (r *CorpusReconciler) missingConfigMaps(ctx context.Context, c *v1alpha1.Co
 	if err != nil {
 		return nil, fmt.Errorf("reading which ConfigMaps revision manifest %s names: %w", manifest.Name, err)
 	}
+	return names, nil
+}
+
+// missingConfigMaps returns, sorted, those of names (a revision's, see
+// storedNames) that are not stored. It reads the Corpus's ConfigMaps from
+// the manager's metadata informer, and asks the API server only about
+// those the informer lacks, so the usual check costs no request and a
+// shard created a moment ago, which the informer may not hold yet, is
+// never taken for missing.
+func (r *CorpusReconciler) missingConfigMaps(ctx context.Context, c *v1alpha1.Corpus, names []string) ([]string, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	var err error
 	if r.MetadataCache != nil {
 		if names, err = absentConfigMaps(ctx, r.MetadataCache, c, names); err != nil || len(names) == 0 {
 			return nil, err

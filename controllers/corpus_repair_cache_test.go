@@ -42,7 +42,11 @@ func TestMissingConfigMapsAsksTheAPIServerOnlyAboutWhatTheInformerLacks(t *testi
 					return cl.List(ctx, list, opts...)
 				}}).Build()
 			r := &CorpusReconciler{APIReader: server, MetadataCache: fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(tc.informer...).Build()}
-			missing, err := r.missingConfigMaps(context.Background(), c, manifest)
+			names, err := storedNames(manifest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			missing, err := r.missingConfigMaps(context.Background(), c, names)
 			if err != nil {
 				t.Fatal(err)
 			}
