@@ -32,16 +32,11 @@ import (
 // (repairRevision).
 func (r *CorpusReconciler) ensureRevision(ctx context.Context, s *corpusState) (ctrl.Result, error) {
 	name := s.corpus.RevisionObjectName(s.revision)
-	var manifest corev1.ConfigMap
-	err := r.Get(ctx, client.ObjectKey{Namespace: s.corpus.Namespace, Name: name}, &manifest)
+	stored, err := r.manifests.get(ctx, r.MetadataCache, r.reader(), client.ObjectKey{Namespace: s.corpus.Namespace, Name: name})
 	if err == nil {
-		var names []string
-		if s.built, names, err = revisionFromManifest(&manifest); err != nil {
-			return ctrl.Result{}, err
-		}
-		stored := s.built
-		defer func() { s.built = stored }() // a repair stores no new manifest
-		return r.repairRevision(ctx, s, &manifest, names)
+		s.built = stored.status
+		defer func() { s.built = stored.status }() // a repair stores no new manifest
+		return r.repairRevision(ctx, s, stored)
 	}
 	if !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, fmt.Errorf("reading revision %s: %w", name, err)

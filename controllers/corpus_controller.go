@@ -51,6 +51,8 @@ type CorpusReconciler struct {
 	MetadataCache client.Reader
 	// NoCrossNamespaceRefs refuses sourceRef sources in other namespaces.
 	NoCrossNamespaceRefs bool
+	// manifests remembers what the revisions' manifests say.
+	manifests revisionManifests
 	// watchedSourceKinds are the Flux source kinds installed when the
 	// controller started, whose changes it watches.
 	watchedSourceKinds map[v1alpha1.SourceRefKind]bool

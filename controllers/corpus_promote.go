@@ -65,15 +65,11 @@ func (r *CorpusReconciler) checkPinnedRevision(ctx context.Context, s *corpusSta
 	if pinned == "" || pinned == s.built.Name || (c.Status.ActiveRevision != nil && c.Status.ActiveRevision.Name == pinned) {
 		return ctrl.Result{}, nil
 	}
-	var manifest corev1.ConfigMap
-	if err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.RevisionObjectName(pinned)}, &manifest); err != nil {
+	stored, err := r.manifests.get(ctx, r.MetadataCache, r.reader(), client.ObjectKey{Namespace: c.Namespace, Name: c.RevisionObjectName(pinned)})
+	if err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err) // not retained: promote says so
 	}
-	names, err := storedNames(&manifest)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	missing, err := r.missingConfigMaps(ctx, c, names)
+	missing, err := r.missingConfigMaps(ctx, c, stored.names)
 	if err != nil || len(missing) == 0 {
 		return ctrl.Result{}, err
 	}

@@ -36,13 +36,18 @@ const (
 // (cmbundle.Restoring), neither reading nor sending the rest. When the
 // build makes other files than the revision holds (another parentrag
 // version built it), nothing is stored and a warning says so. A Corpus on
-// Milvus is only reported (a build writes its collection). names are the
-// ConfigMaps the manifest names (storedNames): none for a revision on a
-// claim, which is not checked.
-func (r *CorpusReconciler) repairRevision(ctx context.Context, s *corpusState, manifest *corev1.ConfigMap, names []string) (ctrl.Result, error) {
-	missing, err := r.missingConfigMaps(ctx, s.corpus, names)
+// Milvus is only reported (a build writes its collection). stored is what
+// the revision's manifest says; it names no ConfigMaps for a revision on a
+// claim, which is not checked. The manifest is read whole only when
+// something is missing.
+func (r *CorpusReconciler) repairRevision(ctx context.Context, s *corpusState, stored storedRevision) (ctrl.Result, error) {
+	missing, err := r.missingConfigMaps(ctx, s.corpus, stored.names)
 	if err != nil || len(missing) == 0 {
 		return ctrl.Result{}, err
+	}
+	var manifest corev1.ConfigMap
+	if err := r.reader().Get(ctx, client.ObjectKey{Namespace: s.corpus.Namespace, Name: stored.name}, &manifest); err != nil {
+		return ctrl.Result{}, fmt.Errorf("reading revision manifest %s: %w", stored.name, err)
 	}
 	gone := describeMissing(missing)
 	log.FromContext(ctx).Info("revision ConfigMaps are missing", "revision", s.revision, "missing", len(missing), "first", missing[0])
@@ -54,7 +59,7 @@ func (r *CorpusReconciler) repairRevision(ctx context.Context, s *corpusState, m
 	// Not buildUnlessSuperseded: a superseded build discards its revision,
 	// and this one is stored, maybe serving. A change of the sources waits
 	// for the repair, which mostly reads the unit and segment caches.
-	switch err := r.build(ctx, s, manifest.Name, cmbundle.Restoring(manifest, missing)); {
+	switch err := r.build(ctx, s, manifest.Name, cmbundle.Restoring(&manifest, missing)); {
 	case errors.Is(err, cmbundle.ErrOtherFiles):
 		r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeWarning, reasonRevisionConfigMapsMissing, "Repair",
 			"revision %s names ConfigMaps that are gone (%s), and building it again made other files than it holds (built by another parentrag version?), so nothing was stored: delete the revision's manifest %s to build it anew", s.revision, gone, manifest.Name)
@@ -67,21 +72,8 @@ func (r *CorpusReconciler) repairRevision(ctx context.Context, s *corpusState, m
 	return ctrl.Result{}, nil
 }
 
-// storedNames returns the ConfigMaps a revision's manifest names (its
-// shards, shared or its own, and itself); none for a revision on a claim.
-func storedNames(manifest *corev1.ConfigMap) ([]string, error) {
-	if _, inConfigMaps := manifest.Data[cmbundle.FilesKey]; !inConfigMaps {
-		return nil, nil
-	}
-	names, err := cmbundle.Names(manifest)
-	if err != nil {
-		return nil, fmt.Errorf("reading which ConfigMaps revision manifest %s names: %w", manifest.Name, err)
-	}
-	return names, nil
-}
-
 // missingConfigMaps returns, sorted, those of names (a revision's, see
-// storedNames) that are not stored. It reads the Corpus's ConfigMaps from
+// storedRevision) that are not stored. It reads the Corpus's ConfigMaps from
 // the manager's metadata informer, and asks the API server only about
 // those the informer lacks, so the usual check costs no request and a
 // shard created a moment ago, which the informer may not hold yet, is

@@ -42,7 +42,7 @@ func TestMissingConfigMapsAsksTheAPIServerOnlyAboutWhatTheInformerLacks(t *testi
 					return cl.List(ctx, list, opts...)
 				}}).Build()
 			r := &CorpusReconciler{APIReader: server, MetadataCache: fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(tc.informer...).Build()}
-			names, err := storedNames(manifest)
+			names, err := cmbundle.Names(manifest)
 			if err != nil {
 				t.Fatal(err)
 			}

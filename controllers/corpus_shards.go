@@ -45,25 +45,16 @@ func (r *CorpusReconciler) collectSharedShards(ctx context.Context, c *v1alpha1.
 }
 
 // namedShards is the set of ConfigMaps the manifests of the Corpus's
-// stored revisions name. A manifest that cannot be read is an error: no
-// shard is deleted on a guess.
+// stored revisions name, as the API server lists them now. A manifest
+// that cannot be read is an error: no shard is deleted on a guess.
 func (r *CorpusReconciler) namedShards(ctx context.Context, c *v1alpha1.Corpus) (map[string]bool, error) {
-	var manifests corev1.ConfigMapList
-	sel := client.MatchingLabels{cmbundle.LabelCorpus: c.Name, cmbundle.LabelRole: cmbundle.RoleManifest}
-	if err := r.reader().List(ctx, &manifests, client.InNamespace(c.Namespace), sel); err != nil {
-		return nil, fmt.Errorf("listing revision manifests: %w", err)
+	stored, err := r.manifests.list(ctx, r.reader(), c)
+	if err != nil {
+		return nil, fmt.Errorf("reading the revision manifests: %w", err)
 	}
 	named := map[string]bool{}
-	for i := range manifests.Items {
-		m := &manifests.Items[i]
-		if _, inConfigMaps := m.Data[cmbundle.FilesKey]; !inConfigMaps {
-			continue // a revision on a claim
-		}
-		names, err := cmbundle.Names(m)
-		if err != nil {
-			return nil, fmt.Errorf("reading which shards revision manifest %s names: %w", m.Name, err)
-		}
-		for _, n := range names {
+	for _, rev := range stored {
+		for _, n := range rev.names {
 			named[n] = true
 		}
 	}

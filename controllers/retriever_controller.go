@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
-	"github.com/parentrag/parentrag/internal/cmbundle"
 )
 
 // RetrieverReconciler runs a query Deployment, Service and least-privilege
@@ -29,6 +28,8 @@ type RetrieverReconciler struct {
 	// DefaultImage runs the query server when a Retriever names no image:
 	// the operator's own image.
 	DefaultImage string
+	// manifests remembers what the revisions' manifests say.
+	manifests revisionManifests
 }
 
 // +kubebuilder:rbac:groups=parentrag.io,resources=retrievers,verbs=get;list;watch;update;patch
@@ -151,16 +152,14 @@ func (r *RetrieverReconciler) plan(ctx context.Context, s *retrieverState) (*que
 
 // revisionStore says where a revision of c is: the ConfigMaps that hold
 // it, or the claim that does (its manifest ConfigMap says which).
+// It asks the API server for the manifest's metadata, so that one just
+// deleted is known at once, and reads a manifest whole only once.
 func (r *RetrieverReconciler) revisionStore(ctx context.Context, c *v1alpha1.Corpus, revision string) ([]string, string, error) {
-	var manifest corev1.ConfigMap
-	if err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.RevisionObjectName(revision)}, &manifest); err != nil {
+	stored, err := r.manifests.get(ctx, nil, r.Client, client.ObjectKey{Namespace: c.Namespace, Name: c.RevisionObjectName(revision)})
+	if err != nil {
 		return nil, "", fmt.Errorf("reading revision %s of Corpus %s: %w", revision, c.Name, err)
 	}
-	if claim := manifest.Data[claimKey]; claim != "" {
-		return nil, claim, nil
-	}
-	names, err := cmbundle.Names(&manifest)
-	return names, "", err
+	return stored.names, stored.status.Claim, nil
 }
 
 // claimAccessProblem explains why more than one replica cannot mount the
