@@ -53,6 +53,9 @@ type CorpusReconciler struct {
 	NoCrossNamespaceRefs bool
 	// manifests remembers what the revisions' manifests say.
 	manifests revisionManifests
+	// sourceConfigMaps keeps the source ConfigMaps read, so that a
+	// reconcile reads whole only those that changed.
+	sourceConfigMaps sourceset.ConfigMapCache
 	// watchedSourceKinds are the Flux source kinds installed when the
 	// controller started, whose changes it watches.
 	watchedSourceKinds map[v1alpha1.SourceRefKind]bool

@@ -27,8 +27,7 @@ const (
 // readConfigMap reads the named ConfigMap's keys (or the listed ones) as
 // documents; a missing ConfigMap is reported.
 func (r *Reader) readConfigMap(ctx context.Context, sourceName, name string, keys []string, set *Set) error {
-	var cm corev1.ConfigMap
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: name}, &cm)
+	cm, err := r.getConfigMap(ctx, name)
 	if apierrors.IsNotFound(err) {
 		set.fail(sourceName, "", fmt.Sprintf("ConfigMap %s not found", name))
 		return nil
@@ -37,11 +36,11 @@ func (r *Reader) readConfigMap(ctx context.Context, sourceName, name string, key
 		return fmt.Errorf("reading ConfigMap %s: %w", name, err)
 	}
 	if len(keys) == 0 {
-		keys = configMapKeys(&cm)
+		keys = configMapKeys(cm)
 	}
 	read := ConfigMapRead{Source: sourceName, Name: name}
 	for _, key := range keys {
-		if addConfigMapKey(set, sourceName, &cm, key) {
+		if addConfigMapKey(set, sourceName, cm, key) {
 			read.Keys = append(read.Keys, key)
 		}
 	}
@@ -58,13 +57,12 @@ func (r *Reader) readSelector(ctx context.Context, src v1alpha1.Source, set *Set
 		return nil
 	}
 	notOurs, _ := labels.NewRequirement(LabelManagedBy, selection.NotEquals, []string{ManagedByValue})
-	var list corev1.ConfigMapList
-	if err := r.Client.List(ctx, &list, client.InNamespace(r.Namespace), client.MatchingLabelsSelector{Selector: sel.Add(*notOurs)}); err != nil {
+	cms, err := r.listConfigMaps(ctx, client.MatchingLabelsSelector{Selector: sel.Add(*notOurs)})
+	if err != nil {
 		return fmt.Errorf("listing ConfigMaps for source %s: %w", src.Name, err)
 	}
-	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
-	for i := range list.Items {
-		cm := &list.Items[i]
+	sort.Slice(cms, func(i, j int) bool { return cms[i].Name < cms[j].Name })
+	for _, cm := range cms {
 		read := ConfigMapRead{Source: src.Name, Name: cm.Name}
 		for _, key := range configMapKeys(cm) {
 			if addConfigMapKey(set, src.Name, cm, key) {

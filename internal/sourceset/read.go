@@ -11,8 +11,11 @@ import (
 
 // Reader reads the sources of one namespace.
 type Reader struct {
-	// Client reads ConfigMaps.
+	// Client reads ConfigMaps (and, with ConfigMaps set, their metadata).
 	Client client.Reader
+	// ConfigMaps, when set, keeps the ConfigMaps read, so that those
+	// unchanged since are not read whole again.
+	ConfigMaps *ConfigMapCache
 	// Namespace of the Corpus.
 	Namespace string
 	// Fetchers read URL sources and artifacts; a fresh set (no caching)
