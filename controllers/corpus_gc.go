@@ -95,11 +95,18 @@ func planGarbage(present []string, keep map[string]bool) []string {
 }
 
 // storedRevisions lists the revisions that have ConfigMaps, from their
-// labels alone: the shards' data stays on the API server.
+// labels alone, as the manager's metadata informer holds them (the API
+// server without one): the shards' data stays on the API server, and a
+// revision the informer has not seen yet is collected at a later
+// reconcile.
 func (r *CorpusReconciler) storedRevisions(ctx context.Context, c *v1alpha1.Corpus) ([]string, error) {
+	var reader client.Reader = r.Client
+	if r.MetadataCache != nil {
+		reader = r.MetadataCache
+	}
 	var list metav1.PartialObjectMetadataList
 	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
-	if err := r.List(ctx, &list, client.InNamespace(c.Namespace), client.MatchingLabels{cmbundle.LabelCorpus: c.Name}); err != nil {
+	if err := reader.List(ctx, &list, client.InNamespace(c.Namespace), client.MatchingLabels{cmbundle.LabelCorpus: c.Name}); err != nil {
 		return nil, fmt.Errorf("listing revision ConfigMaps: %w", err)
 	}
 	seen := map[string]bool{}

@@ -271,6 +271,15 @@ func openMaybeGzip(path string) (r io.Reader, closeFile func(), err error) {
 // UTF-8, naming the byte offset of the first bad byte.
 func CheckText(data []byte) error { return checkTextAt(data, 0) }
 
+// CheckString is CheckText for text held in a string, which it does not
+// copy unless the text is refused.
+func CheckString(text string) error {
+	if strings.IndexByte(text, 0) < 0 && utf8.ValidString(text) {
+		return nil
+	}
+	return CheckText([]byte(text))
+}
+
 // checkTextAt is CheckText for data that starts at byte offset base of its
 // file: the offsets it names count from the start of the file.
 func checkTextAt(data []byte, base int) error {

@@ -234,6 +234,7 @@ func TestLoadFileEmptyJSONLines(t *testing.T) {
 	}
 }
 
+// TestCheckText checks CheckText and CheckString on the same texts.
 func TestCheckText(t *testing.T) {
 	tests := []struct {
 		name string
@@ -251,12 +252,13 @@ func TestCheckText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckText([]byte(tt.data))
-			switch {
-			case tt.want == "" && err != nil:
-				t.Errorf("CheckText = %v, want nil", err)
-			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-				t.Errorf("CheckText = %v, want %q", err, tt.want)
+			for name, err := range map[string]error{"CheckText": CheckText([]byte(tt.data)), "CheckString": CheckString(tt.data)} {
+				switch {
+				case tt.want == "" && err != nil:
+					t.Errorf("%s = %v, want nil", name, err)
+				case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+					t.Errorf("%s = %v, want %q", name, err, tt.want)
+				}
 			}
 		})
 	}

@@ -92,18 +92,18 @@ func configMapKeys(cm *corev1.ConfigMap) []string {
 // whether the document was kept.
 func addConfigMapKey(set *Set, sourceName string, cm *corev1.ConfigMap, key string) bool {
 	id := cm.Name + "/" + key
-	data, ok := []byte(cm.Data[key]), true
-	if _, inData := cm.Data[key]; !inData {
-		data, ok = cm.BinaryData[key]
+	text, inData := cm.Data[key]
+	if !inData {
+		data, ok := cm.BinaryData[key]
+		if !ok {
+			set.fail(sourceName, id, fmt.Sprintf("ConfigMap %s has no key %q", cm.Name, key))
+			return false
+		}
+		text = string(data)
 	}
-	if !ok {
-		set.fail(sourceName, id, fmt.Sprintf("ConfigMap %s has no key %q", cm.Name, key))
-		return false
-	}
-	if err := source.CheckText(data); err != nil {
+	if err := source.CheckString(text); err != nil {
 		set.fail(sourceName, id, err.Error())
 		return false
 	}
-	text := string(data)
 	return set.add(sourceName, hierarchy.Document{ID: id, Title: source.MarkdownTitle(text), Text: text})
 }

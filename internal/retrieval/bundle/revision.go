@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"hash"
 	"sort"
+	"unsafe"
 
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
@@ -19,34 +20,41 @@ const SchemaVersion = 1
 // SourceDigest returns a hash of every document's id, title, text and
 // metadata, independent of the order the documents are given in (documents
 // that share an id included). No metadata and empty metadata are the same.
+// It hashes the texts where they lie, without copying them.
 func SourceDigest(docs []hierarchy.Document) string {
 	type entry struct {
-		id      string
-		encoded []byte
+		doc  *hierarchy.Document
+		meta string
 	}
 	entries := make([]entry, len(docs))
-	for i, d := range docs {
-		meta := []byte("null")
-		if len(d.Metadata) > 0 {
-			meta, _ = json.Marshal(d.Metadata) // map keys marshal sorted
+	for i := range docs {
+		entries[i] = entry{doc: &docs[i], meta: "null"}
+		if len(docs[i].Metadata) > 0 {
+			meta, _ := json.Marshal(docs[i].Metadata) // map keys marshal sorted
+			entries[i].meta = string(meta)
 		}
+	}
+	fields := func(e entry) [4]string { return [...]string{e.doc.ID, e.doc.Title, e.doc.Text, e.meta} }
+	encoded := func(e entry) []byte {
 		var b []byte
-		for _, part := range []string{d.ID, d.Title, d.Text, string(meta)} {
-			b = appendField(b, part)
+		for _, f := range fields(e) {
+			b = appendField(b, f)
 		}
-		entries[i] = entry{id: d.ID, encoded: b}
+		return b
 	}
 	// By id, then by content, so that the order of documents sharing an id
 	// does not matter either.
 	sort.Slice(entries, func(a, b int) bool {
-		if entries[a].id != entries[b].id {
-			return entries[a].id < entries[b].id
+		if entries[a].doc.ID != entries[b].doc.ID {
+			return entries[a].doc.ID < entries[b].doc.ID
 		}
-		return bytes.Compare(entries[a].encoded, entries[b].encoded) < 0
+		return bytes.Compare(encoded(entries[a]), encoded(entries[b])) < 0
 	})
 	h := sha256.New()
 	for _, e := range entries {
-		h.Write(e.encoded)
+		for _, f := range fields(e) {
+			writeField(h, f)
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
@@ -89,7 +97,10 @@ func Revision(policyRevision, sourceDigest string, e Embedder, vs VectorStoreRef
 // writeField writes a length-prefixed field, so that field boundaries
 // cannot shift between inputs.
 func writeField(h hash.Hash, s string) {
-	h.Write(appendField(nil, s))
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+	h.Write(n[:])
+	h.Write(unsafe.Slice(unsafe.StringData(s), len(s))) // read, never written
 }
 
 // appendField appends s to b with its length before it, as writeField

@@ -59,6 +59,24 @@ func TestSourceDigestOrderIndependent(t *testing.T) {
 	}
 }
 
+// TestSourceDigestIsStable pins the digest of a few document sets: a
+// revision's name derives from it, so a change here would build every
+// Corpus's revision anew after an upgrade.
+func TestSourceDigestIsStable(t *testing.T) {
+	for _, tc := range []struct {
+		docs []hierarchy.Document
+		want string
+	}{
+		{digestDocs(), "f98b133543a2e7d4"},
+		{append(digestDocs(), hierarchy.Document{ID: "a", Text: "another alpha"}), "5f9322642898162e"},
+		{nil, "e3b0c44298fc1c14"},
+	} {
+		if got := SourceDigest(tc.docs); got != tc.want {
+			t.Errorf("SourceDigest of %v = %s, want %s", ids(tc.docs), got, tc.want)
+		}
+	}
+}
+
 func ids(docs []hierarchy.Document) []string {
 	var out []string
 	for _, d := range docs {
