@@ -52,7 +52,7 @@ func (r *CorpusReconciler) readSources(ctx context.Context, s *corpusState) (ctr
 	if reconcileRequested(s.corpus) {
 		fetchers.Forget(urlsOf(s.corpus)...)
 	}
-	reader := &sourceset.Reader{Client: r.Client, Namespace: s.corpus.Namespace, ConfigMaps: &r.sourceConfigMaps, Fetchers: fetchers, NoCrossNamespaceRefs: r.NoCrossNamespaceRefs}
+	reader := &sourceset.Reader{Client: r.Client, Namespace: s.corpus.Namespace, ConfigMaps: &r.sourceConfigMaps, Metadata: r.MetadataCache, Fetchers: fetchers, NoCrossNamespaceRefs: r.NoCrossNamespaceRefs}
 	set, err := reader.Read(ctx, s.corpus.Spec.Sources)
 	if err != nil {
 		return ctrl.Result{}, err

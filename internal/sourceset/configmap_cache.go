@@ -70,17 +70,17 @@ func dataBytes(cm *corev1.ConfigMap) int {
 }
 
 // getConfigMap reads the ConfigMap name of the Reader's namespace: from
-// the cache when its metadata shows it unchanged, else whole.
+// the cache when its metadata shows it unchanged, else whole from Client
+// (which says when it is not found).
 func (r *Reader) getConfigMap(ctx context.Context, name string) (*corev1.ConfigMap, error) {
 	key := client.ObjectKey{Namespace: r.Namespace, Name: name}
 	if r.ConfigMaps != nil {
 		var meta metav1.PartialObjectMetadata
 		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-		if err := r.Client.Get(ctx, key, &meta); err != nil {
-			return nil, err
-		}
-		if cm, ok := r.ConfigMaps.cached(&meta); ok {
-			return cm, nil
+		if err := r.metadata().Get(ctx, key, &meta); err == nil {
+			if cm, ok := r.ConfigMaps.cached(&meta); ok {
+				return cm, nil
+			}
 		}
 	}
 	cm := &corev1.ConfigMap{}
@@ -122,7 +122,7 @@ func (r *Reader) listConfigMaps(ctx context.Context, opts ...client.ListOption) 
 func (r *Reader) listCached(ctx context.Context, opts []client.ListOption) ([]*corev1.ConfigMap, bool, error) {
 	var metas metav1.PartialObjectMetadataList
 	metas.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
-	if err := r.Client.List(ctx, &metas, opts...); err != nil {
+	if err := r.metadata().List(ctx, &metas, opts...); err != nil {
 		return nil, false, err
 	}
 	cms := make([]*corev1.ConfigMap, len(metas.Items))
@@ -134,4 +134,12 @@ func (r *Reader) listCached(ctx context.Context, opts []client.ListOption) ([]*c
 		cms[i] = cm
 	}
 	return cms, true, nil
+}
+
+// metadata returns where the Reader reads ConfigMap metadata.
+func (r *Reader) metadata() client.Reader {
+	if r.Metadata != nil {
+		return r.Metadata
+	}
+	return r.Client
 }

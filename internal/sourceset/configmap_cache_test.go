@@ -19,8 +19,8 @@ import (
 )
 
 // wholeReads counts the ConfigMaps a fake API server sends whole, by Get
-// or List, as against their metadata alone.
-type wholeReads struct{ configMaps int }
+// or List, and the requests for metadata alone.
+type wholeReads struct{ configMaps, metadata int }
 
 // countingServer returns a fake API server holding objs that counts the
 // ConfigMaps it sends whole into n.
@@ -34,6 +34,8 @@ func countingServer(t *testing.T, n *wholeReads, objs ...client.Object) client.W
 			Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 				if _, whole := obj.(*corev1.ConfigMap); whole {
 					n.configMaps++
+				} else {
+					n.metadata++
 				}
 				return cl.Get(ctx, key, obj, opts...)
 			},
@@ -41,6 +43,8 @@ func countingServer(t *testing.T, n *wholeReads, objs ...client.Object) client.W
 				err := cl.List(ctx, list, opts...)
 				if l, whole := list.(*corev1.ConfigMapList); whole {
 					n.configMaps += len(l.Items)
+				} else {
+					n.metadata++
 				}
 				return err
 			},
@@ -138,4 +142,42 @@ func TestConfigMapCacheForgetsPastItsBound(t *testing.T) {
 	if _, ok := c.cached(meta); ok {
 		t.Fatalf("an earlier version of a ConfigMap was taken for the kept one")
 	}
+}
+
+// TestConfigMapCacheAsksTheInformerForMetadata checks that with an
+// informer for metadata, a read of unchanged sources sends no request at
+// all, and that a change the informer has seen is read whole.
+func TestConfigMapCacheAsksTheInformerForMetadata(t *testing.T) {
+	ctx := context.Background()
+	var n wholeReads
+	objs := func() []client.Object { return []client.Object{noteConfigMap("a", "Alpha."), noteConfigMap("b", "Beta.")} }
+	api := countingServer(t, &n, objs()...)
+	var informerReads wholeReads
+	informer := countingServer(t, &informerReads, objs()...)
+	sources := []v1alpha1.Source{{Name: "notes", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"corpus": "notes"}}}}
+	reader := &Reader{Client: api, Namespace: "ns", ConfigMaps: &ConfigMapCache{}, Metadata: informer}
+	read := func(step string, want wholeReads, wantText string) {
+		t.Helper()
+		n = wholeReads{}
+		set, err := reader.Read(ctx, sources)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != want || len(set.Docs) != 2 || set.Docs[1].Text != wantText {
+			t.Fatalf("%s: the API server sent %d ConfigMaps whole and answered %d metadata requests (want %+v); read %v", step, n.configMaps, n.metadata, want, set.Docs)
+		}
+	}
+	read("first read", wholeReads{configMaps: 2}, "Beta.")
+	read("unchanged", wholeReads{}, "Beta.")
+	for _, c := range []client.Client{api, informer} {
+		b := &corev1.ConfigMap{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "b"}, b); err != nil {
+			t.Fatal(err)
+		}
+		b.Data["n0.md"] = "Beta, edited."
+		if err := c.Update(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read("edited", wholeReads{configMaps: 2}, "Beta, edited.")
 }

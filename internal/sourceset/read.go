@@ -11,11 +11,15 @@ import (
 
 // Reader reads the sources of one namespace.
 type Reader struct {
-	// Client reads ConfigMaps (and, with ConfigMaps set, their metadata).
+	// Client reads ConfigMaps.
 	Client client.Reader
 	// ConfigMaps, when set, keeps the ConfigMaps read, so that those
 	// unchanged since are not read whole again.
 	ConfigMaps *ConfigMapCache
+	// Metadata reads the metadata of ConfigMaps, to compare with what
+	// ConfigMaps keeps: an informer, which costs no request and whose
+	// changes bring the Corpus back, or the Client when nil.
+	Metadata client.Reader
 	// Namespace of the Corpus.
 	Namespace string
 	// Fetchers read URL sources and artifacts; a fresh set (no caching)
