@@ -150,7 +150,9 @@ func TestConfigMapCacheForgetsPastItsBound(t *testing.T) {
 func TestConfigMapCacheAsksTheInformerForMetadata(t *testing.T) {
 	ctx := context.Background()
 	var n wholeReads
-	objs := func() []client.Object { return []client.Object{noteConfigMap("a", "Alpha."), noteConfigMap("b", "Beta.")} }
+	objs := func() []client.Object {
+		return []client.Object{noteConfigMap("a", "Alpha."), noteConfigMap("b", "Beta.")}
+	}
 	api := countingServer(t, &n, objs()...)
 	var informerReads wholeReads
 	informer := countingServer(t, &informerReads, objs()...)
