@@ -13,35 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/cmbundle"
+	"github.com/parentrag/parentrag/internal/kubetest"
 )
-
-// countedReads counts what a fake API server is asked: whole ConfigMaps
-// read, and metadata read or listed.
-type countedReads struct{ whole, metadata int }
-
-// countingServer returns a fake API server holding objs that counts its
-// reads into n.
-func countingServer(n *countedReads, objs ...client.Object) client.WithWatch {
-	return fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(objs...).
-		WithInterceptorFuncs(interceptor.Funcs{
-			Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-				if _, ok := obj.(*metav1.PartialObjectMetadata); ok {
-					n.metadata++
-				} else {
-					n.whole++
-				}
-				return cl.Get(ctx, key, obj, opts...)
-			},
-			List: func(ctx context.Context, cl client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-				n.metadata++
-				return cl.List(ctx, list, opts...)
-			},
-		}).Build()
-}
 
 // manifestOf returns a manifest ConfigMap of the Corpus docs for revision
 // rev, with the given UID and shards.
@@ -67,33 +43,33 @@ func TestRevisionManifestsReadsAManifestWholeOncePerUID(t *testing.T) {
 	ctx := context.Background()
 	first := manifestOf("aaaaaaaa11111111", "uid-1", "docs-shard-a")
 	key := client.ObjectKeyFromObject(first)
-	var n countedReads
-	api := countingServer(&n, first)
+	var n kubetest.Reads
+	api := kubetest.CountingClient(NewScheme(), &n, first)
 	informer := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(first).Build()
 	var m revisionManifests
 
-	read := func(informer client.Reader, want countedReads) storedRevision {
+	read := func(informer client.Reader, want kubetest.Reads) storedRevision {
 		t.Helper()
-		n = countedReads{}
+		n = kubetest.Reads{}
 		got, err := m.get(ctx, informer, api, key)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n != want {
-			t.Fatalf("the API server was asked for %d whole ConfigMaps and %d metadata, want %+v", n.whole, n.metadata, want)
+			t.Fatalf("the API server was asked for %d whole ConfigMaps and %d metadata, want %+v", n.Whole, n.Metadata, want)
 		}
 		return got
 	}
-	got := read(informer, countedReads{whole: 1})
+	got := read(informer, kubetest.Reads{Whole: 1})
 	if got.status.Name != "aaaaaaaa11111111" || got.status.Documents != 1 || !slices.Equal(got.names, []string{"docs-shard-a", key.Name}) {
 		t.Fatalf("read %+v, names %q", got.status, got.names)
 	}
 	got.status.Documents, got.names[0] = 99, "changed"
-	again := read(informer, countedReads{})
+	again := read(informer, kubetest.Reads{})
 	if again.status.Documents != 1 || again.names[0] != "docs-shard-a" {
 		t.Fatalf("a caller's change reached what is remembered: %+v, %q", again.status, again.names)
 	}
-	read(nil, countedReads{metadata: 1})
+	read(nil, kubetest.Reads{Metadata: 1})
 
 	// Deleted and stored again under the same name: a new UID.
 	second := manifestOf("aaaaaaaa22222222", "uid-2", "docs-shard-b", "docs-shard-c")
@@ -106,7 +82,7 @@ func TestRevisionManifestsReadsAManifestWholeOncePerUID(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := read(informer, countedReads{whole: 1}); got.status.Name != "aaaaaaaa22222222" || len(got.names) != 3 {
+	if got := read(informer, kubetest.Reads{Whole: 1}); got.status.Name != "aaaaaaaa22222222" || len(got.names) != 3 {
 		t.Fatalf("after the manifest was made again, read %+v, names %q", got.status, got.names)
 	}
 
@@ -129,19 +105,19 @@ func TestRevisionManifestsListReadsOnlyNewManifestsWhole(t *testing.T) {
 	c := &v1alpha1.Corpus{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "docs"}}
 	a := manifestOf("aaaaaaaa11111111", "uid-a", "docs-shard-a")
 	b := manifestOf("bbbbbbbb22222222", "uid-b", "docs-shard-b")
-	var n countedReads
-	api := countingServer(&n, a, b, storedConfigMap("docs-shard-a", cmbundle.RoleShard))
+	var n kubetest.Reads
+	api := kubetest.CountingClient(NewScheme(), &n, a, b, storedConfigMap("docs-shard-a", cmbundle.RoleShard))
 	var m revisionManifests
 
-	names := func(want countedReads) []string {
+	names := func(want kubetest.Reads) []string {
 		t.Helper()
-		n = countedReads{}
+		n = kubetest.Reads{}
 		stored, err := m.list(ctx, api, c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n != want {
-			t.Fatalf("the API server was asked for %d whole ConfigMaps and %d metadata, want %+v", n.whole, n.metadata, want)
+			t.Fatalf("the API server was asked for %d whole ConfigMaps and %d metadata, want %+v", n.Whole, n.Metadata, want)
 		}
 		var all []string
 		for _, s := range stored {
@@ -149,7 +125,7 @@ func TestRevisionManifestsListReadsOnlyNewManifestsWhole(t *testing.T) {
 		}
 		return sortedNames(all...)
 	}
-	if got := names(countedReads{whole: 2, metadata: 1}); !slices.Equal(got, sortedNames(a.Name, "docs-shard-a", b.Name, "docs-shard-b")) {
+	if got := names(kubetest.Reads{Whole: 2, Metadata: 1}); !slices.Equal(got, sortedNames(a.Name, "docs-shard-a", b.Name, "docs-shard-b")) {
 		t.Fatalf("named %q", got)
 	}
 	third := manifestOf("cccccccc33333333", "uid-c", "docs-shard-c")
@@ -159,7 +135,7 @@ func TestRevisionManifestsListReadsOnlyNewManifestsWhole(t *testing.T) {
 	if err := api.Delete(ctx, b.DeepCopy()); err != nil {
 		t.Fatal(err)
 	}
-	if got := names(countedReads{whole: 1, metadata: 1}); !slices.Equal(got, sortedNames(a.Name, "docs-shard-a", third.Name, "docs-shard-c")) {
+	if got := names(kubetest.Reads{Whole: 1, Metadata: 1}); !slices.Equal(got, sortedNames(a.Name, "docs-shard-a", third.Name, "docs-shard-c")) {
 		t.Fatalf("after one manifest was added and one deleted, named %q", got)
 	}
 }

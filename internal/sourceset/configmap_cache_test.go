@@ -12,43 +12,19 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/kubetest"
 )
 
-// wholeReads counts the ConfigMaps a fake API server sends whole, by Get
-// or List, and the requests for metadata alone.
-type wholeReads struct{ configMaps, metadata int }
-
-// countingServer returns a fake API server holding objs that counts the
-// ConfigMaps it sends whole into n.
-func countingServer(t *testing.T, n *wholeReads, objs ...client.Object) client.WithWatch {
+// countingServer returns a fake API server holding objs that counts its
+// reads into n.
+func countingServer(t *testing.T, n *kubetest.Reads, objs ...client.Object) client.WithWatch {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
-		WithInterceptorFuncs(interceptor.Funcs{
-			Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-				if _, whole := obj.(*corev1.ConfigMap); whole {
-					n.configMaps++
-				} else {
-					n.metadata++
-				}
-				return cl.Get(ctx, key, obj, opts...)
-			},
-			List: func(ctx context.Context, cl client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-				err := cl.List(ctx, list, opts...)
-				if l, whole := list.(*corev1.ConfigMapList); whole {
-					n.configMaps += len(l.Items)
-				} else {
-					n.metadata++
-				}
-				return err
-			},
-		}).Build()
+	return kubetest.CountingClient(scheme, n, objs...)
 }
 
 // noteConfigMap is a ConfigMap of namespace ns labelled corpus=notes that
@@ -67,7 +43,7 @@ func noteConfigMap(name string, notes ...string) *corev1.ConfigMap {
 // those a Reader without a cache reads.
 func TestConfigMapCacheReadsOnlyWhatChanged(t *testing.T) {
 	ctx := context.Background()
-	var n wholeReads
+	var n kubetest.Reads
 	handbook := noteConfigMap("handbook", "# Handbook\n\nRead me.")
 	handbook.Labels = nil
 	api := countingServer(t, &n, noteConfigMap("a", "Alpha one.", "Alpha two."), noteConfigMap("b", "Beta."), handbook)
@@ -78,13 +54,13 @@ func TestConfigMapCacheReadsOnlyWhatChanged(t *testing.T) {
 	cache := &ConfigMapCache{}
 	read := func(step string, wantWhole int) {
 		t.Helper()
-		n = wholeReads{}
+		n = kubetest.Reads{}
 		got, err := (&Reader{Client: api, Namespace: "ns", ConfigMaps: cache}).Read(ctx, sources)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n.configMaps != wantWhole {
-			t.Errorf("%s: %d ConfigMaps sent whole, want %d", step, n.configMaps, wantWhole)
+		if n.Whole != wantWhole {
+			t.Errorf("%s: %d ConfigMaps sent whole, want %d", step, n.Whole, wantWhole)
 		}
 		want, err := (&Reader{Client: api, Namespace: "ns"}).Read(ctx, sources)
 		if err != nil {
@@ -149,28 +125,28 @@ func TestConfigMapCacheForgetsPastItsBound(t *testing.T) {
 // all, and that a change the informer has seen is read whole.
 func TestConfigMapCacheAsksTheInformerForMetadata(t *testing.T) {
 	ctx := context.Background()
-	var n wholeReads
+	var n kubetest.Reads
 	objs := func() []client.Object {
 		return []client.Object{noteConfigMap("a", "Alpha."), noteConfigMap("b", "Beta.")}
 	}
 	api := countingServer(t, &n, objs()...)
-	var informerReads wholeReads
+	var informerReads kubetest.Reads
 	informer := countingServer(t, &informerReads, objs()...)
 	sources := []v1alpha1.Source{{Name: "notes", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"corpus": "notes"}}}}
 	reader := &Reader{Client: api, Namespace: "ns", ConfigMaps: &ConfigMapCache{}, Metadata: informer}
-	read := func(step string, want wholeReads, wantText string) {
+	read := func(step string, want kubetest.Reads, wantText string) {
 		t.Helper()
-		n = wholeReads{}
+		n = kubetest.Reads{}
 		set, err := reader.Read(ctx, sources)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n != want || len(set.Docs) != 2 || set.Docs[1].Text != wantText {
-			t.Fatalf("%s: the API server sent %d ConfigMaps whole and answered %d metadata requests (want %+v); read %v", step, n.configMaps, n.metadata, want, set.Docs)
+			t.Fatalf("%s: the API server sent %d ConfigMaps whole and answered %d metadata requests (want %+v); read %v", step, n.Whole, n.Metadata, want, set.Docs)
 		}
 	}
-	read("first read", wholeReads{configMaps: 2}, "Beta.")
-	read("unchanged", wholeReads{}, "Beta.")
+	read("first read", kubetest.Reads{Whole: 2}, "Beta.")
+	read("unchanged", kubetest.Reads{}, "Beta.")
 	for _, c := range []client.Client{api, informer} {
 		b := &corev1.ConfigMap{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "b"}, b); err != nil {
@@ -181,5 +157,5 @@ func TestConfigMapCacheAsksTheInformerForMetadata(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	read("edited", wholeReads{configMaps: 2}, "Beta, edited.")
+	read("edited", kubetest.Reads{Whole: 2}, "Beta, edited.")
 }
