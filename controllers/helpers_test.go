@@ -23,11 +23,11 @@ func uniqueName(prefix string) string {
 }
 
 // newNamespace creates a namespace for one test.
-func newNamespace(t *testing.T) string {
-	t.Helper()
+func newNamespace(tb testing.TB) string {
+	tb.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: uniqueName("test")}}
 	if err := k8s.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return ns.Name
 }
