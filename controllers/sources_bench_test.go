@@ -20,8 +20,8 @@ import (
 )
 
 // BenchmarkReadConfigMapSources reads a selector source of 20 ConfigMaps
-// holding 1,500 notes of about 500 bytes each (15 MB) from the envtest API
-// server, as a Corpus reconcile of unchanged sources does: whole every
+// holding 1,500 synthetic notes each (12 MB as the API server sends them)
+// from the envtest API server, as a Corpus reconcile of unchanged sources does: whole every
 // time, and kept in a sourceset.ConfigMapCache with their metadata read
 // from the API server, or from an informer of ConfigMap metadata as the
 // operator's. It reports the bytes the API server sent per read.
