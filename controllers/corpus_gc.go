@@ -16,6 +16,7 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/cmbundle"
+	"github.com/parentrag/parentrag/internal/sourceset"
 )
 
 // collectGarbage deletes the ConfigMaps of every revision that is neither
@@ -104,9 +105,8 @@ func (r *CorpusReconciler) storedRevisions(ctx context.Context, c *v1alpha1.Corp
 	if r.MetadataCache != nil {
 		reader = r.MetadataCache
 	}
-	var list metav1.PartialObjectMetadataList
-	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
-	if err := reader.List(ctx, &list, client.InNamespace(c.Namespace), client.MatchingLabels{cmbundle.LabelCorpus: c.Name}); err != nil {
+	list := sourceset.ConfigMapMetadataList()
+	if err := reader.List(ctx, list, client.InNamespace(c.Namespace), client.MatchingLabels{cmbundle.LabelCorpus: c.Name}); err != nil {
 		return nil, fmt.Errorf("listing revision ConfigMaps: %w", err)
 	}
 	seen := map[string]bool{}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/cmbundle"
+	"github.com/parentrag/parentrag/internal/sourceset"
 )
 
 // Event reasons of a repair.
@@ -94,9 +94,8 @@ func (r *CorpusReconciler) missingConfigMaps(ctx context.Context, c *v1alpha1.Co
 // absentConfigMaps returns, sorted, those of names that reader does not
 // list among the Corpus's ConfigMaps (labelled with it), as metadata.
 func absentConfigMaps(ctx context.Context, reader client.Reader, c *v1alpha1.Corpus, names []string) ([]string, error) {
-	var list metav1.PartialObjectMetadataList
-	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
-	if err := reader.List(ctx, &list, client.InNamespace(c.Namespace), client.MatchingLabels{cmbundle.LabelCorpus: c.Name}); err != nil {
+	list := sourceset.ConfigMapMetadataList()
+	if err := reader.List(ctx, list, client.InNamespace(c.Namespace), client.MatchingLabels{cmbundle.LabelCorpus: c.Name}); err != nil {
 		return nil, fmt.Errorf("listing the Corpus's ConfigMaps: %w", err)
 	}
 	stored := make(map[string]bool, len(list.Items))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/cmbundle"
+	"github.com/parentrag/parentrag/internal/sourceset"
 )
 
 // collectSharedShards deletes the shards the Corpus's revisions share
@@ -67,10 +68,9 @@ func (r *CorpusReconciler) namedShards(ctx context.Context, c *v1alpha1.Corpus) 
 // (collectSharedShards, never during a build), so none goes before the
 // build's manifest names it.
 func sharedShards(ctx context.Context, reader client.Reader, c *v1alpha1.Corpus) (map[string]bool, error) {
-	var list metav1.PartialObjectMetadataList
-	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
+	list := sourceset.ConfigMapMetadataList()
 	sel := client.MatchingLabelsSelector{Selector: cmbundle.SharedShardSelector(c.Name)}
-	if err := reader.List(ctx, &list, client.InNamespace(c.Namespace), sel); err != nil {
+	if err := reader.List(ctx, list, client.InNamespace(c.Namespace), sel); err != nil {
 		return nil, fmt.Errorf("listing shared shards: %w", err)
 	}
 	names := make(map[string]bool, len(list.Items))

@@ -2,18 +2,17 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/cmbundle"
+	"github.com/parentrag/parentrag/internal/sourceset"
 )
 
 // storedRevision is what a revision's manifest ConfigMap says: the
@@ -48,13 +47,9 @@ const maxRememberedManifests = 256
 // A manifest that neither holds yields api's NotFound error. The result
 // is the caller's own to change.
 func (m *revisionManifests) get(ctx context.Context, informer, api client.Reader, key client.ObjectKey) (storedRevision, error) {
-	var meta *metav1.PartialObjectMetadata
-	err := errNoInformer
-	if informer != nil {
-		meta, err = getMetadata(ctx, informer, key)
-	}
-	if err != nil {
-		if meta, err = getMetadata(ctx, api, key); err != nil {
+	meta := sourceset.ConfigMapMetadata()
+	if informer == nil || informer.Get(ctx, key, meta) != nil {
+		if err := api.Get(ctx, key, meta); err != nil {
 			return storedRevision{}, err
 		}
 	}
@@ -64,17 +59,13 @@ func (m *revisionManifests) get(ctx context.Context, informer, api client.Reader
 	return m.fetch(ctx, api, key)
 }
 
-// errNoInformer stands for the metadata a nil informer cannot give.
-var errNoInformer = errors.New("no informer")
-
 // list returns what every stored manifest of the Corpus c holds, as the
 // API server lists them now: a manifest created a moment ago is among
 // them. Only the manifests not read before are read whole.
 func (m *revisionManifests) list(ctx context.Context, api client.Reader, c *v1alpha1.Corpus) ([]storedRevision, error) {
-	var metas metav1.PartialObjectMetadataList
-	metas.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
+	metas := sourceset.ConfigMapMetadataList()
 	sel := client.MatchingLabels{cmbundle.LabelCorpus: c.Name, cmbundle.LabelRole: cmbundle.RoleManifest}
-	if err := api.List(ctx, &metas, client.InNamespace(c.Namespace), sel); err != nil {
+	if err := api.List(ctx, metas, client.InNamespace(c.Namespace), sel); err != nil {
 		return nil, err
 	}
 	stored := make([]storedRevision, 0, len(metas.Items))
@@ -129,11 +120,4 @@ func (m *revisionManifests) remember(uid types.UID, got storedRevision) {
 // copy returns s with a status and names of its own.
 func (s storedRevision) copy() storedRevision {
 	return storedRevision{name: s.name, status: s.status.DeepCopy(), names: slices.Clone(s.names)}
-}
-
-// getMetadata reads the metadata of the ConfigMap key from reader.
-func getMetadata(ctx context.Context, reader client.Reader, key client.ObjectKey) (*metav1.PartialObjectMetadata, error) {
-	var meta metav1.PartialObjectMetadata
-	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-	return &meta, reader.Get(ctx, key, &meta)
 }

@@ -75,10 +75,9 @@ func dataBytes(cm *corev1.ConfigMap) int {
 func (r *Reader) getConfigMap(ctx context.Context, name string) (*corev1.ConfigMap, error) {
 	key := client.ObjectKey{Namespace: r.Namespace, Name: name}
 	if r.ConfigMaps != nil {
-		var meta metav1.PartialObjectMetadata
-		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-		if err := r.metadata().Get(ctx, key, &meta); err == nil {
-			if cm, ok := r.ConfigMaps.cached(&meta); ok {
+		meta := ConfigMapMetadata()
+		if err := r.metadata().Get(ctx, key, meta); err == nil {
+			if cm, ok := r.ConfigMaps.cached(meta); ok {
 				return cm, nil
 			}
 		}
@@ -120,9 +119,8 @@ func (r *Reader) listConfigMaps(ctx context.Context, opts ...client.ListOption) 
 // listCached lists the metadata of the ConfigMaps opts select and returns
 // them from the cache, or false when the cache lacks one of them as it is.
 func (r *Reader) listCached(ctx context.Context, opts []client.ListOption) ([]*corev1.ConfigMap, bool, error) {
-	var metas metav1.PartialObjectMetadataList
-	metas.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
-	if err := r.metadata().List(ctx, &metas, opts...); err != nil {
+	metas := ConfigMapMetadataList()
+	if err := r.metadata().List(ctx, metas, opts...); err != nil {
 		return nil, false, err
 	}
 	cms := make([]*corev1.ConfigMap, len(metas.Items))
@@ -142,4 +140,20 @@ func (r *Reader) metadata() client.Reader {
 		return r.Metadata
 	}
 	return r.Client
+}
+
+// ConfigMapMetadata returns an empty ConfigMap as metadata, to read one
+// without its data.
+func ConfigMapMetadata() *metav1.PartialObjectMetadata {
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	return meta
+}
+
+// ConfigMapMetadataList returns an empty list of ConfigMaps as metadata,
+// to list them without their data.
+func ConfigMapMetadataList() *metav1.PartialObjectMetadataList {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
+	return list
 }
