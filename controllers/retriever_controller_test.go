@@ -182,11 +182,9 @@ func TestRetrieverWaitsWhileItsRevisionIsStoredAgain(t *testing.T) {
 	if err := k8s.Delete(context.Background(), manifest); err != nil {
 		t.Fatal(err)
 	}
-	get(t, rt)
-	rt.Annotations = map[string]string{controllers.ReconcileAtAnno: "after-the-deletion"}
-	if err := k8s.Update(context.Background(), rt); err != nil {
-		t.Fatal(err)
-	}
+	updateRetriever(t, rt, func(rt *v1alpha1.Retriever) {
+		rt.Annotations = map[string]string{controllers.ReconcileAtAnno: "after-the-deletion"}
+	})
 	eventually(t, 20*time.Second, "RevisionNotStored", func() (bool, error) {
 		get(t, rt)
 		ready := meta.FindStatusCondition(rt.Status.Conditions, v1alpha1.ConditionReady)
