@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,7 +59,7 @@ func (r *CorpusReconciler) readSources(ctx context.Context, s *corpusState) (ctr
 		return ctrl.Result{}, err
 	}
 	s.sources = set
-	s.corpus.Status.SourceErrors = set.Errors
+	s.corpus.Status.SourceErrors = slices.Clone(set.Errors) // a kept set is shared
 	if b := set.Blocked; b != nil {
 		return r.sourceBlocked(s, b)
 	}

@@ -24,54 +24,73 @@ const (
 	ManagedByValue = "parentrag"
 )
 
-// readConfigMap reads the named ConfigMap's keys (or the listed ones) as
-// documents; a missing ConfigMap is reported.
-func (r *Reader) readConfigMap(ctx context.Context, sourceName, name string, keys []string, set *Set) error {
-	cm, err := r.getConfigMap(ctx, name)
-	if apierrors.IsNotFound(err) {
-		set.fail(sourceName, "", fmt.Sprintf("ConfigMap %s not found", name))
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading ConfigMap %s: %w", name, err)
-	}
-	if len(keys) == 0 {
-		keys = configMapKeys(cm)
-	}
-	read := ConfigMapRead{Source: sourceName, Name: name}
-	for _, key := range keys {
-		if addConfigMapKey(set, sourceName, cm, key) {
-			read.Keys = append(read.Keys, key)
-		}
-	}
-	set.Read = append(set.Read, read)
-	return nil
+// fetchedSource is what a ConfigMap or selector source fetched: its
+// ConfigMaps, in the order their documents are added, or why it has none.
+type fetchedSource struct {
+	cms     []*corev1.ConfigMap
+	problem string // a missing ConfigMap or an invalid selector
 }
 
-// readSelector reads every key of every ConfigMap whose labels match,
-// except the operator's own.
-func (r *Reader) readSelector(ctx context.Context, src v1alpha1.Source, set *Set) error {
+// fetchConfigMapSource fetches the ConfigMaps of a ConfigMap or selector
+// source. Only an error talking to the API server is returned.
+func (r *Reader) fetchConfigMapSource(ctx context.Context, src v1alpha1.Source) (fetchedSource, error) {
+	if src.ConfigMap != nil {
+		return r.fetchConfigMap(ctx, src.ConfigMap.Name)
+	}
+	return r.fetchSelector(ctx, src)
+}
+
+// fetchConfigMap fetches the named ConfigMap; a missing one is a problem.
+func (r *Reader) fetchConfigMap(ctx context.Context, name string) (fetchedSource, error) {
+	cm, err := r.getConfigMap(ctx, name)
+	if apierrors.IsNotFound(err) {
+		return fetchedSource{problem: fmt.Sprintf("ConfigMap %s not found", name)}, nil
+	}
+	if err != nil {
+		return fetchedSource{}, fmt.Errorf("reading ConfigMap %s: %w", name, err)
+	}
+	return fetchedSource{cms: []*corev1.ConfigMap{cm}}, nil
+}
+
+// fetchSelector fetches every ConfigMap whose labels match, except the
+// operator's own, by name.
+func (r *Reader) fetchSelector(ctx context.Context, src v1alpha1.Source) (fetchedSource, error) {
 	sel, err := metav1.LabelSelectorAsSelector(src.Selector)
 	if err != nil {
-		set.fail(src.Name, "", fmt.Sprintf("invalid selector: %v", err))
-		return nil
+		return fetchedSource{problem: fmt.Sprintf("invalid selector: %v", err)}, nil
 	}
 	notOurs, _ := labels.NewRequirement(LabelManagedBy, selection.NotEquals, []string{ManagedByValue})
 	cms, err := r.listConfigMaps(ctx, client.MatchingLabelsSelector{Selector: sel.Add(*notOurs)})
 	if err != nil {
-		return fmt.Errorf("listing ConfigMaps for source %s: %w", src.Name, err)
+		return fetchedSource{}, fmt.Errorf("listing ConfigMaps for source %s: %w", src.Name, err)
 	}
 	sort.Slice(cms, func(i, j int) bool { return cms[i].Name < cms[j].Name })
-	for _, cm := range cms {
+	return fetchedSource{cms: cms}, nil
+}
+
+// addConfigMapSource adds what a ConfigMap or selector source fetched to
+// set: the keys the source lists (a named ConfigMap's) or every key.
+func addConfigMapSource(set *Set, src v1alpha1.Source, fetched fetchedSource) {
+	if fetched.problem != "" {
+		set.fail(src.Name, "", fetched.problem)
+		return
+	}
+	for _, cm := range fetched.cms {
+		var keys []string
+		if src.ConfigMap != nil {
+			keys = src.ConfigMap.Keys
+		}
+		if len(keys) == 0 {
+			keys = configMapKeys(cm)
+		}
 		read := ConfigMapRead{Source: src.Name, Name: cm.Name}
-		for _, key := range configMapKeys(cm) {
+		for _, key := range keys {
 			if addConfigMapKey(set, src.Name, cm, key) {
 				read.Keys = append(read.Keys, key)
 			}
 		}
 		set.Read = append(set.Read, read)
 	}
-	return nil
 }
 
 // configMapKeys returns the data and binaryData keys, sorted.

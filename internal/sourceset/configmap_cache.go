@@ -21,6 +21,10 @@ type ConfigMapCache struct {
 	mu    sync.Mutex
 	objs  map[types.NamespacedName]*corev1.ConfigMap
 	bytes int
+	// sets are the sets read from kept ConfigMaps (see readKept); they
+	// are forgotten whenever a ConfigMap is kept anew, so that they hold
+	// no data the cache has let go.
+	sets map[setKey]*Set
 }
 
 // MaxConfigMapCacheBytes bounds the data a ConfigMapCache keeps.
@@ -44,6 +48,7 @@ func (c *ConfigMapCache) remember(cm *corev1.ConfigMap) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := types.NamespacedName{Namespace: cm.Namespace, Name: cm.Name}
+	c.sets = nil
 	if old, ok := c.objs[key]; ok {
 		c.bytes -= dataBytes(old)
 		delete(c.objs, key)

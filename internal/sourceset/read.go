@@ -34,6 +34,9 @@ type Reader struct {
 // read is reported in the set; only an error talking to the API server is
 // returned.
 func (r *Reader) Read(ctx context.Context, sources []v1alpha1.Source) (*Set, error) {
+	if r.ConfigMaps != nil && keepable(sources) {
+		return r.readKept(ctx, sources)
+	}
 	set := newSet()
 	for _, src := range sources {
 		if err := r.readOne(ctx, src, set); err != nil {
@@ -47,17 +50,24 @@ func (r *Reader) Read(ctx context.Context, sources []v1alpha1.Source) (*Set, err
 func (r *Reader) readOne(ctx context.Context, src v1alpha1.Source, set *Set) error {
 	switch {
 	case len(src.Inline) > 0:
-		for _, d := range src.Inline {
-			set.add(src.Name, hierarchy.Document{ID: d.ID, Title: d.Title, Text: d.Text})
+		addInline(set, src)
+	case src.ConfigMap != nil || src.Selector != nil:
+		fetched, err := r.fetchConfigMapSource(ctx, src)
+		if err != nil {
+			return err
 		}
-	case src.ConfigMap != nil:
-		return r.readConfigMap(ctx, src.Name, src.ConfigMap.Name, src.ConfigMap.Keys, set)
-	case src.Selector != nil:
-		return r.readSelector(ctx, src, set)
+		addConfigMapSource(set, src, fetched)
 	case src.URL != nil:
 		return r.readURL(ctx, src, set)
 	case src.SourceRef != nil:
 		return r.readSourceRef(ctx, src, set)
 	}
 	return nil
+}
+
+// addInline adds an inline source's documents to set.
+func addInline(set *Set, src v1alpha1.Source) {
+	for _, d := range src.Inline {
+		set.add(src.Name, hierarchy.Document{ID: d.ID, Title: d.Title, Text: d.Text})
+	}
 }

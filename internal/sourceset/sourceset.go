@@ -47,6 +47,8 @@ type Set struct {
 	failed map[string]bool
 	// seen maps a document id to the source that gave it.
 	seen map[string]string
+	// digest is Digest's, once computed.
+	digest string
 }
 
 // ConfigMapRead is one ConfigMap a source read and the keys it used.
@@ -107,8 +109,17 @@ func (s *Set) Count() int { return len(s.Docs) + s.Unkept }
 // it is bundle.SourceDigest of the documents. A URL source counts by what
 // determines its documents instead (its spec and the sha256 of what was
 // downloaded), which costs nothing to recompute while its content is
-// cached and is the same whether or not its documents were kept.
+// cached and is the same whether or not its documents were kept. It is
+// computed once.
 func (s *Set) Digest() string {
+	if s.digest == "" {
+		s.digest = s.computeDigest()
+	}
+	return s.digest
+}
+
+// computeDigest computes Digest.
+func (s *Set) computeDigest() string {
 	if len(s.urls) == 0 {
 		return bundle.SourceDigest(s.Docs)
 	}

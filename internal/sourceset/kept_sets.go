@@ -1,0 +1,124 @@
+package sourceset
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"hash"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+)
+
+// A Reader with a ConfigMapCache also keeps the sets it reads from
+// inline, ConfigMap and selector sources, by the sources' spec and the
+// UID and resourceVersion of every ConfigMap they fetched. A read whose
+// ConfigMaps are all unchanged then costs their metadata alone: no
+// document is checked, added or hashed again. Sets of URL and sourceRef
+// sources are read each time (their content is cached by the Fetchers).
+
+// maxKeptSets bounds the sets a ConfigMapCache keeps; past it they are
+// all forgotten.
+const maxKeptSets = 64
+
+// setKey identifies what a set is read from.
+type setKey [sha256.Size]byte
+
+// keepable reports whether every source is inline, a ConfigMap or a
+// selector, so that the set read from them is known by their ConfigMaps'
+// versions.
+func keepable(sources []v1alpha1.Source) bool {
+	for _, src := range sources {
+		if len(src.Inline) == 0 && src.ConfigMap == nil && src.Selector == nil && (src.URL != nil || src.SourceRef != nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// readKept reads keepable sources: it fetches their ConfigMaps, from the
+// cache where unchanged, and returns the set kept for exactly these
+// sources and ConfigMap versions, or reads the set and keeps it. A kept
+// set is shared: it must not be changed.
+func (r *Reader) readKept(ctx context.Context, sources []v1alpha1.Source) (*Set, error) {
+	fetched := make([]fetchedSource, len(sources))
+	for i, src := range sources {
+		if len(src.Inline) > 0 || (src.ConfigMap == nil && src.Selector == nil) {
+			continue
+		}
+		f, err := r.fetchConfigMapSource(ctx, src)
+		if err != nil {
+			return nil, err
+		}
+		fetched[i] = f
+	}
+	key, err := keyOf(r.Namespace, sources, fetched)
+	if err != nil {
+		return nil, err
+	}
+	if set, ok := r.ConfigMaps.keptSet(key); ok {
+		return set, nil
+	}
+	set := newSet()
+	for i, src := range sources {
+		switch {
+		case len(src.Inline) > 0:
+			addInline(set, src)
+		case src.ConfigMap != nil || src.Selector != nil:
+			addConfigMapSource(set, src, fetched[i])
+		}
+	}
+	set.Digest() // computed before the set is shared
+	r.ConfigMaps.keepSet(key, set)
+	return set, nil
+}
+
+// keyOf hashes the namespace, the sources' spec and the name, UID and
+// resourceVersion of every ConfigMap fetched for them, in order, or the
+// problem a source had instead.
+func keyOf(namespace string, sources []v1alpha1.Source, fetched []fetchedSource) (setKey, error) {
+	spec, err := json.Marshal(sources)
+	if err != nil {
+		return setKey{}, err
+	}
+	h := sha256.New()
+	for _, field := range []string{namespace, string(spec)} {
+		writeField(h, field)
+	}
+	for _, f := range fetched {
+		writeField(h, f.problem)
+		for _, cm := range f.cms {
+			writeField(h, cm.Name)
+			writeField(h, string(cm.UID))
+			writeField(h, cm.ResourceVersion)
+		}
+		writeField(h, "")
+	}
+	var key setKey
+	h.Sum(key[:0])
+	return key, nil
+}
+
+// writeField writes s and a NUL, which no name, UID or version holds.
+func writeField(h hash.Hash, s string) {
+	h.Write([]byte(s))
+	h.Write([]byte{0})
+}
+
+// keptSet returns the set kept under key.
+func (c *ConfigMapCache) keptSet(key setKey) (*Set, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	set, ok := c.sets[key]
+	return set, ok
+}
+
+// keepSet keeps set under key, forgetting every kept set first when there
+// are maxKeptSets.
+func (c *ConfigMapCache) keepSet(key setKey, set *Set) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sets == nil || len(c.sets) >= maxKeptSets {
+		c.sets = map[setKey]*Set{}
+	}
+	c.sets[key] = set
+}

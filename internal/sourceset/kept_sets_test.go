@@ -1,0 +1,109 @@
+package sourceset
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/kubetest"
+)
+
+// TestReaderKeepsTheSetOfUnchangedSources reads the same sources again
+// and again through one cache: while neither their spec nor any of their
+// ConfigMaps changes, the Reader returns the set it read before; a change
+// to either gives a new set, the same as a Reader without a cache reads.
+func TestReaderKeepsTheSetOfUnchangedSources(t *testing.T) {
+	ctx := context.Background()
+	var n kubetest.Reads
+	api := countingServer(t, &n, noteConfigMap("a", "Alpha one.", "Alpha two."), noteConfigMap("b", "Beta."))
+	sources := []v1alpha1.Source{
+		{Name: "notes", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"corpus": "notes"}}},
+		{Name: "handbook", ConfigMap: &v1alpha1.ConfigMapSource{Name: "handbook"}},
+		{Name: "inline", Inline: []v1alpha1.InlineDocument{{ID: "faq", Text: "Ask away."}}},
+	}
+	reader := &Reader{Client: api, Namespace: "ns", ConfigMaps: &ConfigMapCache{}}
+	var last *Set
+	read := func(step string, wantKept bool) {
+		t.Helper()
+		got, err := reader.Read(ctx, sources)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept := got == last; kept != wantKept {
+			t.Fatalf("%s: the set read before was returned: %v, want %v", step, kept, wantKept)
+		}
+		want, err := (&Reader{Client: api, Namespace: "ns"}).Read(ctx, sources)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Docs, want.Docs) || !reflect.DeepEqual(got.Errors, want.Errors) ||
+			!reflect.DeepEqual(got.Read, want.Read) || got.Digest() != want.Digest() {
+			t.Fatalf("%s: read %v (errors %v), without the cache %v (errors %v)", step, got.Docs, got.Errors, want.Docs, want.Errors)
+		}
+		last = got
+	}
+	read("first read, handbook missing", false)
+	read("unchanged", true)
+
+	if err := api.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "handbook"}, Data: map[string]string{"intro.md": "# Intro\n\nHello."}}); err != nil {
+		t.Fatal(err)
+	}
+	read("handbook created", false)
+	read("unchanged again", true)
+
+	b := &corev1.ConfigMap{}
+	if err := api.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "b"}, b); err != nil {
+		t.Fatal(err)
+	}
+	b.Data["n0.md"] = "Beta, edited."
+	if err := api.Update(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	read("a ConfigMap edited", false)
+
+	sources[2].Inline[0].Text = "Ask anything."
+	read("the inline document edited", false)
+	sources[0].Selector.MatchLabels["corpus"] = "none"
+	read("the selector changed", false)
+	read("unchanged at last", true)
+
+	n = kubetest.Reads{}
+	reader.Read(ctx, sources)
+	if n.Whole != 0 {
+		t.Fatalf("a read of unchanged sources sent %d ConfigMaps whole", n.Whole)
+	}
+}
+
+// TestReaderReadsURLSourcesEachTime checks that a set with a URL source
+// is not kept: its documents come from the Fetchers, which decide when to
+// download them again.
+func TestReaderReadsURLSourcesEachTime(t *testing.T) {
+	text := "# Remote\n\nFirst words."
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, text) }))
+	defer srv.Close()
+	sources := []v1alpha1.Source{
+		{Name: "inline", Inline: []v1alpha1.InlineDocument{{ID: "faq", Text: "Ask away."}}},
+		{Name: "remote", URL: &v1alpha1.URLSource{URL: srv.URL + "/remote.md"}},
+	}
+	reader := &Reader{Namespace: "ns", ConfigMaps: &ConfigMapCache{}}
+	first, err := reader.Read(context.Background(), sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = "# Remote\n\nOther words."
+	second, err := reader.Read(context.Background(), sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first == second || first.Digest() == second.Digest() || len(second.Docs) != 2 || second.Docs[1].Text != text {
+		t.Fatalf("a URL source's new content was not read: %v, then %v", first.Docs, second.Docs)
+	}
+}
