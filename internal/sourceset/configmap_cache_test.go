@@ -37,6 +37,19 @@ func noteConfigMap(name string, notes ...string) *corev1.ConfigMap {
 	return cm
 }
 
+// editBeta changes the first note of ConfigMap b to "Beta, edited.".
+func editBeta(t *testing.T, c client.Client) {
+	t.Helper()
+	b := &corev1.ConfigMap{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "b"}, b); err != nil {
+		t.Fatal(err)
+	}
+	b.Data["n0.md"] = "Beta, edited."
+	if err := c.Update(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestConfigMapCacheReadsOnlyWhatChanged reads a selector source and a
 // named one again and again: unchanged ConfigMaps are not sent whole
 // again, a change or a new ConfigMap is read, and the documents are always
@@ -73,14 +86,7 @@ func TestConfigMapCacheReadsOnlyWhatChanged(t *testing.T) {
 	read("first read", 3)
 	read("unchanged", 0)
 
-	b := &corev1.ConfigMap{}
-	if err := api.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "b"}, b); err != nil {
-		t.Fatal(err)
-	}
-	b.Data["n0.md"] = "Beta, edited."
-	if err := api.Update(ctx, b); err != nil {
-		t.Fatal(err)
-	}
+	editBeta(t, api)
 	read("one edited", 2) // the selector's two again; handbook is unchanged
 	if err := api.Create(ctx, noteConfigMap("c", "Gamma.")); err != nil {
 		t.Fatal(err)
@@ -148,14 +154,7 @@ func TestConfigMapCacheAsksTheInformerForMetadata(t *testing.T) {
 	read("first read", kubetest.Reads{Whole: 2}, "Beta.")
 	read("unchanged", kubetest.Reads{}, "Beta.")
 	for _, c := range []client.Client{api, informer} {
-		b := &corev1.ConfigMap{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "b"}, b); err != nil {
-			t.Fatal(err)
-		}
-		b.Data["n0.md"] = "Beta, edited."
-		if err := c.Update(ctx, b); err != nil {
-			t.Fatal(err)
-		}
+		editBeta(t, c)
 	}
 	read("edited", kubetest.Reads{Whole: 2}, "Beta, edited.")
 }

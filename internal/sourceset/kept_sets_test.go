@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/kubetest"
@@ -59,14 +58,7 @@ func TestReaderKeepsTheSetOfUnchangedSources(t *testing.T) {
 	read("handbook created", false)
 	read("unchanged again", true)
 
-	b := &corev1.ConfigMap{}
-	if err := api.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "b"}, b); err != nil {
-		t.Fatal(err)
-	}
-	b.Data["n0.md"] = "Beta, edited."
-	if err := api.Update(ctx, b); err != nil {
-		t.Fatal(err)
-	}
+	editBeta(t, api)
 	read("a ConfigMap edited", false)
 
 	sources[2].Inline[0].Text = "Ask anything."
