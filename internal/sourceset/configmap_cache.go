@@ -24,7 +24,8 @@ type ConfigMapCache struct {
 	// sets are the sets read from kept ConfigMaps (see readKept); they
 	// are forgotten whenever a ConfigMap is kept anew, so that they hold
 	// no data the cache has let go.
-	sets map[setKey]*Set
+	sets    map[setKey]*Set
+	setDocs int // the documents of sets
 }
 
 // MaxConfigMapCacheBytes bounds the data a ConfigMapCache keeps.
@@ -48,7 +49,7 @@ func (c *ConfigMapCache) remember(cm *corev1.ConfigMap) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := types.NamespacedName{Namespace: cm.Namespace, Name: cm.Name}
-	c.sets = nil
+	c.sets, c.setDocs = nil, 0
 	if old, ok := c.objs[key]; ok {
 		c.bytes -= dataBytes(old)
 		delete(c.objs, key)

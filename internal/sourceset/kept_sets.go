@@ -16,9 +16,14 @@ import (
 // document is checked, added or hashed again. Sets of URL and sourceRef
 // sources are read each time (their content is cached by the Fetchers).
 
-// maxKeptSets bounds the sets a ConfigMapCache keeps; past it they are
-// all forgotten.
-const maxKeptSets = 64
+// maxKeptSets and maxKeptDocuments bound the sets a ConfigMapCache keeps
+// and their documents in all (each costs about 200 bytes beside its text,
+// which the kept ConfigMaps hold); past either, every kept set is
+// forgotten. A set of more documents is not kept.
+const (
+	maxKeptSets      = 64
+	maxKeptDocuments = 1 << 18
+)
 
 // setKey identifies what a set is read from.
 type setKey [sha256.Size]byte
@@ -112,13 +117,17 @@ func (c *ConfigMapCache) keptSet(key setKey) (*Set, bool) {
 	return set, ok
 }
 
-// keepSet keeps set under key, forgetting every kept set first when there
-// are maxKeptSets.
+// keepSet keeps set under key, forgetting every kept set first when one
+// more would pass maxKeptSets or maxKeptDocuments.
 func (c *ConfigMapCache) keepSet(key setKey, set *Set) {
+	n := len(set.Docs)
+	if n > maxKeptDocuments {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.sets == nil || len(c.sets) >= maxKeptSets {
-		c.sets = map[setKey]*Set{}
+	if c.sets == nil || len(c.sets) >= maxKeptSets || c.setDocs+n > maxKeptDocuments {
+		c.sets, c.setDocs = map[setKey]*Set{}, 0
 	}
-	c.sets[key] = set
+	c.sets[key], c.setDocs = set, c.setDocs+n
 }

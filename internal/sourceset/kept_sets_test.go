@@ -13,6 +13,7 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/kubetest"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 
 // TestReaderKeepsTheSetOfUnchangedSources reads the same sources again
@@ -97,5 +98,40 @@ func TestReaderReadsURLSourcesEachTime(t *testing.T) {
 	}
 	if first == second || first.Digest() == second.Digest() || len(second.Docs) != 2 || second.Docs[1].Text != text {
 		t.Fatalf("a URL source's new content was not read: %v, then %v", first.Docs, second.Docs)
+	}
+}
+
+// TestKeptSetsStayWithinTheirBounds checks that the sets a cache keeps
+// stay within maxKeptSets and maxKeptDocuments, that a set larger than
+// the bound is not kept, and that keeping a ConfigMap anew forgets them.
+func TestKeptSetsStayWithinTheirBounds(t *testing.T) {
+	var c ConfigMapCache
+	setOf := func(docs int) *Set { return &Set{Docs: make([]hierarchy.Document, docs)} }
+	for i := range 2 * maxKeptSets {
+		c.keepSet(setKey{byte(i), byte(i >> 8)}, setOf(1))
+		if len(c.sets) > maxKeptSets || c.setDocs != len(c.sets) {
+			t.Fatalf("after %d sets: %d kept, of %d documents", i+1, len(c.sets), c.setDocs)
+		}
+	}
+	for i := range 5 {
+		c.keepSet(setKey{0xff, byte(i)}, setOf(maxKeptDocuments/3))
+		if c.setDocs > maxKeptDocuments {
+			t.Fatalf("after %d large sets: %d documents kept", i+1, c.setDocs)
+		}
+	}
+	c.keepSet(setKey{0xfe}, setOf(maxKeptDocuments+1))
+	if _, ok := c.keptSet(setKey{0xfe}); ok {
+		t.Fatal("a set of more than maxKeptDocuments documents was kept")
+	}
+	kept := setKey{0xfd}
+	c.keepSet(kept, setOf(1))
+	if _, ok := c.keptSet(kept); !ok {
+		t.Fatal("a set just kept is not found")
+	}
+	cm := noteConfigMap("a", "Alpha.")
+	cm.UID, cm.ResourceVersion = "uid", "1"
+	c.remember(cm)
+	if _, ok := c.keptSet(kept); ok || c.setDocs != 0 {
+		t.Fatalf("keeping a ConfigMap anew left the kept sets (%d documents)", c.setDocs)
 	}
 }
