@@ -17,7 +17,7 @@ import (
 // sources are read each time (their content is cached by the Fetchers).
 
 // maxKeptSets and maxKeptDocuments bound the sets a ConfigMapCache keeps
-// and their documents in all (each costs about 200 bytes beside its text,
+// and their documents in all (each costs about 350 bytes beside its text,
 // which the kept ConfigMaps hold); past either, every kept set is
 // forgotten. A set of more documents is not kept.
 const (
