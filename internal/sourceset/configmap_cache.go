@@ -21,7 +21,7 @@ type ConfigMapCache struct {
 	mu    sync.Mutex
 	objs  map[types.NamespacedName]*corev1.ConfigMap
 	bytes int
-	// sets are the sets read from kept ConfigMaps (see readKept); they
+	// sets are the sets read from kept ConfigMaps (see Reader.Read); they
 	// are forgotten whenever a ConfigMap is kept anew, so that they hold
 	// no data the cache has let go.
 	sets    map[setKey]*Set

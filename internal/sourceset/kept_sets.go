@@ -1,7 +1,6 @@
 package sourceset
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"hash"
@@ -38,43 +37,6 @@ func keepable(sources []v1alpha1.Source) bool {
 		}
 	}
 	return true
-}
-
-// readKept reads keepable sources: it fetches their ConfigMaps, from the
-// cache where unchanged, and returns the set kept for exactly these
-// sources and ConfigMap versions, or reads the set and keeps it. A kept
-// set is shared: it must not be changed.
-func (r *Reader) readKept(ctx context.Context, sources []v1alpha1.Source) (*Set, error) {
-	fetched := make([]fetchedSource, len(sources))
-	for i, src := range sources {
-		if len(src.Inline) > 0 || (src.ConfigMap == nil && src.Selector == nil) {
-			continue
-		}
-		f, err := r.fetchConfigMapSource(ctx, src)
-		if err != nil {
-			return nil, err
-		}
-		fetched[i] = f
-	}
-	key, err := keyOf(r.Namespace, sources, fetched)
-	if err != nil {
-		return nil, err
-	}
-	if set, ok := r.ConfigMaps.keptSet(key); ok {
-		return set, nil
-	}
-	set := newSet()
-	for i, src := range sources {
-		switch {
-		case len(src.Inline) > 0:
-			addInline(set, src)
-		case src.ConfigMap != nil || src.Selector != nil:
-			addConfigMapSource(set, src, fetched[i])
-		}
-	}
-	set.Digest() // computed before the set is shared
-	r.ConfigMaps.keepSet(key, set)
-	return set, nil
 }
 
 // keyOf hashes the namespace, the sources' spec and the name, UID and

@@ -32,30 +32,67 @@ type Reader struct {
 
 // Read reads every source in order. A source or document that cannot be
 // read is reported in the set; only an error talking to the API server is
-// returned.
+// returned. With a ConfigMapCache and only keepable sources, the set read
+// before from the same spec and ConfigMap versions is returned as it is
+// (shared: it must not be changed), and a set read anew is kept.
 func (r *Reader) Read(ctx context.Context, sources []v1alpha1.Source) (*Set, error) {
-	if r.ConfigMaps != nil && keepable(sources) {
-		return r.readKept(ctx, sources)
+	fetched, err := r.fetchConfigMaps(ctx, sources)
+	if err != nil {
+		return nil, err
 	}
-	set := newSet()
-	for _, src := range sources {
-		if err := r.readOne(ctx, src, set); err != nil {
+	keep := r.ConfigMaps != nil && keepable(sources)
+	var key setKey
+	if keep {
+		if key, err = keyOf(r.Namespace, sources, fetched); err != nil {
 			return nil, err
 		}
+		if set, ok := r.ConfigMaps.keptSet(key); ok {
+			return set, nil
+		}
+	}
+	set := newSet()
+	for i, src := range sources {
+		if err := r.addOne(ctx, src, fetched[i], set); err != nil {
+			return nil, err
+		}
+	}
+	if keep {
+		set.Digest() // computed before the set is shared
+		r.ConfigMaps.keepSet(key, set)
 	}
 	return set, nil
 }
 
-// readOne reads one source into set.
-func (r *Reader) readOne(ctx context.Context, src v1alpha1.Source, set *Set) error {
+// readsConfigMaps reports whether src is read from ConfigMaps: a
+// ConfigMap or selector source without inline documents.
+func readsConfigMaps(src v1alpha1.Source) bool {
+	return len(src.Inline) == 0 && (src.ConfigMap != nil || src.Selector != nil)
+}
+
+// fetchConfigMaps fetches the ConfigMaps of every source readsConfigMaps
+// takes, by the source's index.
+func (r *Reader) fetchConfigMaps(ctx context.Context, sources []v1alpha1.Source) ([]fetchedSource, error) {
+	fetched := make([]fetchedSource, len(sources))
+	for i, src := range sources {
+		if !readsConfigMaps(src) {
+			continue
+		}
+		f, err := r.fetchConfigMapSource(ctx, src)
+		if err != nil {
+			return nil, err
+		}
+		fetched[i] = f
+	}
+	return fetched, nil
+}
+
+// addOne adds one source's documents to set, from what fetchConfigMaps
+// fetched for it or by reading its URL or artifact.
+func (r *Reader) addOne(ctx context.Context, src v1alpha1.Source, fetched fetchedSource, set *Set) error {
 	switch {
 	case len(src.Inline) > 0:
 		addInline(set, src)
-	case src.ConfigMap != nil || src.Selector != nil:
-		fetched, err := r.fetchConfigMapSource(ctx, src)
-		if err != nil {
-			return err
-		}
+	case readsConfigMaps(src):
 		addConfigMapSource(set, src, fetched)
 	case src.URL != nil:
 		return r.readURL(ctx, src, set)
