@@ -3,9 +3,9 @@ package sourceset
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"hash"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/fieldhash"
 )
 
 // A Reader with a ConfigMapCache also keeps the sets it reads from
@@ -39,36 +39,29 @@ func keepable(sources []v1alpha1.Source) bool {
 	return true
 }
 
-// keyOf hashes the namespace, the sources' spec and the name, UID and
-// resourceVersion of every ConfigMap fetched for them, in order, or the
-// problem a source had instead.
+// keyOf hashes the namespace, the sources' spec and, for each source in
+// order, the problem it had and the name, UID and resourceVersion of every
+// ConfigMap fetched for it, each field after its length.
 func keyOf(namespace string, sources []v1alpha1.Source, fetched []fetchedSource) (setKey, error) {
 	spec, err := json.Marshal(sources)
 	if err != nil {
 		return setKey{}, err
 	}
 	h := sha256.New()
-	for _, field := range []string{namespace, string(spec)} {
-		writeField(h, field)
-	}
+	fieldhash.WriteString(h, namespace)
+	fieldhash.Write(h, spec)
 	for _, f := range fetched {
-		writeField(h, f.problem)
+		fieldhash.WriteString(h, f.problem)
+		fieldhash.WriteUint(h, uint64(len(f.cms)))
 		for _, cm := range f.cms {
-			writeField(h, cm.Name)
-			writeField(h, string(cm.UID))
-			writeField(h, cm.ResourceVersion)
+			fieldhash.WriteString(h, cm.Name)
+			fieldhash.WriteString(h, string(cm.UID))
+			fieldhash.WriteString(h, cm.ResourceVersion)
 		}
-		writeField(h, "")
 	}
 	var key setKey
 	h.Sum(key[:0])
 	return key, nil
-}
-
-// writeField writes s and a NUL, which no name, UID or version holds.
-func writeField(h hash.Hash, s string) {
-	h.Write([]byte(s))
-	h.Write([]byte{0})
 }
 
 // keptSet returns the set kept under key.

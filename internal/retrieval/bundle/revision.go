@@ -6,10 +6,9 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"hash"
 	"sort"
-	"unsafe"
 
+	"github.com/parentrag/parentrag/internal/fieldhash"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 
@@ -38,7 +37,7 @@ func SourceDigest(docs []hierarchy.Document) string {
 	encoded := func(e entry) []byte {
 		var b []byte
 		for _, f := range fields(e) {
-			b = appendField(b, f)
+			b = fieldhash.AppendString(b, f)
 		}
 		return b
 	}
@@ -53,7 +52,7 @@ func SourceDigest(docs []hierarchy.Document) string {
 	h := sha256.New()
 	for _, e := range entries {
 		for _, f := range fields(e) {
-			writeField(h, f)
+			fieldhash.WriteString(h, f)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
@@ -89,23 +88,7 @@ func Revision(policyRevision, sourceDigest string, e Embedder, vs VectorStoreRef
 		parts = append(parts, "parentStore="+parentStore)
 	}
 	for _, part := range parts {
-		writeField(h, part)
+		fieldhash.WriteString(h, part)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
-}
-
-// writeField writes a length-prefixed field, so that field boundaries
-// cannot shift between inputs.
-func writeField(h hash.Hash, s string) {
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
-	h.Write(n[:])
-	h.Write(unsafe.Slice(unsafe.StringData(s), len(s))) // read, never written
-}
-
-// appendField appends s to b with its length before it, as writeField
-// hashes it.
-func appendField(b []byte, s string) []byte {
-	b = binary.LittleEndian.AppendUint64(b, uint64(len(s)))
-	return append(b, s...)
 }

@@ -8,8 +8,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
-	"unsafe"
 
+	"github.com/parentrag/parentrag/internal/fieldhash"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
@@ -98,21 +98,16 @@ func makeID(kind, docID, revision string, ordinal int, text string) string {
 	h := sha256.New()
 	var ord [8]byte
 	binary.LittleEndian.PutUint64(ord[:], uint64(ordinal))
-	for _, part := range [...][]byte{bytesOf(kind), bytesOf(docID), bytesOf(revision), ord[:], bytesOf(text)} {
-		var n [8]byte
-		binary.LittleEndian.PutUint64(n[:], uint64(len(part)))
-		h.Write(n[:])
-		h.Write(part)
-	}
+	fieldhash.WriteString(h, kind)
+	fieldhash.WriteString(h, docID)
+	fieldhash.WriteString(h, revision)
+	fieldhash.Write(h, ord[:]) // an 8-byte field, as ids have always hashed it
+	fieldhash.WriteString(h, text)
 	var sum [sha256.Size]byte
 	var id [2 * sha256.Size]byte
 	hex.Encode(id[:], h.Sum(sum[:0]))
 	return string(id[:idLength])
 }
-
-// bytesOf returns the bytes of s without copying them; they must not be
-// written (a hash only reads them).
-func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // offset adds a relative code-point offset to a base offset, keeping -1 for
 // an unknown position on either side.

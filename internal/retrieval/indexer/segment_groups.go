@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"hash/fnv"
 
+	"github.com/parentrag/parentrag/internal/fieldhash"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/segment"
 )
@@ -61,9 +62,9 @@ func endsRun(docID string) bool {
 // unit scope, and each document's unit key in order.
 func segmentKey(unit []byte, docs []hierarchy.Document) string {
 	h := sha256.New()
-	writeUint(h, segment.FormatVersion)
-	writeString(h, string(unit))
-	writeUint(h, uint64(len(docs)))
+	fieldhash.WriteUint(h, segment.FormatVersion)
+	fieldhash.WriteString(h, string(unit))
+	fieldhash.WriteUint(h, uint64(len(docs)))
 	for _, d := range docs {
 		k := keyOf(unit, d)
 		h.Write(k[:])

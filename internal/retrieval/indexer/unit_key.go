@@ -2,12 +2,10 @@ package indexer
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
-	"hash"
 	"runtime/debug"
 	"slices"
-	"unsafe"
 
+	"github.com/parentrag/parentrag/internal/fieldhash"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
@@ -30,14 +28,14 @@ type unitKey [sha256.Size]byte
 // spec, length unit, tokenizer).
 func unitScope(shape unitShape, scope []byte) []byte {
 	h := sha256.New()
-	writeUint(h, unitVersion)
-	writeString(h, buildIdentity())
-	writeString(h, embed.AnalyzerName)
-	writeUint(h, LeadWords)
-	writeString(h, HeadingSeparator)
-	writeBool(h, shape.analysed)
-	writeBool(h, shape.contexts)
-	writeString(h, string(scope))
+	fieldhash.WriteUint(h, unitVersion)
+	fieldhash.WriteString(h, buildIdentity())
+	fieldhash.WriteString(h, embed.AnalyzerName)
+	fieldhash.WriteUint(h, LeadWords)
+	fieldhash.WriteString(h, HeadingSeparator)
+	fieldhash.WriteBool(h, shape.analysed)
+	fieldhash.WriteBool(h, shape.contexts)
+	fieldhash.WriteString(h, string(scope))
 	return h.Sum(nil)
 }
 
@@ -47,18 +45,18 @@ func unitScope(shape unitShape, scope []byte) []byte {
 func keyOf(scope []byte, doc hierarchy.Document) unitKey {
 	h := sha256.New()
 	h.Write(scope)
-	writeString(h, doc.ID)
-	writeString(h, doc.Title)
-	writeString(h, doc.Text)
+	fieldhash.WriteString(h, doc.ID)
+	fieldhash.WriteString(h, doc.Title)
+	fieldhash.WriteString(h, doc.Text)
 	keys := make([]string, 0, len(doc.Metadata))
 	for k := range doc.Metadata {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	writeUint(h, uint64(len(keys)))
+	fieldhash.WriteUint(h, uint64(len(keys)))
 	for _, k := range keys {
-		writeString(h, k)
-		writeString(h, doc.Metadata[k])
+		fieldhash.WriteString(h, k)
+		fieldhash.WriteString(h, doc.Metadata[k])
 	}
 	var key unitKey
 	h.Sum(key[:0])
@@ -79,26 +77,4 @@ func buildIdentity() string {
 		}
 	}
 	return id
-}
-
-// writeUint hashes a fixed-width integer.
-func writeUint(h hash.Hash, v uint64) {
-	h.Write(binary.LittleEndian.AppendUint64(nil, v))
-}
-
-// writeString hashes a length-prefixed string, where it lies: a
-// document's text is hashed at every build, and a copy of it would cost
-// about what hashing does.
-func writeString(h hash.Hash, s string) {
-	writeUint(h, uint64(len(s)))
-	h.Write(unsafe.Slice(unsafe.StringData(s), len(s))) // a hash only reads
-}
-
-// writeBool hashes a flag.
-func writeBool(h hash.Hash, b bool) {
-	if b {
-		writeUint(h, 1)
-	} else {
-		writeUint(h, 0)
-	}
 }
