@@ -484,3 +484,21 @@ func TestSentenceWindowSplitsLongSentences(t *testing.T) {
 		t.Errorf("children of the long sentence join to %q, want %q", got, long)
 	}
 }
+
+// TestIDsDoNotChange pins two ids: a parentrag that made other ids for the
+// same input would give every stored parent and child, and every Milvus
+// row, a new id.
+func TestIDsDoNotChange(t *testing.T) {
+	for _, tc := range []struct {
+		kind, doc, revision string
+		ordinal             int
+		text, want          string
+	}{
+		{"p", "guide.md", "rev1", 0, "Parents are sections.", "7c39fb8c0ed925cab3be"},
+		{"c", "guide.md", "rev1", 3, "Children are sentences.", "2cc8cf51b3acb9080e78"},
+	} {
+		if got := makeID(tc.kind, tc.doc, tc.revision, tc.ordinal, tc.text); got != tc.want {
+			t.Errorf("makeID(%q, %q, %q, %d, %q) = %s, want %s", tc.kind, tc.doc, tc.revision, tc.ordinal, tc.text, got, tc.want)
+		}
+	}
+}
