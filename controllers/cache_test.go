@@ -24,6 +24,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/parentrag/parentrag/controllers"
+	"github.com/parentrag/parentrag/internal/kubemeta"
 )
 
 // TestCacheLeavesUnrelatedConfigMaps fills a namespace with ConfigMaps
@@ -137,9 +138,7 @@ func measureManager(t *testing.T, ns string, operator bool) managerFigures {
 		if err := controllers.Setup(mgr, controllers.Options{Image: "parentrag:test", EmbeddingCacheDir: t.TempDir()}); err != nil {
 			t.Fatal(err)
 		}
-		meta := &metav1.PartialObjectMetadata{}
-		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-		watched = meta
+		watched = kubemeta.ConfigMap()
 	} else if _, err := mgr.GetCache().GetInformer(ctx, &corev1.Secret{}); err != nil {
 		t.Fatal(err)
 	}

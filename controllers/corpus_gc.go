@@ -16,7 +16,7 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/cmbundle"
-	"github.com/parentrag/parentrag/internal/sourceset"
+	"github.com/parentrag/parentrag/internal/kubemeta"
 )
 
 // collectGarbage deletes the ConfigMaps of every revision that is neither
@@ -105,7 +105,7 @@ func (r *CorpusReconciler) storedRevisions(ctx context.Context, c *v1alpha1.Corp
 	if r.MetadataCache != nil {
 		reader = r.MetadataCache
 	}
-	list := sourceset.ConfigMapMetadataList()
+	list := kubemeta.ConfigMapList()
 	if err := reader.List(ctx, list, client.InNamespace(c.Namespace), client.MatchingLabels{cmbundle.LabelCorpus: c.Name}); err != nil {
 		return nil, fmt.Errorf("listing revision ConfigMaps: %w", err)
 	}

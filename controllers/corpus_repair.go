@@ -16,7 +16,7 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/cmbundle"
-	"github.com/parentrag/parentrag/internal/sourceset"
+	"github.com/parentrag/parentrag/internal/kubemeta"
 )
 
 // Event reasons of a repair.
@@ -94,7 +94,7 @@ func (r *CorpusReconciler) missingConfigMaps(ctx context.Context, c *v1alpha1.Co
 // absentConfigMaps returns, sorted, those of names that reader does not
 // list among the Corpus's ConfigMaps (labelled with it), as metadata.
 func absentConfigMaps(ctx context.Context, reader client.Reader, c *v1alpha1.Corpus, names []string) ([]string, error) {
-	list := sourceset.ConfigMapMetadataList()
+	list := kubemeta.ConfigMapList()
 	if err := reader.List(ctx, list, client.InNamespace(c.Namespace), client.MatchingLabels{cmbundle.LabelCorpus: c.Name}); err != nil {
 		return nil, fmt.Errorf("listing the Corpus's ConfigMaps: %w", err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/cmbundle"
-	"github.com/parentrag/parentrag/internal/sourceset"
+	"github.com/parentrag/parentrag/internal/kubemeta"
 )
 
 // collectSharedShards deletes the shards the Corpus's revisions share
@@ -68,7 +68,7 @@ func (r *CorpusReconciler) namedShards(ctx context.Context, c *v1alpha1.Corpus) 
 // (collectSharedShards, never during a build), so none goes before the
 // build's manifest names it.
 func sharedShards(ctx context.Context, reader client.Reader, c *v1alpha1.Corpus) (map[string]bool, error) {
-	list := sourceset.ConfigMapMetadataList()
+	list := kubemeta.ConfigMapList()
 	sel := client.MatchingLabelsSelector{Selector: cmbundle.SharedShardSelector(c.Name)}
 	if err := reader.List(ctx, list, client.InNamespace(c.Namespace), sel); err != nil {
 		return nil, fmt.Errorf("listing shared shards: %w", err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/cmbundle"
-	"github.com/parentrag/parentrag/internal/sourceset"
+	"github.com/parentrag/parentrag/internal/kubemeta"
 )
 
 // storedRevision is what a revision's manifest ConfigMap says: the
@@ -47,7 +47,7 @@ const maxRememberedManifests = 256
 // A manifest that neither holds yields api's NotFound error. The result
 // is the caller's own to change.
 func (m *revisionManifests) get(ctx context.Context, informer, api client.Reader, key client.ObjectKey) (storedRevision, error) {
-	meta := sourceset.ConfigMapMetadata()
+	meta := kubemeta.ConfigMap()
 	if informer == nil || informer.Get(ctx, key, meta) != nil {
 		if err := api.Get(ctx, key, meta); err != nil {
 			return storedRevision{}, err
@@ -63,7 +63,7 @@ func (m *revisionManifests) get(ctx context.Context, informer, api client.Reader
 // API server lists them now: a manifest created a moment ago is among
 // them. Only the manifests not read before are read whole.
 func (m *revisionManifests) list(ctx context.Context, api client.Reader, c *v1alpha1.Corpus) ([]storedRevision, error) {
-	metas := sourceset.ConfigMapMetadataList()
+	metas := kubemeta.ConfigMapList()
 	sel := client.MatchingLabels{cmbundle.LabelCorpus: c.Name, cmbundle.LabelRole: cmbundle.RoleManifest}
 	if err := api.List(ctx, metas, client.InNamespace(c.Namespace), sel); err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/controllers"
+	"github.com/parentrag/parentrag/internal/kubemeta"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 	"github.com/parentrag/parentrag/internal/sourceset"
 )
@@ -87,8 +88,7 @@ func metadataInformer(b *testing.B, ns string) client.Reader {
 	if err != nil {
 		b.Fatal(err)
 	}
-	meta := &metav1.PartialObjectMetadata{}
-	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	meta := kubemeta.ConfigMap()
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
 	go func() { _ = c.Start(ctx) }()

@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/parentrag/parentrag/internal/kubemeta"
 )
 
 // ConfigMapCache keeps the source ConfigMaps Readers read, with the UID
@@ -81,7 +83,7 @@ func dataBytes(cm *corev1.ConfigMap) int {
 func (r *Reader) getConfigMap(ctx context.Context, name string) (*corev1.ConfigMap, error) {
 	key := client.ObjectKey{Namespace: r.Namespace, Name: name}
 	if r.ConfigMaps != nil {
-		meta := ConfigMapMetadata()
+		meta := kubemeta.ConfigMap()
 		if err := r.metadata().Get(ctx, key, meta); err == nil {
 			if cm, ok := r.ConfigMaps.cached(meta); ok {
 				return cm, nil
@@ -125,7 +127,7 @@ func (r *Reader) listConfigMaps(ctx context.Context, opts ...client.ListOption) 
 // listCached lists the metadata of the ConfigMaps opts select and returns
 // them from the cache, or false when the cache lacks one of them as it is.
 func (r *Reader) listCached(ctx context.Context, opts []client.ListOption) ([]*corev1.ConfigMap, bool, error) {
-	metas := ConfigMapMetadataList()
+	metas := kubemeta.ConfigMapList()
 	if err := r.metadata().List(ctx, metas, opts...); err != nil {
 		return nil, false, err
 	}
@@ -146,20 +148,4 @@ func (r *Reader) metadata() client.Reader {
 		return r.Metadata
 	}
 	return r.Client
-}
-
-// ConfigMapMetadata returns an empty ConfigMap as metadata, to read one
-// without its data.
-func ConfigMapMetadata() *metav1.PartialObjectMetadata {
-	meta := &metav1.PartialObjectMetadata{}
-	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-	return meta
-}
-
-// ConfigMapMetadataList returns an empty list of ConfigMaps as metadata,
-// to list them without their data.
-func ConfigMapMetadataList() *metav1.PartialObjectMetadataList {
-	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
-	return list
 }
