@@ -69,6 +69,16 @@ func (r *CorpusReconciler) reader() client.Reader {
 	return r.Client
 }
 
+// metadataReader returns where ConfigMaps' metadata is listed without a
+// request: the manager's informer, or the client (the API server) where
+// there is none.
+func (r *CorpusReconciler) metadataReader() client.Reader {
+	if r.MetadataCache != nil {
+		return r.MetadataCache
+	}
+	return r.Client
+}
+
 // +kubebuilder:rbac:groups=parentrag.io,resources=corpora,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=parentrag.io,resources=corpora/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=parentrag.io,resources=corpora/finalizers,verbs=update

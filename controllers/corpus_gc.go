@@ -101,12 +101,8 @@ func planGarbage(present []string, keep map[string]bool) []string {
 // revision the informer has not seen yet is collected at a later
 // reconcile.
 func (r *CorpusReconciler) storedRevisions(ctx context.Context, c *v1alpha1.Corpus) ([]string, error) {
-	var reader client.Reader = r.Client
-	if r.MetadataCache != nil {
-		reader = r.MetadataCache
-	}
 	list := kubemeta.ConfigMapList()
-	if err := reader.List(ctx, list, client.InNamespace(c.Namespace), client.MatchingLabels{cmbundle.LabelCorpus: c.Name}); err != nil {
+	if err := r.metadataReader().List(ctx, list, client.InNamespace(c.Namespace), client.MatchingLabels{cmbundle.LabelCorpus: c.Name}); err != nil {
 		return nil, fmt.Errorf("listing revision ConfigMaps: %w", err)
 	}
 	seen := map[string]bool{}
@@ -148,7 +144,7 @@ func (r *CorpusReconciler) reportDeletionWait(ctx context.Context, c *v1alpha1.C
 	msg := fmt.Sprintf("deleting: waiting for the query pods of %s %s to stop before deleting the revisions (the Retrievers scale them to zero)",
 		plural(len(running), "Retriever", "Retrievers"), strings.Join(running, ", "))
 	markNotReady(&c.Status.Conditions, c.Generation, v1alpha1.ReasonRetrieversRunning, msg)
-	return client.IgnoreNotFound(r.Status().Patch(ctx, c, client.MergeFrom(base)))
+	return client.IgnoreNotFound(patchStatus(ctx, r.Client, c, base))
 }
 
 // release deletes what the Corpus owns, in and outside the cluster, and

@@ -17,12 +17,18 @@ import (
 // collectSharedShards deletes the shards the Corpus's revisions share
 // (cmbundle.SharingSegments) that no stored revision's manifest names any
 // more: those of deleted revisions, and those an interrupted or superseded
-// build left. It reads the manifests from the API server, not the cache,
+// build left. It lists the shards from the informer: a shard it lacks is
+// left for later. When the manifests the informer lists, all read before,
+// name every shard, nothing is to be deleted and no request is sent.
+// Otherwise it reads the manifests from the API server, not the informer,
 // so that a manifest created a moment ago keeps its shards.
 func (r *CorpusReconciler) collectSharedShards(ctx context.Context, c *v1alpha1.Corpus) error {
-	shards, err := sharedShards(ctx, r.Client, c) // the cache: a shard it lacks is left for later
+	shards, err := sharedShards(ctx, r.metadataReader(), c)
 	if err != nil || len(shards) == 0 {
 		return err
+	}
+	if known, ok := r.manifests.namesKnown(ctx, r.MetadataCache, c); ok && allIn(shards, known) {
+		return nil
 	}
 	named, err := r.namedShards(ctx, c)
 	if err != nil {
@@ -60,6 +66,16 @@ func (r *CorpusReconciler) namedShards(ctx context.Context, c *v1alpha1.Corpus) 
 		}
 	}
 	return named, nil
+}
+
+// allIn reports whether every member of set is in of.
+func allIn(set, of map[string]bool) bool {
+	for name := range set {
+		if !of[name] {
+			return false
+		}
+	}
+	return true
 }
 
 // sharedShards is the set of the Corpus's shared shards (cmbundle.

@@ -64,8 +64,7 @@ func (m *revisionManifests) get(ctx context.Context, informer, api client.Reader
 // them. Only the manifests not read before are read whole.
 func (m *revisionManifests) list(ctx context.Context, api client.Reader, c *v1alpha1.Corpus) ([]storedRevision, error) {
 	metas := kubemeta.ConfigMapList()
-	sel := client.MatchingLabels{cmbundle.LabelCorpus: c.Name, cmbundle.LabelRole: cmbundle.RoleManifest}
-	if err := api.List(ctx, metas, client.InNamespace(c.Namespace), sel); err != nil {
+	if err := api.List(ctx, metas, client.InNamespace(c.Namespace), manifestsOf(c)); err != nil {
 		return nil, err
 	}
 	stored := make([]storedRevision, 0, len(metas.Items))
@@ -82,6 +81,38 @@ func (m *revisionManifests) list(ctx context.Context, api client.Reader, c *v1al
 		stored = append(stored, got)
 	}
 	return stored, nil
+}
+
+// namesKnown returns the ConfigMaps named by the manifests of the Corpus
+// c that informer lists, and true, when every one of them was read
+// before: it costs no request. It returns false when informer is nil, or
+// lists a manifest not read yet; the caller then asks the API server.
+func (m *revisionManifests) namesKnown(ctx context.Context, informer client.Reader, c *v1alpha1.Corpus) (map[string]bool, bool) {
+	if informer == nil {
+		return nil, false
+	}
+	metas := kubemeta.ConfigMapList()
+	if err := informer.List(ctx, metas, client.InNamespace(c.Namespace), manifestsOf(c)); err != nil {
+		return nil, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	named := map[string]bool{}
+	for _, meta := range metas.Items {
+		got, ok := m.read[meta.UID]
+		if !ok {
+			return nil, false
+		}
+		for _, n := range got.names {
+			named[n] = true
+		}
+	}
+	return named, true
+}
+
+// manifestsOf selects the manifest ConfigMaps of the Corpus c.
+func manifestsOf(c *v1alpha1.Corpus) client.MatchingLabels {
+	return client.MatchingLabels{cmbundle.LabelCorpus: c.Name, cmbundle.LabelRole: cmbundle.RoleManifest}
 }
 
 // fetch reads the manifest key whole from api and remembers what it says.
