@@ -140,7 +140,7 @@ func (r *CorpusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 	s := &corpusState{corpus: &c, progress: r.newProgressPatcher(ctx, &c, base)}
 	defer func() {
 		r.summarize(s, result, err)
-		if perr := r.Status().Patch(ctx, &c, client.MergeFrom(base)); perr != nil {
+		if perr := patchStatus(ctx, r.Client, &c, base); perr != nil {
 			err = errors.Join(err, perr)
 		}
 	}()

@@ -66,7 +66,7 @@ func (r *RetrieverReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	s := &retrieverState{retriever: &rt}
 	defer func() {
 		r.summarize(s, result, err)
-		if perr := r.Status().Patch(ctx, &rt, client.MergeFrom(base)); perr != nil {
+		if perr := patchStatus(ctx, r.Client, &rt, base); perr != nil {
 			err = errors.Join(err, perr)
 		}
 	}()
