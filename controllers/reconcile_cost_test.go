@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -34,16 +34,7 @@ import (
 // read, not with what they return).
 func BenchmarkReconcileUnchangedCorpus(b *testing.B) {
 	ctx := context.Background()
-	ns := newNamespace(b)
-	createNoteConfigMaps(b, ns, 20, 1500)
-	c := readyNotesCorpus(b, ns)
-	requests := &requestCounts{}
-	r := benchReconciler(b, requests)
-	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)}
-	if _, err := r.Reconcile(ctx, req); err != nil { // fills the reconciler's caches
-		b.Fatal(err)
-	}
-	requests.reset()
+	r, req, requests := reconcilerOfNotes(b, 20, 1500)
 	cpu := synthtest.ProcessCPUTime()
 	for b.Loop() {
 		if _, err := r.Reconcile(ctx, req); err != nil {
@@ -62,22 +53,32 @@ func BenchmarkReconcileUnchangedCorpus(b *testing.B) {
 // manifest, shards and stored revisions are read from informers and what
 // it remembers, and its unchanged status is not written.
 func TestReconcileOfUnchangedCorpusSendsOneRequest(t *testing.T) {
-	ctx := context.Background()
-	ns := newNamespace(t)
-	createNoteConfigMaps(t, ns, 2, 20)
-	c := readyNotesCorpus(t, ns)
-	requests := &requestCounts{}
-	r := benchReconciler(t, requests)
-	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)}
-	for range 2 { // the first fills the reconciler's caches
-		requests.reset()
-		if _, err := r.Reconcile(ctx, req); err != nil {
-			t.Fatal(err)
-		}
+	r, req, requests := reconcilerOfNotes(t, 2, 20)
+	if _, err := r.Reconcile(context.Background(), req); err != nil {
+		t.Fatal(err)
 	}
 	if keys := requests.keys(); len(keys) != 1 || keys[0] != "get-corpora" || requests.get("get-corpora") != 1 {
 		t.Fatalf("a reconcile of the unchanged Corpus sent %v, want one get-corpora", requests.snapshot())
 	}
+}
+
+// reconcilerOfNotes makes a ready Corpus of n ConfigMaps of perMap notes,
+// in a namespace of its own, and returns a reconciler of its own (see
+// benchReconciler), once it has reconciled the Corpus to fill its caches,
+// with the request that reconciles it and the counts of the requests it
+// sends from then on.
+func reconcilerOfNotes(tb testing.TB, n, perMap int) (*controllers.CorpusReconciler, ctrl.Request, *requestCounts) {
+	ns := newNamespace(tb)
+	createNoteConfigMaps(tb, ns, n, perMap)
+	c := readyNotesCorpus(tb, ns)
+	requests := &requestCounts{}
+	r := benchReconciler(tb, requests)
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)}
+	if _, err := r.Reconcile(context.Background(), req); err != nil {
+		tb.Fatal(err)
+	}
+	requests.reset()
+	return r, req, requests
 }
 
 // createNoteConfigMaps creates n ConfigMaps labelled corpus=notes in ns,
@@ -192,12 +193,7 @@ func (c *requestCounts) snapshot() map[string]int {
 func (c *requestCounts) keys() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out []string
-	for k := range c.n {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(c.n))
 }
 
 // requestCounter counts each request it sends, but watches, which
