@@ -48,11 +48,12 @@ func (b *Builder) Build(doc Document) Result {
 // children, as LangChain's ParentDocumentRetriever does.
 func (b *Builder) buildParentChild(doc Document) Result {
 	var res Result
+	ids := newIDMaker()
 	for i, pc := range b.parentChunks(doc.Text) {
-		parent := b.newParent(doc, i, pc.Chunk)
+		parent := b.newParent(ids, doc, i, pc.Chunk)
 		parent.HeadingPath = pc.Headings
 		for _, cc := range b.Child.Split(pc.Text) {
-			child := b.newChild(doc, &parent, len(res.Children), cc.Text, cc.Start)
+			child := b.newChild(ids, doc, &parent, len(res.Children), cc.Text, cc.Start)
 			res.Children = append(res.Children, child)
 		}
 		res.Parents = append(res.Parents, parent)
@@ -83,15 +84,16 @@ func (b *Builder) buildWindows(doc Document) Result {
 	runes := []rune(doc.Text)
 	w := max(0, b.Window)
 	var res Result
+	ids := newIDMaker()
 	for i, s := range sentences {
 		first, last := max(0, i-w), min(len(sentences)-1, i+w)
 		from := sentences[first].Start
 		to := sentences[last].Start + utf8.RuneCountInString(sentences[last].Text)
 		window := split.Chunk{Text: string(runes[from:to]), Start: from}
-		parent := b.newParent(doc, i, window)
+		parent := b.newParent(ids, doc, i, window)
 		for _, cc := range b.Child.Split(s.Text) {
 			rel := offset(s.Start-from, cc.Start)
-			child := b.newChild(doc, &parent, len(res.Children), cc.Text, rel)
+			child := b.newChild(ids, doc, &parent, len(res.Children), cc.Text, rel)
 			res.Children = append(res.Children, child)
 		}
 		res.Parents = append(res.Parents, parent)
@@ -99,10 +101,11 @@ func (b *Builder) buildWindows(doc Document) Result {
 	return res
 }
 
-// newParent makes the ordinal-th parent of doc from a chunk.
-func (b *Builder) newParent(doc Document, ordinal int, c split.Chunk) Parent {
+// newParent makes the ordinal-th parent of doc from a chunk, its id made
+// by ids.
+func (b *Builder) newParent(ids *idMaker, doc Document, ordinal int, c split.Chunk) Parent {
 	return Parent{
-		ID:       makeID("p", doc.ID, b.Revision, ordinal, c.Text),
+		ID:       ids.id("p", doc.ID, b.Revision, ordinal, c.Text),
 		DocID:    doc.ID,
 		Title:    doc.Title,
 		Ordinal:  ordinal,
@@ -112,11 +115,11 @@ func (b *Builder) newParent(doc Document, ordinal int, c split.Chunk) Parent {
 	}
 }
 
-// newChild makes a child of parent at relative offset rel and records its
-// span in the parent.
-func (b *Builder) newChild(doc Document, parent *Parent, ordinal int, text string, rel int) Child {
+// newChild makes a child of parent at relative offset rel, its id made by
+// ids, and records its span in the parent.
+func (b *Builder) newChild(ids *idMaker, doc Document, parent *Parent, ordinal int, text string, rel int) Child {
 	child := Child{
-		ID:          makeID("c", doc.ID, b.Revision, ordinal, text),
+		ID:          ids.id("c", doc.ID, b.Revision, ordinal, text),
 		ParentID:    parent.ID,
 		DocID:       doc.ID,
 		Ordinal:     ordinal,

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"strings"
 
 	"github.com/parentrag/parentrag/internal/fieldhash"
@@ -92,20 +93,32 @@ const idLength = 20
 
 // makeID returns a stable id for a unit of kind k ("p" or "c") from its
 // document, the policy revision, its ordinal and its text. The same input
-// always yields the same id. It hashes the strings where they lie,
-// without copying them: an id is made for every parent and child.
+// always yields the same id.
 func makeID(kind, docID, revision string, ordinal int, text string) string {
-	h := sha256.New()
+	return newIDMaker().id(kind, docID, revision, ordinal, text)
+}
+
+// idMaker makes ids as makeID does with one digest, which the ids of one
+// document share: an id is made for every parent and child.
+type idMaker struct{ h hash.Hash }
+
+// newIDMaker returns an idMaker with a digest of its own.
+func newIDMaker() *idMaker { return &idMaker{h: sha256.New()} }
+
+// id returns makeID's id. It hashes the strings where they lie, without
+// copying them.
+func (m *idMaker) id(kind, docID, revision string, ordinal int, text string) string {
+	m.h.Reset()
 	var ord [8]byte
 	binary.LittleEndian.PutUint64(ord[:], uint64(ordinal))
-	fieldhash.WriteString(h, kind)
-	fieldhash.WriteString(h, docID)
-	fieldhash.WriteString(h, revision)
-	fieldhash.Write(h, ord[:]) // an 8-byte field, as ids have always hashed it
-	fieldhash.WriteString(h, text)
+	fieldhash.WriteString(m.h, kind)
+	fieldhash.WriteString(m.h, docID)
+	fieldhash.WriteString(m.h, revision)
+	fieldhash.Write(m.h, ord[:]) // an 8-byte field, as ids have always hashed it
+	fieldhash.WriteString(m.h, text)
 	var sum [sha256.Size]byte
 	var id [2 * sha256.Size]byte
-	hex.Encode(id[:], h.Sum(sum[:0]))
+	hex.Encode(id[:], m.h.Sum(sum[:0]))
 	return string(id[:idLength])
 }
 
