@@ -125,7 +125,10 @@ func (c *runeCursor) byteOffset(n int) (int, bool) {
 		if c.bytes >= len(c.text) {
 			return 0, false
 		}
-		_, size := utf8.DecodeRuneInString(c.text[c.bytes:])
+		size := 1
+		if c.text[c.bytes] >= utf8.RuneSelf {
+			_, size = utf8.DecodeRuneInString(c.text[c.bytes:])
+		}
 		c.bytes += size
 		c.runes++
 	}
