@@ -102,7 +102,11 @@ func appendAnalyzed(dst []string, text string, local *localStems, ends *[]int) [
 		dst = t.step(dst, r, text[i:])
 	}
 	t.at = len(text)
-	return t.flush(dst)
+	dst = t.flush(dst)
+	if local != nil {
+		dst = local.drain(dst, ends)
+	}
+	return dst
 }
 
 // runeKind classifies a rune for tokenisation.
@@ -171,7 +175,6 @@ type tokenizer struct {
 	hasNumber bool
 	last      runeKind
 	local     *localStems // nil: the shared stem cache alone
-	hash      uint64      // the hash of the last term, with local
 	ends      *[]int      // nil, or where each emitted term's word ended
 	at        int         // the offset of the rune being read
 }
@@ -259,17 +262,18 @@ func (t *tokenizer) addByte(c byte) {
 }
 
 // flush ends the current word, appending its term to dst unless it is too
-// long or a stop word, and resets the tokenizer.
+// long or a stop word, and resets the tokenizer. With a local table the
+// word waits in its queue instead, and the term of a word that ended
+// lookahead words earlier is appended.
 func (t *tokenizer) flush(dst []string) []string {
 	if !t.active() {
 		return dst
 	}
 	if !t.overflow {
-		if term := t.term(); term != "" {
+		if t.local != nil {
+			dst = t.local.push(dst, t.word(), t.hasNumber, t.at, t.ends)
+		} else if term := t.term(); term != "" {
 			dst = append(dst, term)
-			if t.local != nil {
-				t.local.hashes = append(t.local.hashes, t.hash)
-			}
 			if t.ends != nil {
 				*t.ends = append(*t.ends, t.at)
 			}
@@ -279,26 +283,26 @@ func (t *tokenizer) flush(dst []string) []string {
 	return dst
 }
 
-// term returns the index term of the current word, or "" for a stop word,
-// and with a local table sets t.hash to the term's hash.
-func (t *tokenizer) term() string {
+// word returns the current word as its term is looked up: without a
+// possessive 's, unless it holds a digit.
+func (t *tokenizer) word() []byte {
 	word := t.buf[:t.n]
 	if t.hasNumber {
-		term := string(word)
-		if t.local != nil {
-			t.hash = t.local.hashOf(term)
-		}
-		return term
+		return word
 	}
 	if n := len(word); n > 2 && word[n-2] == '\'' && word[n-1] == 's' {
 		word = word[:n-2]
 	}
-	if t.local != nil {
-		var term string
-		term, t.hash = t.local.term(word)
-		return term
+	return word
+}
+
+// term returns the index term of the current word, or "" for a stop word:
+// a word holding a digit is its own term.
+func (t *tokenizer) term() string {
+	if t.hasNumber {
+		return string(t.word())
 	}
-	return defaultStems.term(word)
+	return defaultStems.term(t.word())
 }
 
 // stemCacheSlots is the size of the stem cache; a power of two.

@@ -1,6 +1,9 @@
 package embed
 
-import "hash/maphash"
+import (
+	"encoding/binary"
+	"hash/maphash"
+)
 
 // localStems is a small direct-mapped table of word -> term in front of the
 // shared stem cache, owned by one goroutine (inside an AnalysisScratch), so
@@ -12,7 +15,8 @@ import "hash/maphash"
 // different goroutines can be counted together (see Tokens).
 type localStems struct {
 	slots  []localStem
-	hashes []uint64 // the hash of each term emitted since the caller emptied it
+	hashes []uint64  // the hash of each term emitted since the caller emptied it
+	queue  wordQueue // ended words waiting for their terms (analyzer_lookahead.go)
 }
 
 // localStem is one slot: a word of n bytes, its term and the term's hash;
@@ -27,7 +31,32 @@ type localStem struct {
 // localStemSlots is the number of slots of a localStems (64 bytes each, 2
 // MiB in all: against 512 KiB, it holds enough of a large vocabulary to
 // analyse the build benchmark's corpus 15% faster).
-const localStemSlots = 1 << 15
+const localStemSlots = 1 << localStemBits
+
+// localStemBits is log2(localStemSlots).
+const localStemBits = 15
+
+// slotOf returns the slot of word, a word of at most len(localStem{}.word)
+// bytes: the word read eight bytes at a time and mixed by multiplication,
+// its top bits taken (Fibonacci hashing), so that a word costs about one
+// multiplication a word of eight bytes and no call. A table that only
+// caches needs no seed: a poor spread costs time, never a wrong term.
+func slotOf(word []byte) uint64 {
+	const mix = 0x9e3779b97f4a7c15
+	h := uint64(len(word))
+	for len(word) >= 8 {
+		h = (h ^ binary.LittleEndian.Uint64(word)) * mix
+		h ^= h >> 29
+		word = word[8:]
+	}
+	if len(word) > 0 {
+		var tail [8]byte
+		copy(tail[:], word)
+		h = (h ^ binary.LittleEndian.Uint64(tail[:])) * mix
+		h ^= h >> 29
+	}
+	return (h * mix) >> (64 - localStemBits)
+}
 
 // termSeed is the seed of every term hash.
 var termSeed = maphash.MakeSeed()
@@ -44,12 +73,20 @@ func (l *localStems) hashOf(term string) uint64 { return TermHash(term) }
 
 // term returns the term of word, as stemCache.term does, and its hash.
 func (l *localStems) term(word []byte) (string, uint64) {
-	if len(word) > len(localStem{}.word) {
+	if !fitsSlot(word) {
 		term := defaultStems.term(word)
 		return term, l.hashOf(term)
 	}
 	l.ready()
-	s := &l.slots[maphash.Bytes(termSeed, word)&(localStemSlots-1)]
+	return l.termAt(slotOf(word), word)
+}
+
+// fitsSlot reports whether word fits a slot of the table.
+func fitsSlot(word []byte) bool { return len(word) <= len(localStem{}.word) }
+
+// termAt is term for a word that fits a slot, whose slot is given.
+func (l *localStems) termAt(slot uint64, word []byte) (string, uint64) {
+	s := &l.slots[slot]
 	if int(s.n) == len(word) && string(s.word[:s.n]) == string(word) {
 		return s.term, s.hash
 	}
