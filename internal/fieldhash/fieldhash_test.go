@@ -19,18 +19,24 @@ func (r *recorder) BlockSize() int      { return 1 }
 // already stored depend on them.
 func TestEncoding(t *testing.T) {
 	var r recorder
-	fieldhash.WriteString(&r, "ab")
-	fieldhash.Write(&r, []byte{7})
-	fieldhash.WriteUint(&r, 0x0102)
-	fieldhash.WriteBool(&r, true)
-	fieldhash.WriteBool(&r, false)
+	d := fieldhash.NewDigestOf(&r)
+	d.AddString("ab")
+	d.AddBytes([]byte{7})
+	d.AddUint(0x0102)
+	d.AddBool(true)
+	d.AddBool(false)
+	d.AddRaw([]byte{9, 9})
+	d.AddSum([sha256.Size]byte{31: 5})
 	want := []byte{
 		2, 0, 0, 0, 0, 0, 0, 0, 'a', 'b',
 		1, 0, 0, 0, 0, 0, 0, 0, 7,
 		2, 1, 0, 0, 0, 0, 0, 0,
 		1, 0, 0, 0, 0, 0, 0, 0,
 		0, 0, 0, 0, 0, 0, 0, 0,
+		9, 9,
 	}
+	want = append(want, make([]byte, sha256.Size-1)...)
+	want = append(want, 5)
 	if !bytes.Equal(r.Bytes(), want) {
 		t.Fatalf("wrote\n%v\nwant\n%v", r.Bytes(), want)
 	}
@@ -43,15 +49,45 @@ func TestEncoding(t *testing.T) {
 // next changes the hash, which joining the fields would not.
 func TestBoundariesDoNotShift(t *testing.T) {
 	sum := func(fields ...string) [sha256.Size]byte {
-		h := sha256.New()
+		d := fieldhash.New()
 		for _, f := range fields {
-			fieldhash.WriteString(h, f)
+			d.AddString(f)
 		}
-		var out [sha256.Size]byte
-		h.Sum(out[:0])
-		return out
+		return d.Sum()
 	}
 	if sum("ab", "c") == sum("a", "bc") || sum("abc") == sum("abc", "") {
 		t.Fatal("fields that join to the same bytes hash the same")
+	}
+}
+
+// TestSumIsSHA256 checks that a Digest's sum is SHA-256 of what its fields
+// add, and that Reset starts a new hash.
+func TestSumIsSHA256(t *testing.T) {
+	d := fieldhash.New()
+	d.AddString("stale")
+	d.Reset()
+	d.AddString("ab")
+	d.AddUint(3)
+	want := sha256.Sum256(append(fieldhash.AppendString(nil, "ab"), 3, 0, 0, 0, 0, 0, 0, 0))
+	if got := d.Sum(); got != want {
+		t.Fatalf("sum %x, want %x", got, want)
+	}
+}
+
+// TestAddingFieldsAllocatesNothing checks that numbers, flags, strings and
+// sums are added without allocating.
+func TestAddingFieldsAllocatesNothing(t *testing.T) {
+	d := fieldhash.New()
+	text := string(bytes.Repeat([]byte("x"), 100))
+	allocs := testing.AllocsPerRun(100, func() {
+		d.Reset()
+		d.AddUint(7)
+		d.AddBool(true)
+		d.AddString(text)
+		d.AddSum([sha256.Size]byte{1})
+		_ = d.Sum()
+	})
+	if allocs != 0 {
+		t.Fatalf("adding fields allocated %v times a hash, want 0", allocs)
 	}
 }

@@ -47,21 +47,19 @@ func keyOf(namespace string, sources []v1alpha1.Source, fetched []fetchedSource)
 	if err != nil {
 		return setKey{}, err
 	}
-	h := sha256.New()
-	fieldhash.WriteString(h, namespace)
-	fieldhash.Write(h, spec)
+	h := fieldhash.New()
+	h.AddString(namespace)
+	h.AddBytes(spec)
 	for _, f := range fetched {
-		fieldhash.WriteString(h, f.problem)
-		fieldhash.WriteUint(h, uint64(len(f.cms)))
+		h.AddString(f.problem)
+		h.AddUint(uint64(len(f.cms)))
 		for _, cm := range f.cms {
-			fieldhash.WriteString(h, cm.Name)
-			fieldhash.WriteString(h, string(cm.UID))
-			fieldhash.WriteString(h, cm.ResourceVersion)
+			h.AddString(cm.Name)
+			h.AddString(string(cm.UID))
+			h.AddString(cm.ResourceVersion)
 		}
 	}
-	var key setKey
-	h.Sum(key[:0])
-	return key, nil
+	return h.Sum(), nil
 }
 
 // keptSet returns the set kept under key.

@@ -2,7 +2,6 @@ package bundle
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -49,13 +48,14 @@ func SourceDigest(docs []hierarchy.Document) string {
 		}
 		return bytes.Compare(encoded(entries[a]), encoded(entries[b])) < 0
 	})
-	h := sha256.New()
+	h := fieldhash.New()
 	for _, e := range entries {
 		for _, f := range fields(e) {
-			fieldhash.WriteString(h, f)
+			h.AddString(f)
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
+	sum := h.Sum()
+	return hex.EncodeToString(sum[:])[:16]
 }
 
 // ParentStoreClaim names a revision kept on a volume claim of its own, for
@@ -70,7 +70,6 @@ const ParentStoreClaim = "claim"
 // schema version. Anything that changes the index or where it is kept
 // changes it; nothing else does.
 func Revision(policyRevision, sourceDigest string, e Embedder, vs VectorStoreRef, parentStore string) string {
-	h := sha256.New()
 	cfg, _ := json.Marshal(e)
 	var schema [8]byte
 	binary.LittleEndian.PutUint64(schema[:], SchemaVersion)
@@ -87,8 +86,10 @@ func Revision(policyRevision, sourceDigest string, e Embedder, vs VectorStoreRef
 	if parentStore != "" {
 		parts = append(parts, "parentStore="+parentStore)
 	}
+	h := fieldhash.New()
 	for _, part := range parts {
-		fieldhash.WriteString(h, part)
+		h.AddString(part)
 	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
+	sum := h.Sum()
+	return hex.EncodeToString(sum[:])[:16]
 }

@@ -4,10 +4,8 @@ package hierarchy
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"hash"
 	"strings"
 
 	"github.com/parentrag/parentrag/internal/fieldhash"
@@ -99,26 +97,26 @@ func makeID(kind, docID, revision string, ordinal int, text string) string {
 }
 
 // idMaker makes ids as makeID does with one digest, which the ids of one
-// document share: an id is made for every parent and child.
-type idMaker struct{ h hash.Hash }
+// document share: an id is made for every parent and child, and costs one
+// allocation, its string.
+type idMaker struct{ d *fieldhash.Digest }
 
 // newIDMaker returns an idMaker with a digest of its own.
-func newIDMaker() *idMaker { return &idMaker{h: sha256.New()} }
+func newIDMaker() *idMaker { return &idMaker{d: fieldhash.New()} }
 
 // id returns makeID's id. It hashes the strings where they lie, without
 // copying them.
 func (m *idMaker) id(kind, docID, revision string, ordinal int, text string) string {
-	m.h.Reset()
-	var ord [8]byte
-	binary.LittleEndian.PutUint64(ord[:], uint64(ordinal))
-	fieldhash.WriteString(m.h, kind)
-	fieldhash.WriteString(m.h, docID)
-	fieldhash.WriteString(m.h, revision)
-	fieldhash.Write(m.h, ord[:]) // an 8-byte field, as ids have always hashed it
-	fieldhash.WriteString(m.h, text)
-	var sum [sha256.Size]byte
+	m.d.Reset()
+	m.d.AddString(kind)
+	m.d.AddString(docID)
+	m.d.AddString(revision)
+	m.d.AddUint(8) // the ordinal, an 8-byte field (its length, then itself), as ids have always hashed it
+	m.d.AddUint(uint64(ordinal))
+	m.d.AddString(text)
+	sum := m.d.Sum()
 	var id [2 * sha256.Size]byte
-	hex.Encode(id[:], m.h.Sum(sum[:0]))
+	hex.Encode(id[:], sum[:])
 	return string(id[:idLength])
 }
 

@@ -1,7 +1,6 @@
 package indexer
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"hash/fnv"
 
@@ -61,13 +60,13 @@ func endsRun(docID string) bool {
 // segmentKey is the key of the segment of docs: the segment format, the
 // unit scope, and each document's unit key in order.
 func segmentKey(unit []byte, docs []hierarchy.Document) string {
-	h := sha256.New()
-	fieldhash.WriteUint(h, segment.FormatVersion)
-	fieldhash.WriteString(h, string(unit))
-	fieldhash.WriteUint(h, uint64(len(docs)))
+	h := fieldhash.New()
+	h.AddUint(segment.FormatVersion)
+	h.AddBytes(unit)
+	h.AddUint(uint64(len(docs)))
 	for _, d := range docs {
-		k := keyOf(unit, d)
-		h.Write(k[:])
+		h.AddSum(keyOf(unit, d))
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	sum := h.Sum()
+	return hex.EncodeToString(sum[:])
 }

@@ -27,40 +27,39 @@ type unitKey [sha256.Size]byte
 // and contexts, and the caller's scope (the chunking policy: revision,
 // spec, length unit, tokenizer).
 func unitScope(shape unitShape, scope []byte) []byte {
-	h := sha256.New()
-	fieldhash.WriteUint(h, unitVersion)
-	fieldhash.WriteString(h, buildIdentity())
-	fieldhash.WriteString(h, embed.AnalyzerName)
-	fieldhash.WriteUint(h, LeadWords)
-	fieldhash.WriteString(h, HeadingSeparator)
-	fieldhash.WriteBool(h, shape.analysed)
-	fieldhash.WriteBool(h, shape.contexts)
-	fieldhash.WriteString(h, string(scope))
-	return h.Sum(nil)
+	h := fieldhash.New()
+	h.AddUint(unitVersion)
+	h.AddString(buildIdentity())
+	h.AddString(embed.AnalyzerName)
+	h.AddUint(LeadWords)
+	h.AddString(HeadingSeparator)
+	h.AddBool(shape.analysed)
+	h.AddBool(shape.contexts)
+	h.AddBytes(scope)
+	sum := h.Sum()
+	return sum[:]
 }
 
 // keyOf is the key of doc's unit in a build of the given scope: the scope,
 // then the document's id, title, text and metadata (sorted by key), each
 // length-prefixed so that no two documents share a key.
 func keyOf(scope []byte, doc hierarchy.Document) unitKey {
-	h := sha256.New()
-	h.Write(scope)
-	fieldhash.WriteString(h, doc.ID)
-	fieldhash.WriteString(h, doc.Title)
-	fieldhash.WriteString(h, doc.Text)
+	h := fieldhash.New()
+	h.AddRaw(scope)
+	h.AddString(doc.ID)
+	h.AddString(doc.Title)
+	h.AddString(doc.Text)
 	keys := make([]string, 0, len(doc.Metadata))
 	for k := range doc.Metadata {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	fieldhash.WriteUint(h, uint64(len(keys)))
+	h.AddUint(uint64(len(keys)))
 	for _, k := range keys {
-		fieldhash.WriteString(h, k)
-		fieldhash.WriteString(h, doc.Metadata[k])
+		h.AddString(k)
+		h.AddString(doc.Metadata[k])
 	}
-	var key unitKey
-	h.Sum(key[:0])
-	return key
+	return h.Sum()
 }
 
 // buildIdentity names the parentrag build: its module version and VCS
