@@ -59,13 +59,7 @@ func (r *CorpusReconciler) namedShards(ctx context.Context, c *v1alpha1.Corpus) 
 	if err != nil {
 		return nil, fmt.Errorf("reading the revision manifests: %w", err)
 	}
-	named := map[string]bool{}
-	for _, rev := range stored {
-		for _, n := range rev.names {
-			named[n] = true
-		}
-	}
-	return named, nil
+	return namesOf(stored), nil
 }
 
 // allIn reports whether every member of set is in of.

@@ -97,17 +97,26 @@ func (m *revisionManifests) namesKnown(ctx context.Context, informer client.Read
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	named := map[string]bool{}
+	known := make([]storedRevision, 0, len(metas.Items))
 	for _, meta := range metas.Items {
 		got, ok := m.read[meta.UID]
 		if !ok {
 			return nil, false
 		}
-		for _, n := range got.names {
+		known = append(known, got)
+	}
+	return namesOf(known), true
+}
+
+// namesOf returns the set of the ConfigMaps that the revisions name.
+func namesOf(revs []storedRevision) map[string]bool {
+	named := map[string]bool{}
+	for _, rev := range revs {
+		for _, n := range rev.names {
 			named[n] = true
 		}
 	}
-	return named, true
+	return named
 }
 
 // manifestsOf selects the manifest ConfigMaps of the Corpus c.
