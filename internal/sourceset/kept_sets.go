@@ -32,7 +32,7 @@ type setKey [sha256.Size]byte
 // versions.
 func keepable(sources []v1alpha1.Source) bool {
 	for _, src := range sources {
-		if len(src.Inline) == 0 && src.ConfigMap == nil && src.Selector == nil && (src.URL != nil || src.SourceRef != nil) {
+		if readsRemote(src) {
 			return false
 		}
 	}

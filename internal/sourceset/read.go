@@ -69,6 +69,12 @@ func readsConfigMaps(src v1alpha1.Source) bool {
 	return len(src.Inline) == 0 && (src.ConfigMap != nil || src.Selector != nil)
 }
 
+// readsRemote reports whether addOne reads src by its URL or its
+// artifact: it is neither inline nor read from ConfigMaps.
+func readsRemote(src v1alpha1.Source) bool {
+	return len(src.Inline) == 0 && !readsConfigMaps(src) && (src.URL != nil || src.SourceRef != nil)
+}
+
 // fetchConfigMaps fetches the ConfigMaps of every source readsConfigMaps
 // takes, by the source's index.
 func (r *Reader) fetchConfigMaps(ctx context.Context, sources []v1alpha1.Source) ([]fetchedSource, error) {
