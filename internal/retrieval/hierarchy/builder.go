@@ -3,6 +3,7 @@ package hierarchy
 import (
 	"unicode/utf8"
 
+	"github.com/parentrag/parentrag/internal/fieldhash"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
@@ -48,7 +49,7 @@ func (b *Builder) Build(doc Document) Result {
 // children, as LangChain's ParentDocumentRetriever does.
 func (b *Builder) buildParentChild(doc Document) Result {
 	var res Result
-	ids := newIDMaker()
+	ids := fieldhash.New()
 	for i, pc := range b.parentChunks(doc.Text) {
 		parent := b.newParent(ids, doc, i, pc.Chunk)
 		parent.HeadingPath = pc.Headings
@@ -84,7 +85,7 @@ func (b *Builder) buildWindows(doc Document) Result {
 	runes := []rune(doc.Text)
 	w := max(0, b.Window)
 	var res Result
-	ids := newIDMaker()
+	ids := fieldhash.New()
 	for i, s := range sentences {
 		first, last := max(0, i-w), min(len(sentences)-1, i+w)
 		from := sentences[first].Start
@@ -103,9 +104,9 @@ func (b *Builder) buildWindows(doc Document) Result {
 
 // newParent makes the ordinal-th parent of doc from a chunk, its id made
 // by ids.
-func (b *Builder) newParent(ids *idMaker, doc Document, ordinal int, c split.Chunk) Parent {
+func (b *Builder) newParent(ids *fieldhash.Digest, doc Document, ordinal int, c split.Chunk) Parent {
 	return Parent{
-		ID:       ids.id("p", doc.ID, b.Revision, ordinal, c.Text),
+		ID:       makeID(ids, "p", doc.ID, b.Revision, ordinal, c.Text),
 		DocID:    doc.ID,
 		Title:    doc.Title,
 		Ordinal:  ordinal,
@@ -117,9 +118,9 @@ func (b *Builder) newParent(ids *idMaker, doc Document, ordinal int, c split.Chu
 
 // newChild makes a child of parent at relative offset rel, its id made by
 // ids, and records its span in the parent.
-func (b *Builder) newChild(ids *idMaker, doc Document, parent *Parent, ordinal int, text string, rel int) Child {
+func (b *Builder) newChild(ids *fieldhash.Digest, doc Document, parent *Parent, ordinal int, text string, rel int) Child {
 	child := Child{
-		ID:          ids.id("c", doc.ID, b.Revision, ordinal, text),
+		ID:          makeID(ids, "c", doc.ID, b.Revision, ordinal, text),
 		ParentID:    parent.ID,
 		DocID:       doc.ID,
 		Ordinal:     ordinal,

@@ -90,31 +90,19 @@ type HeadedSplitter interface {
 const idLength = 20
 
 // makeID returns a stable id for a unit of kind k ("p" or "c") from its
-// document, the policy revision, its ordinal and its text. The same input
-// always yields the same id.
-func makeID(kind, docID, revision string, ordinal int, text string) string {
-	return newIDMaker().id(kind, docID, revision, ordinal, text)
-}
-
-// idMaker makes ids as makeID does with one digest, which the ids of one
-// document share: an id is made for every parent and child, and costs one
-// allocation, its string.
-type idMaker struct{ d *fieldhash.Digest }
-
-// newIDMaker returns an idMaker with a digest of its own.
-func newIDMaker() *idMaker { return &idMaker{d: fieldhash.New()} }
-
-// id returns makeID's id. It hashes the strings where they lie, without
-// copying them.
-func (m *idMaker) id(kind, docID, revision string, ordinal int, text string) string {
-	m.d.Reset()
-	m.d.AddString(kind)
-	m.d.AddString(docID)
-	m.d.AddString(revision)
-	m.d.AddUint(8) // the ordinal, an 8-byte field (its length, then itself), as ids have always hashed it
-	m.d.AddUint(uint64(ordinal))
-	m.d.AddString(text)
-	sum := m.d.Sum()
+// document, the policy revision, its ordinal and its text, hashed in d
+// (reset first): the same input always yields the same id. The ids of one
+// document share one digest, so an id costs one allocation, its string,
+// and the strings are hashed where they lie, without copying them.
+func makeID(d *fieldhash.Digest, kind, docID, revision string, ordinal int, text string) string {
+	d.Reset()
+	d.AddString(kind)
+	d.AddString(docID)
+	d.AddString(revision)
+	d.AddUint(8) // the ordinal, an 8-byte field (its length, then itself), as ids have always hashed it
+	d.AddUint(uint64(ordinal))
+	d.AddString(text)
+	sum := d.Sum()
 	var id [2 * sha256.Size]byte
 	hex.Encode(id[:], sum[:])
 	return string(id[:idLength])

@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/parentrag/parentrag/internal/fieldhash"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
@@ -346,12 +347,12 @@ func TestMakeIDFieldBoundaries(t *testing.T) {
 	ord := map[string]int{"0": 0, "1": 1}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := makeID(tt.a[0], tt.a[1], tt.a[2], ord[tt.a[3]], tt.a[4])
-			b := makeID(tt.b[0], tt.b[1], tt.b[2], ord[tt.b[3]], tt.b[4])
+			a := makeID(fieldhash.New(), tt.a[0], tt.a[1], tt.a[2], ord[tt.a[3]], tt.a[4])
+			b := makeID(fieldhash.New(), tt.b[0], tt.b[1], tt.b[2], ord[tt.b[3]], tt.b[4])
 			if a == b {
 				t.Errorf("makeID collides: %v and %v both give %s", tt.a, tt.b, a)
 			}
-			if again := makeID(tt.a[0], tt.a[1], tt.a[2], ord[tt.a[3]], tt.a[4]); again != a {
+			if again := makeID(fieldhash.New(), tt.a[0], tt.a[1], tt.a[2], ord[tt.a[3]], tt.a[4]); again != a {
 				t.Errorf("makeID not deterministic: %s then %s", a, again)
 			}
 		})
@@ -497,8 +498,8 @@ func TestIDsDoNotChange(t *testing.T) {
 		{"p", "guide.md", "rev1", 0, "Parents are sections.", "7c39fb8c0ed925cab3be"},
 		{"c", "guide.md", "rev1", 3, "Children are sentences.", "2cc8cf51b3acb9080e78"},
 	} {
-		if got := makeID(tc.kind, tc.doc, tc.revision, tc.ordinal, tc.text); got != tc.want {
-			t.Errorf("makeID(%q, %q, %q, %d, %q) = %s, want %s", tc.kind, tc.doc, tc.revision, tc.ordinal, tc.text, got, tc.want)
+		if got := makeID(fieldhash.New(), tc.kind, tc.doc, tc.revision, tc.ordinal, tc.text); got != tc.want {
+			t.Errorf("makeID(fieldhash.New(), %q, %q, %q, %d, %q) = %s, want %s", tc.kind, tc.doc, tc.revision, tc.ordinal, tc.text, got, tc.want)
 		}
 	}
 }
