@@ -2,9 +2,9 @@ package indexer
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/utf8word"
 )
 
 // analyse sets the analyses of u's children and, with contexts, of its
@@ -121,16 +121,7 @@ func (c *runeCursor) byteOffset(n int) (int, bool) {
 	if n < c.runes {
 		c.runes, c.bytes = 0, 0
 	}
-	for c.runes < n {
-		if c.bytes >= len(c.text) {
-			return 0, false
-		}
-		size := 1
-		if c.text[c.bytes] >= utf8.RuneSelf {
-			_, size = utf8.DecodeRuneInString(c.text[c.bytes:])
-		}
-		c.bytes += size
-		c.runes++
-	}
-	return c.bytes, true
+	at, passed := utf8word.Skip(c.text, c.bytes, n-c.runes)
+	c.bytes, c.runes = at, c.runes+passed
+	return c.bytes, c.runes == n
 }

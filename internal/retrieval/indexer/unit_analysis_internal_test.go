@@ -44,3 +44,29 @@ func TestChildrenNotCutFromTheirParentAreAnalysedAlone(t *testing.T) {
 	}
 	checkAnalysedAsAlone(t, u, &s)
 }
+
+// TestRuneCursorFindsEveryCodePoint asks a cursor for code points of a
+// text of ASCII runs, multi-byte code points and invalid bytes, forward
+// and back, past its end and below zero, and checks each answer against
+// counting code points from the start.
+func TestRuneCursorFindsEveryCodePoint(t *testing.T) {
+	text := "plain ASCII words, then é and 日本語 \xff\xe6\x97 and 🙂 again, a long ASCII run to the end"
+	var starts []int // starts[n] is the byte offset of code point n
+	for i := range text {
+		starts = append(starts, i)
+	}
+	starts = append(starts, len(text))
+	c := runeCursor{text: text}
+	for _, n := range []int{0, 3, 17, 17, 40, 9, len(starts) - 1, len(starts), 2, -1, 25, len(starts) + 5, 30} {
+		got, ok := c.byteOffset(n)
+		if n < 0 || n >= len(starts) {
+			if ok {
+				t.Fatalf("byteOffset(%d) = %d, true; want false", n, got)
+			}
+			continue
+		}
+		if !ok || got != starts[n] {
+			t.Fatalf("byteOffset(%d) = %d, %v; want %d, true", n, got, ok, starts[n])
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/utf8word"
 )
 
 // appendParentJSON appends p as encoding/json marshals it, byte for byte
@@ -94,6 +95,10 @@ func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plainJSONWord(utf8word.Load(s, i)) {
+			i += 8
+			continue
+		}
 		b := s[i]
 		if b < utf8.RuneSelf {
 			if plainJSON[b] {
@@ -123,6 +128,18 @@ func appendJSONString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// plainJSONWord reports whether all eight bytes of x are plainJSON bytes:
+// none has its high bit set, none is below 0x20, and none is one of the
+// five that are escaped. Each test is exact, so eight plain bytes are
+// passed over at once and any other word is read byte by byte.
+func plainJSONWord(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	below := func(n uint64) bool { return (x-n*ones)&^x&highs != 0 } // some byte < n, of ASCII bytes
+	holds := func(c uint64) bool { y := x ^ c*ones; return (y-ones)&^y&highs != 0 }
+	return utf8word.ASCII(x) && !below(0x20) &&
+		!holds('"') && !holds('\\') && !holds('<') && !holds('>') && !holds('&')
 }
 
 // plainJSON says which ASCII bytes encoding/json writes into a string as

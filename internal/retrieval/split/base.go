@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/parentrag/parentrag/internal/utf8word"
 )
 
 // KeepSeparator says whether a splitter keeps the separators it splits at,
@@ -87,7 +89,7 @@ func (b *base) getState(text string) *splitState {
 	if st == nil {
 		st = &splitState{}
 	}
-	st.ascii = isASCII(text)
+	st.ascii = utf8word.IsASCII(text)
 	return st
 }
 
@@ -125,7 +127,7 @@ func (b *base) lenOf(s string, ascii bool) int {
 	if ascii {
 		return len(s)
 	}
-	return cpCount(s)
+	return utf8word.RuneCount(s)
 }
 
 // measure sets the length of every piece.
@@ -308,7 +310,7 @@ func (b *base) locate(text string, chunks []string, ascii bool) []Chunk {
 		if ascii {
 			prevLen = len(c)
 		} else {
-			prevLen = cpCount(c)
+			prevLen = utf8word.RuneCount(c)
 		}
 		if bo, ok := cur.byteAt(offset); ok {
 			if k := strings.Index(text[bo:], c); k >= 0 {
@@ -372,7 +374,7 @@ func (c *cpCursor) cpAt(b int) int {
 	if b < c.b {
 		c.b, c.cp = 0, 0
 	}
-	c.cp += cpCount(c.text[c.b:b])
+	c.cp += utf8word.RuneCount(c.text[c.b:b])
 	c.b = b
 	return c.cp
 }

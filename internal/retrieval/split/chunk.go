@@ -4,7 +4,7 @@
 // MarkdownHeaderTextSplitter; the sentence splitter feeds sentence windows.
 package split
 
-import "unicode/utf8"
+import "github.com/parentrag/parentrag/internal/utf8word"
 
 // Chunk is one piece of a split text. Start is the offset of Text in the
 // input, counted in Unicode code points, or -1 when the chunk could not be
@@ -20,5 +20,5 @@ type LengthFunc func(string) int
 // CodePoints counts Unicode code points, as Python's len() does. It is the
 // length of the Characters unit.
 func CodePoints(s string) int {
-	return utf8.RuneCountInString(s)
+	return utf8word.RuneCount(s)
 }

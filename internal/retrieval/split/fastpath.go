@@ -6,51 +6,6 @@ import (
 	"unicode/utf8"
 )
 
-// word8 loads 8 bytes of s from i, little-endian (one load once compiled).
-func word8(s string, i int) uint64 {
-	_ = s[i+7]
-	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-}
-
-const hiBits = 0x8080808080808080
-
-// isASCII reports whether s has no byte >= 0x80.
-func isASCII(s string) bool {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		if word8(s, i)&hiBits != 0 {
-			return false
-		}
-	}
-	for ; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-// cpCount is utf8.RuneCountInString, eight ASCII bytes at a time.
-func cpCount(s string) int {
-	n, i := 0, 0
-	for i < len(s) {
-		if i+8 <= len(s) && word8(s, i)&hiBits == 0 {
-			n += 8
-			i += 8
-			continue
-		}
-		if s[i] < utf8.RuneSelf {
-			i++
-		} else {
-			_, w := utf8.DecodeRuneInString(s[i:])
-			i += w
-		}
-		n++
-	}
-	return n
-}
-
 // simpleItem is a run of one ASCII byte repeated min to max times (max < 0:
 // unbounded).
 type simpleItem struct {
