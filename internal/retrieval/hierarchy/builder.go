@@ -1,10 +1,12 @@
 package hierarchy
 
 import (
+	"slices"
 	"unicode/utf8"
 
 	"github.com/parentrag/parentrag/internal/fieldhash"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
+	"github.com/parentrag/parentrag/internal/utf8word"
 )
 
 // Strategy names how a document becomes parents and children.
@@ -46,14 +48,25 @@ func (b *Builder) Build(doc Document) Result {
 }
 
 // buildParentChild splits the document into parents, then each parent into
-// children, as LangChain's ParentDocumentRetriever does.
+// children, as LangChain's ParentDocumentRetriever does. Every parent is
+// split before any id is made, so that the result's slices are allocated
+// once, at their final size (and stay nil when empty, as appending leaves
+// them).
 func (b *Builder) buildParentChild(doc Document) Result {
-	var res Result
+	parents := b.parentChunks(doc.Text)
+	children := make([][]split.Chunk, len(parents))
+	total := 0
+	for i, pc := range parents {
+		children[i] = b.Child.Split(pc.Text)
+		total += len(children[i])
+	}
+	res := Result{Parents: slices.Grow([]Parent(nil), len(parents)), Children: slices.Grow([]Child(nil), total)}
 	ids := fieldhash.New()
-	for i, pc := range b.parentChunks(doc.Text) {
+	for i, pc := range parents {
 		parent := b.newParent(ids, doc, i, pc.Chunk)
 		parent.HeadingPath = pc.Headings
-		for _, cc := range b.Child.Split(pc.Text) {
+		parent.Children = slices.Grow(parent.Children, len(children[i]))
+		for _, cc := range children[i] {
 			child := b.newChild(ids, doc, &parent, len(res.Children), cc.Text, cc.Start)
 			res.Children = append(res.Children, child)
 		}
@@ -130,7 +143,7 @@ func (b *Builder) newChild(ids *fieldhash.Digest, doc Document, parent *Parent, 
 	}
 	end := -1
 	if rel >= 0 {
-		end = rel + utf8.RuneCountInString(text)
+		end = rel + utf8word.RuneCount(text)
 	}
 	parent.Children = append(parent.Children, Span{ID: child.ID, Start: rel, End: end})
 	return child

@@ -3,7 +3,6 @@
 package hierarchy
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"strings"
@@ -85,7 +84,8 @@ type HeadedSplitter interface {
 	SplitHeaded(text string) []split.HeadedChunk
 }
 
-// idLength is the number of hex digits of an id: 80 bits, so a collision
+// idLength is the number of hex digits of an id (even: the first
+// idLength/2 bytes of the digest): 80 bits, so a collision
 // among a billion children is less likely than one in a million.
 const idLength = 20
 
@@ -103,9 +103,9 @@ func makeID(d *fieldhash.Digest, kind, docID, revision string, ordinal int, text
 	d.AddUint(uint64(ordinal))
 	d.AddString(text)
 	sum := d.Sum()
-	var id [2 * sha256.Size]byte
-	hex.Encode(id[:], sum[:])
-	return string(id[:idLength])
+	var id [idLength]byte
+	hex.Encode(id[:], sum[:idLength/2])
+	return string(id[:])
 }
 
 // offset adds a relative code-point offset to a base offset, keeping -1 for
