@@ -5,13 +5,13 @@ import "github.com/parentrag/parentrag/internal/prefetch"
 // lookahead is how many ended words wait for their terms while the slots
 // of the word table that hold them are fetched. The table is larger than
 // a core's own cache, so a lookup often waits for memory; asking for a
-// word's slot when the word ends and reading it lookahead words later
+// word's set when the word ends and reading it lookahead words later
 // lets those waits overlap (BenchmarkAnalyzeCounts, docs/benchmarks.md).
 const lookahead = 8
 
 // pendingWord is an ended word waiting for its term.
 type pendingWord struct {
-	slot   uint64 // its slot in the word table, asked for, when it fits one
+	set    uint64 // its set in the word table, asked for, when it fits one
 	at     int    // where it ended (see appendAnalyzed)
 	n      int
 	number bool // it holds a digit: its own term
@@ -25,7 +25,7 @@ type wordQueue struct {
 }
 
 // push queues word, which ended at offset at (number: it holds a digit),
-// asking for its slot; once lookahead words wait, it first appends the
+// asking for its set; once lookahead words wait, it first appends the
 // oldest one's term as pop does. Terms come out in the order their words
 // ended.
 func (l *localStems) push(dst []string, word []byte, number bool, at int, ends *[]int) []string {
@@ -37,8 +37,10 @@ func (l *localStems) push(dst []string, word []byte, number bool, at int, ends *
 	p.n, p.number, p.at = copy(p.word[:], word), number, at
 	if !number && fitsSlot(word) {
 		l.ready()
-		p.slot = slotOf(word)
-		prefetch.Of(&l.slots[p.slot])
+		p.set = setOf(word)
+		ways := l.ways(p.set)
+		prefetch.Of(&ways[0])
+		prefetch.Of(&ways[1])
 	}
 	q.n++
 	return dst
@@ -80,5 +82,5 @@ func (l *localStems) termOf(p *pendingWord) (string, uint64) {
 	case !fitsSlot(word):
 		return l.term(word)
 	}
-	return l.termAt(p.slot, word)
+	return l.termIn(p.set, word)
 }
