@@ -6,7 +6,15 @@ package embed
 // term to index does for AnalyzeCounts, with one probe sequence per token
 // and no allocation once it has grown.
 type distinctTerms struct {
-	slots []int32 // 1 + the index of a distinct term; 0 is an empty slot
+	slots []distinctSlot
+}
+
+// distinctSlot is one slot of a distinctTerms: the high half of its term's
+// hash, so that a token meeting another term's slot is told apart without
+// comparing their bytes, and 1 + the term's index (0 is an empty slot).
+type distinctSlot struct {
+	hash  uint32
+	index int32
 }
 
 // reset empties the table for a text of the given number of tokens.
@@ -16,7 +24,7 @@ func (d *distinctTerms) reset(tokens int) {
 		size <<= 1
 	}
 	if cap(d.slots) < size {
-		d.slots = make([]int32, size)
+		d.slots = make([]distinctSlot, size)
 		return
 	}
 	d.slots = d.slots[:size]
@@ -28,13 +36,14 @@ func (d *distinctTerms) reset(tokens int) {
 // new term, records it at index len(distinct) and returns that and false.
 func (d *distinctTerms) index(t string, hash uint64, distinct []string) (int, bool) {
 	mask := uint64(len(d.slots) - 1)
+	high := uint32(hash >> 32)
 	for h := hash & mask; ; h = (h + 1) & mask {
-		switch i := d.slots[h]; {
-		case i == 0:
-			d.slots[h] = int32(len(distinct) + 1)
+		switch s := d.slots[h]; {
+		case s.index == 0:
+			d.slots[h] = distinctSlot{hash: high, index: int32(len(distinct) + 1)}
 			return len(distinct), false
-		case distinct[i-1] == t:
-			return int(i - 1), true
+		case s.hash == high && distinct[s.index-1] == t:
+			return int(s.index - 1), true
 		}
 	}
 }
