@@ -15,29 +15,19 @@ type writerTerms struct {
 }
 
 // writerSlot is one term of the table: its hash, 1 + its index (0 is an
-// empty slot) and, when it fits, the term itself, so that finding a short
-// term reads one slot and nothing else.
+// empty slot) and the term as it was first given. Analyses take their
+// terms from the process's stem cache, so a term mostly comes again as
+// the same string, and comparing it reads the slot and none of the term's
+// bytes (a string equal to another at the same address is equal at once).
 type writerSlot struct {
+	term  string
 	hash  uint64
 	index uint32
-	n     uint8 // the length of the term inline, or inlineTerm+1 for a longer one
-	term  [inlineTerm]byte
 }
 
-// inlineTerm is the longest term a slot holds in itself.
-const inlineTerm = 19
-
-// holds reports whether the slot's term is term, which has its hash.
-func (s *writerSlot) holds(term string, names []string) bool {
-	if s.n <= inlineTerm {
-		return int(s.n) == len(term) && string(s.term[:s.n]) == term
-	}
-	return names[s.index-1] == term
-}
-
-// find returns the index of term t, whose hash is hash, among names, and
-// true; or false and the slot where it would go.
-func (t *writerTerms) find(term string, hash uint64, names []string) (int, bool) {
+// find returns the index of term t, whose hash is hash, and true; or
+// false and the slot where it would go.
+func (t *writerTerms) find(term string, hash uint64) (int, bool) {
 	if len(t.slots) == 0 {
 		t.slots = make([]writerSlot, 1024)
 	}
@@ -47,7 +37,7 @@ func (t *writerTerms) find(term string, hash uint64, names []string) (int, bool)
 		if s.index == 0 {
 			return int(i), false
 		}
-		if s.hash == hash && s.holds(term, names) {
+		if s.hash == hash && s.term == term {
 			return int(s.index - 1), true
 		}
 	}
@@ -64,7 +54,7 @@ func (t *writerTerms) fetch(hash uint64) {
 	}
 }
 
-// reset empties the table, keeping its memory.
+// reset empties the table, keeping its memory and none of its terms'.
 func (t *writerTerms) reset() {
 	clear(t.slots)
 	t.n = 0
@@ -73,11 +63,7 @@ func (t *writerTerms) reset() {
 // insert records that term, of this hash, is names[index], at the slot
 // find returned for it.
 func (t *writerTerms) insert(slot int, term string, hash uint64, index int) {
-	s := writerSlot{hash: hash, index: uint32(index + 1), n: inlineTerm + 1}
-	if len(term) <= inlineTerm {
-		s.n = uint8(copy(s.term[:], term))
-	}
-	t.slots[slot] = s
+	t.slots[slot] = writerSlot{term: term, hash: hash, index: uint32(index + 1)}
 	if t.n++; 2*t.n > len(t.slots) {
 		t.grow()
 	}

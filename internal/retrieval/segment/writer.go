@@ -210,7 +210,7 @@ func (w *Writer) resolve(a embed.Analysis, ahead bool) error {
 // term returns the index of t, whose hash is hash, among the writer's
 // terms, adding it.
 func (w *Writer) term(t string, hash uint64) int {
-	slot, ok := w.terms.find(t, hash, w.names)
+	slot, ok := w.terms.find(t, hash)
 	if ok {
 		return slot
 	}
