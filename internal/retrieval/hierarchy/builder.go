@@ -48,25 +48,19 @@ func (b *Builder) Build(doc Document) Result {
 }
 
 // buildParentChild splits the document into parents, then each parent into
-// children, as LangChain's ParentDocumentRetriever does. Every parent is
-// split before any id is made, so that the result's slices are allocated
-// once, at their final size (and stay nil when empty, as appending leaves
-// them).
+// children, as LangChain's ParentDocumentRetriever does. A parent's spans
+// are allocated once, at their number (nil for none). The document's
+// children are appended as they come: splitting every parent first, to
+// size them too, raised a 500 MB build's peak heap by 5%.
 func (b *Builder) buildParentChild(doc Document) Result {
-	parents := b.parentChunks(doc.Text)
-	children := make([][]split.Chunk, len(parents))
-	total := 0
-	for i, pc := range parents {
-		children[i] = b.Child.Split(pc.Text)
-		total += len(children[i])
-	}
-	res := Result{Parents: slices.Grow([]Parent(nil), len(parents)), Children: slices.Grow([]Child(nil), total)}
+	var res Result
 	ids := fieldhash.New()
-	for i, pc := range parents {
+	for i, pc := range b.parentChunks(doc.Text) {
 		parent := b.newParent(ids, doc, i, pc.Chunk)
 		parent.HeadingPath = pc.Headings
-		parent.Children = slices.Grow(parent.Children, len(children[i]))
-		for _, cc := range children[i] {
+		children := b.Child.Split(pc.Text)
+		parent.Children = slices.Grow(parent.Children, len(children))
+		for _, cc := range children {
 			child := b.newChild(ids, doc, &parent, len(res.Children), cc.Text, cc.Start)
 			res.Children = append(res.Children, child)
 		}
