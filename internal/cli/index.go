@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	"github.com/parentrag/parentrag/internal/indexjob"
+	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 )
 
@@ -32,7 +33,7 @@ func newIndexCommand() *cobra.Command {
 			if f.plan == "" || f.volume == "" || f.namespace == "" {
 				return fmt.Errorf("--plan-configmap, --volume and --namespace (or $POD_NAMESPACE) are required")
 			}
-			collectForBuild()
+			build.TuneCollector()
 			cfg, err := config.GetConfig()
 			if err != nil {
 				return fmt.Errorf("connecting to the API server: %w", err)

@@ -79,7 +79,7 @@ func newLocalIndexCommand() *cobra.Command {
 			if out == "" {
 				return fmt.Errorf("--out is required: the directory to write the index to")
 			}
-			collectForBuild()
+			build.TuneCollector()
 			store, err := childIndexRef(childIndex, emb.endpoint)
 			if err != nil {
 				return err

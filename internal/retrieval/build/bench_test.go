@@ -87,11 +87,13 @@ const stageFinish = "finish"
 // segments. It reports MB of corpus text per second of wall time and of
 // the process's CPU time (the second holds on a machine shared with other
 // work, and counts the removal of each bundle, which is not timed), and
-// the milliseconds of each
-// stage: units (split and analyse, or look up and load), fit (corpus
-// statistics), embed (weights and store), finish (the child index file
-// from the posting runs) and save.
+// the milliseconds of each stage: units (split and analyse, or look up
+// and load), fit (corpus statistics), embed (weights and store), finish
+// (the child index file from the posting runs) and save. It makes the
+// corpus and builds with the collector target of the commands that build
+// (TuneCollector).
 func BenchmarkRevision(b *testing.B) {
+	defer build.TuneCollector()()
 	docs, size := benchCorpus(b)
 	type benchCase struct {
 		name  string
