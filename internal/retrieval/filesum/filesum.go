@@ -12,6 +12,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/parentrag/parentrag/internal/directfile"
 )
 
 // Sum is the size of a file and the hex SHA-256 of its bytes.
@@ -47,19 +49,19 @@ func (w *Writer) Sum() Sum {
 }
 
 // WriteFile writes the file at path whole or not at all: write fills a
-// temporary file beside it, through a buffer, which is synced, closed and
-// renamed over path. It returns the size and SHA-256 of what was
-// written. On failure the temporary file is removed and path is left as
-// it was.
+// temporary file beside it, through a buffer and past the page cache where
+// the file system allows (directfile), which is synced, closed and renamed
+// over path. It returns the size and SHA-256 of what was written. On
+// failure the temporary file is removed and path is left as it was.
 func WriteFile(path string, write func(io.Writer) error) (Sum, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	f, err := directfile.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return Sum{}, err
 	}
 	defer os.Remove(f.Name()) // fails harmlessly once renamed
 	hashed := NewWriter(f)
 	buf := bufio.NewWriterSize(hashed, 64<<10)
-	if err := errors.Join(write(buf), buf.Flush(), f.Sync(), f.Close()); err != nil {
+	if err := errors.Join(write(buf), buf.Flush(), f.Close()); err != nil {
 		return Sum{}, err
 	}
 	return hashed.Sum(), os.Rename(f.Name(), path)

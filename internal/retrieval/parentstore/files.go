@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/parentrag/parentrag/internal/directfile"
 	"github.com/parentrag/parentrag/internal/retrieval/filesum"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
@@ -36,9 +37,8 @@ type location struct {
 // the final names until Close succeeds.
 type FileWriter struct {
 	dir     string
-	data    *os.File
+	data    *directfile.Writer
 	hashed  *filesum.Writer // onto data
-	buf     *bufio.Writer   // onto hashed
 	offset  int64
 	index   []indexEntry
 	line    []byte                 // Add's scratch: one parent's line
@@ -52,18 +52,17 @@ type indexEntry struct {
 
 // NewFileWriter starts writing a files store into dir, which must exist.
 func NewFileWriter(dir string) (*FileWriter, error) {
-	f, err := os.CreateTemp(dir, DataFile+".tmp-*")
+	f, err := directfile.CreateTemp(dir, DataFile+".tmp-*")
 	if err != nil {
 		return nil, fmt.Errorf("creating parent data file: %w", err)
 	}
-	hashed := filesum.NewWriter(f)
-	return &FileWriter{dir: dir, data: f, hashed: hashed, buf: bufio.NewWriterSize(hashed, 1<<20)}, nil
+	return &FileWriter{dir: dir, data: f, hashed: filesum.NewWriter(f)}, nil
 }
 
 // Add appends one parent.
 func (w *FileWriter) Add(p hierarchy.Parent) error {
 	w.line = append(appendParentJSON(w.line[:0], &p), '\n')
-	if _, err := w.buf.Write(w.line); err != nil {
+	if _, err := w.hashed.Write(w.line); err != nil {
 		return fmt.Errorf("writing parent %s: %w", p.ID, err)
 	}
 	w.index = append(w.index, indexEntry{id: p.ID, loc: location{offset: w.offset, length: uint32(len(w.line) - 1)}})
@@ -74,7 +73,7 @@ func (w *FileWriter) Add(p hierarchy.Parent) error {
 // Close flushes and syncs the data, writes the index and moves both to
 // their final names. After an error nothing is left under the final names.
 func (w *FileWriter) Close() error {
-	err := errors.Join(w.buf.Flush(), w.data.Sync(), w.data.Close())
+	err := w.data.Close()
 	var index filesum.Sum
 	if err == nil {
 		index, err = w.writeIndex()
@@ -98,9 +97,7 @@ func (w *FileWriter) Written() map[string]filesum.Sum { return w.written }
 // Abort closes and removes what the writer wrote, for a build that fails
 // before Close; after Close it does nothing.
 func (w *FileWriter) Abort() {
-	if w.data.Close() == nil {
-		os.Remove(w.data.Name())
-	}
+	w.data.Abort()
 }
 
 // writeIndex writes the id -> location table: magic, count, then for each
