@@ -87,13 +87,13 @@ func (w *Writer) Close() error {
 	return errors.Join(err, w.f.Sync(), w.f.Close())
 }
 
-// Abort closes and removes the file, for a write that will not finish;
-// after Close it leaves the file.
+// Abort discards the file, for a write that will not be kept: it closes
+// the file if it is open and removes it under its temporary name (a file
+// already renamed is left where it is).
 func (w *Writer) Abort() {
 	w.giveBack()
-	if w.f.Close() == nil {
-		os.Remove(w.f.Name())
-	}
+	w.f.Close()
+	os.Remove(w.f.Name())
 }
 
 // giveBack returns the buffer to buffers, once.

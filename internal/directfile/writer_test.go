@@ -117,23 +117,36 @@ func TestAlignedBufferIsAligned(t *testing.T) {
 	}
 }
 
-// TestAfterClose checks that a write after Close fails and that Abort
-// after Close leaves the file.
+// TestAfterClose checks that a write after Close fails, and that Abort
+// after Close removes the file under its temporary name but not once it
+// is renamed.
 func TestAfterClose(t *testing.T) {
-	w, err := CreateTemp(t.TempDir(), "data.tmp-*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := writeAll(t, w, []byte("parent"), []int{6}, false); string(got) != "parent" {
-		t.Fatalf("file holds %q", got)
-	}
-	for _, p := range [][]byte{[]byte("late"), append(alignedBuffer(Align), make([]byte, Align)...)} {
-		if _, err := w.Write(p); err == nil {
-			t.Errorf("a write of %d bytes after Close succeeded", len(p))
+	dir := t.TempDir()
+	for _, renamed := range []bool{false, true} {
+		w, err := CreateTemp(dir, "data.tmp-*")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	w.Abort()
-	if got, err := os.ReadFile(w.Name()); err != nil || string(got) != "parent" {
-		t.Fatalf("after Abort following Close: %q, %v; want the file kept", got, err)
+		if got := writeAll(t, w, []byte("parent"), []int{6}, false); string(got) != "parent" {
+			t.Fatalf("file holds %q", got)
+		}
+		for _, p := range [][]byte{[]byte("late"), append(alignedBuffer(Align), make([]byte, Align)...)} {
+			if _, err := w.Write(p); err == nil {
+				t.Errorf("a write of %d bytes after Close succeeded", len(p))
+			}
+		}
+		kept := filepath.Join(dir, "data")
+		if renamed {
+			if err := os.Rename(w.Name(), kept); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.Abort()
+		if _, err := os.Stat(w.Name()); !os.IsNotExist(err) {
+			t.Errorf("renamed %v: the temporary name is still there after Abort (%v)", renamed, err)
+		}
+		if got, err := os.ReadFile(kept); renamed && (err != nil || string(got) != "parent") {
+			t.Errorf("the renamed file after Abort: %q, %v; want it kept", got, err)
+		}
 	}
 }

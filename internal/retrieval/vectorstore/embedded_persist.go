@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/parentrag/parentrag/internal/directfile"
 	"github.com/parentrag/parentrag/internal/retrieval/filesum"
 )
 
@@ -35,7 +36,8 @@ func (e *Embedded) Save(dir string) error {
 }
 
 // replaceFile creates dir if needed and has write fill a temporary file in
-// it, which is fsynced and renamed over dir/EmbeddedFile before dir itself
+// it (past the page cache where the file system allows, see directfile),
+// which is fsynced and renamed over dir/EmbeddedFile before dir itself
 // is fsynced, so a crash leaves either the old or the new file, never a
 // torn one. On failure the temporary file is removed. It returns the size
 // and SHA-256 of what write wrote.
@@ -43,25 +45,21 @@ func replaceFile(dir string, write func(io.Writer) error) (sum filesum.Sum, err 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return sum, err
 	}
-	tmp, err := os.CreateTemp(dir, ".vectors-*.tmp")
+	tmp, err := directfile.CreateTemp(dir, ".vectors-*.tmp")
 	if err != nil {
 		return sum, err
 	}
 	defer func() {
 		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
+			tmp.Abort()
 		}
 	}()
 	hashed := filesum.NewWriter(tmp)
 	if err := write(hashed); err != nil {
 		return sum, fmt.Errorf("write %s: %w", tmp.Name(), err)
 	}
-	if err := tmp.Sync(); err != nil {
-		return sum, fmt.Errorf("fsync: %w", err)
-	}
 	if err := tmp.Close(); err != nil {
-		return sum, fmt.Errorf("close: %w", err)
+		return sum, fmt.Errorf("fsync and close: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), filepath.Join(dir, EmbeddedFile)); err != nil {
 		return sum, err
