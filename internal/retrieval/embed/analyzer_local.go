@@ -42,7 +42,8 @@ func (s *localStem) holds(word []byte) bool {
 // benchmark's corpus (6.3% to 3.2% of its 20,000-word vocabulary's words).
 const localStemSlots = localStemWays << localStemSetBits
 
-// localStemWays is the number of slots of a set.
+// localStemWays is the number of slots of a set: the word used last and
+// the one before it, which termIn swaps and shifts by name.
 const localStemWays = 2
 
 // localStemSetBits is log2 of the number of sets.
