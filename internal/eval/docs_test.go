@@ -11,13 +11,13 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/docs"
+	"github.com/parentrag/parentrag/internal/document"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
-	"github.com/parentrag/parentrag/internal/source"
 )
 
 // docsQuestion is a question about parentrag's own documentation, judged
@@ -85,7 +85,7 @@ func docsCorpus(t *testing.T) *Corpus {
 		if err != nil {
 			return err
 		}
-		doc := hierarchy.Document{ID: "docs/" + path, Title: source.MarkdownTitle(string(data)), Text: string(data)}
+		doc := hierarchy.Document{ID: "docs/" + path, Title: document.MarkdownTitle(string(data)), Text: string(data)}
 		c.Docs = append(c.Docs, doc)
 		c.paragraphs[doc.ID] = sectionsOf(doc, headers)
 		return nil

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/document"
 	"github.com/parentrag/parentrag/internal/source/remote"
 )
 
@@ -125,14 +126,16 @@ func (r *Reader) readURL(ctx context.Context, src v1alpha1.Source, set *Set) err
 }
 
 // urlIdentity is what determines a URL source's documents: its name, its
-// spec (credentials aside) and the sha256 of the content.
+// spec (credentials aside), the sha256 of the content and the version of
+// the readers that turn it into documents.
 func urlIdentity(src v1alpha1.Source, spec remote.Spec, v remote.Version) string {
 	spec.Header, spec.Timeout = nil, 0
 	b, _ := json.Marshal(struct {
 		Name     string
 		Spec     remote.Spec
 		Checksum string
-	}{src.Name, spec, v.Checksum})
+		Readers  string
+	}{src.Name, spec, v.Checksum, document.Version})
 	return string(b)
 }
 

@@ -11,12 +11,15 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
-// Document is one source document.
+// Document is one source document. PageStarts is set for a document made
+// of pages (a PDF): the code-point offset in Text at which each page
+// starts, page 1 first; the parents of such a document carry their Pages.
 type Document struct {
-	ID       string            `json:"id"`
-	Title    string            `json:"title,omitempty"`
-	Text     string            `json:"text"`
-	Metadata map[string]string `json:"metadata,omitempty"`
+	ID         string            `json:"id"`
+	Title      string            `json:"title,omitempty"`
+	Text       string            `json:"text"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
+	PageStarts []int             `json:"pageStarts,omitempty"`
 }
 
 // IsEmpty reports whether a document's text is empty or only white space:

@@ -1,14 +1,14 @@
 package remote
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
 	"io"
+	"path"
 	"slices"
 
+	"github.com/parentrag/parentrag/internal/document"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
-	"github.com/parentrag/parentrag/internal/source"
 )
 
 // collector turns the files of one source into documents and refusals,
@@ -23,10 +23,11 @@ type collector struct {
 	files     int               // entries admitted so far
 }
 
-// file is an entry admitted for reading.
+// file is an entry admitted for reading: its path, and the format its
+// name says (its content may tell another, see addFile).
 type file struct {
-	path string
-	typ  docType
+	path   string
+	format document.Format
 }
 
 // newCollector starts collecting for the source called name.
@@ -57,7 +58,7 @@ func (c *collector) admit(e entry) (file, bool, error) {
 	if err := c.count(); err != nil {
 		return file{}, false, err
 	}
-	f := file{path: p, typ: typeOfName(p)}
+	f := file{path: p, format: document.ByName(p)}
 	return f, c.acceptable(f, e), nil
 }
 
@@ -76,8 +77,8 @@ func (c *collector) acceptable(f file, e entry) bool {
 	switch refusal := e.refusal(); {
 	case refusal != "":
 		c.reject(f.path, refusal)
-	case f.typ == unsupportedType:
-		c.reject(f.path, unsupportedMessage(f.path))
+	case f.format == document.Unknown:
+		c.reject(f.path, document.UnsupportedMessage(f.path))
 	case e.size > c.s.MaxFileBytes:
 		c.reject(f.path, c.oversized(fmt.Sprintf("%d bytes", e.size)))
 	default:
@@ -87,16 +88,13 @@ func (c *collector) acceptable(f file, e entry) bool {
 }
 
 // single admits the one file of a source that is not an archive; it is
-// read whatever Include says.
-func (c *collector) single(name string, typ docType, r io.Reader) error {
+// read whatever Include says, in the format its content, its name or
+// contentType (the response's, or "") says.
+func (c *collector) single(name, contentType string, r io.Reader) error {
 	if err := c.count(); err != nil {
 		return err
 	}
-	if typ == unsupportedType {
-		c.reject(name, unsupportedMessage(name))
-		return nil
-	}
-	return c.read(file{path: name, typ: typ}, r)
+	return c.read(file{path: name, format: document.ByMediaType(contentType)}, r)
 }
 
 // read reads an admitted file up to MaxFileBytes and adds its documents,
@@ -119,22 +117,32 @@ func (c *collector) oversized(size string) string {
 	return fmt.Sprintf("file is %s, over the %d-byte limit (MaxFileBytes)", size, c.s.MaxFileBytes)
 }
 
-// utf8BOM is dropped from the start of files, as internal/source does.
-var utf8BOM = []byte("\xef\xbb\xbf")
-
-// addFile checks that data is UTF-8 text and adds it as documents.
+// addFile reads data, the file f, as documents in its format (see
+// document.Detect; the format f names when its content and name tell
+// none), refusing it, with the reason, when it cannot be read. A document
+// without a title of its own is titled with the file's name.
 func (c *collector) addFile(f file, data []byte) {
-	if err := source.CheckText(data); err != nil {
-		c.reject(f.path, err.Error())
+	format := document.Detect(f.path, data)
+	if format == document.Unknown {
+		format = f.format
+	}
+	if format == document.Unknown {
+		c.reject(f.path, document.UnsupportedMessage(f.path))
 		return
 	}
-	data = bytes.TrimPrefix(data, utf8BOM)
-	if f.typ == jsonlType {
-		c.addJSONLines(f.path, data)
+	docs, err := document.Read(format, f.path, c.id(f.path), data)
+	if err != nil {
+		c.reject(f.path, document.Reason(err))
 		return
 	}
-	text := string(data)
-	c.add(f.path, hierarchy.Document{ID: c.id(f.path), Title: titleOf(f.typ, f.path, text), Text: text})
+	for _, d := range docs {
+		if format == document.JSONLines {
+			d.ID = c.id(d.ID)
+		} else if d.Title == "" {
+			d.Title = path.Base(f.path)
+		}
+		c.add(f.path, d)
+	}
 }
 
 // add keeps a document unless it is empty, or an earlier one has its id,

@@ -65,7 +65,7 @@ func TestFetchSingleFile(t *testing.T) {
 }
 
 func TestFetchSingleFileOfUnsupportedType(t *testing.T) {
-	srv, _ := serveBody(t, []byte("<html></html>"), "text/html")
+	srv, _ := serveBody(t, []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), "image/png")
 	res := fetchOK(t, "src", Spec{URL: srv.URL + "/page"})
 	if len(res.Documents) != 0 {
 		t.Errorf("documents %v, want none", ids(res.Documents))

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/parentrag/parentrag/internal/document"
 )
 
 // Defaults for the zero values of Spec.
@@ -24,8 +26,14 @@ const (
 )
 
 // defaultInclude is what Spec.Include is when empty: every file type
-// the package reads.
-var defaultInclude = []string{"**/*.md", "**/*.markdown", "**/*.txt", "**/*.rst", "**/*.jsonl"}
+// package document reads.
+var defaultInclude = func() []string {
+	var globs []string
+	for _, ext := range document.Extensions() {
+		globs = append(globs, "**/*"+ext)
+	}
+	return globs
+}()
 
 // DefaultInclude is what Spec.Include means when empty.
 func DefaultInclude() []string { return slices.Clone(defaultInclude) }
@@ -38,8 +46,8 @@ type Spec struct {
 	// when one matches. "*" matches within a path segment and "**" any
 	// number of segments; neither matches a segment that starts with a dot
 	// (such as .github) unless the pattern segment does too. Default:
-	// **/*.md, **/*.markdown, **/*.txt, **/*.rst and **/*.jsonl. Not
-	// applied to a single file.
+	// every extension package document reads (**/*.md, **/*.html,
+	// **/*.pdf...). Not applied to a single file.
 	Include []string
 	// Exclude holds globs, as Include, for files not to read.
 	Exclude []string
