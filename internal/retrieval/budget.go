@@ -95,7 +95,7 @@ func (c *candidate) result() (Result, bool) {
 	}
 	r := Result{
 		ParentID: c.parent.ID, DocID: c.parent.DocID, Title: c.parent.Title, HeadingPath: c.parent.HeadingPath,
-		Score: c.group.score, Text: c.text(), Start: c.parent.Start,
+		Pages: c.parent.Pages, Score: c.group.score, Text: c.text(), Start: c.parent.Start,
 	}
 	if !c.whole {
 		r.Trimmed = true

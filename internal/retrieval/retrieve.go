@@ -107,7 +107,10 @@ type Result struct {
 	// HeadingPath names the headings the parent falls under, outermost
 	// first, when its policy splits parents at sections.
 	HeadingPath []string `json:"headingPath,omitempty"`
-	Score       float32  `json:"score"`
+	// Pages is the range of pages the parent spans, for a document made of
+	// pages (a PDF).
+	Pages *hierarchy.Pages `json:"pages,omitempty"`
+	Score float32          `json:"score"`
 	// Text is the parent's text, or the parts of it kept under a budget
 	// joined by Ellipsis.
 	Text string `json:"text"`

@@ -70,8 +70,8 @@ func (s *Server) mcpRetrieve(ctx context.Context, _ *mcp.CallToolRequest, in MCP
 }
 
 // mcpContent is one text content per parent, best first, each headed by
-// its rank, source document, parent id and score; a note when none
-// matched.
+// its rank, source document (and title), section (its heading path) and
+// pages when it has them, parent id and score; a note when none matched.
 func mcpContent(resp *RetrieveResponse) []mcp.Content {
 	if len(resp.Results) == 0 {
 		return []mcp.Content{&mcp.TextContent{Text: "No passage matches the query."}}
@@ -82,6 +82,9 @@ func mcpContent(resp *RetrieveResponse) []mcp.Content {
 		fmt.Fprintf(&head, "[%d] source: %s", i+1, res.DocID)
 		if res.Title != "" {
 			fmt.Fprintf(&head, " (%s)", res.Title)
+		}
+		if where := Location(res); where != "" {
+			fmt.Fprintf(&head, ", %s", where)
 		}
 		fmt.Fprintf(&head, ", parent %s, score %.4g", res.ParentID, res.Score)
 		content[i] = &mcp.TextContent{Text: head.String() + "\n\n" + res.Text}

@@ -323,8 +323,9 @@ func searchPage(queries []string, resp *RetrieveResponse, metadata []map[string]
 }
 
 // attributesOf are a result's attributes: its document's metadata, then
-// parentId, revision and, when there is one, title, which win over
-// metadata keys of the same name.
+// parentId, revision and, when it has them, title, headingPath (the
+// headings joined by " > ") and pages ("31-32", or "31" for one page),
+// which win over metadata keys of the same name.
 func attributesOf(res retrieval.Result, revision string, metadata map[string]string) map[string]any {
 	attrs := make(map[string]any, len(metadata)+3)
 	for k, v := range metadata {
@@ -334,6 +335,12 @@ func attributesOf(res retrieval.Result, revision string, metadata map[string]str
 	attrs["revision"] = revision
 	if res.Title != "" {
 		attrs["title"] = res.Title
+	}
+	if len(res.HeadingPath) > 0 {
+		attrs["headingPath"] = strings.Join(res.HeadingPath, HeadingPathSeparator)
+	}
+	if res.Pages != nil {
+		attrs["pages"] = pageRange(res.Pages)
 	}
 	return attrs
 }

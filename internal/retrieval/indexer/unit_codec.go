@@ -20,9 +20,10 @@ import (
 //	split field: length of the split | split
 //	split:    lead text | lead end | parents | children
 //	analyses: child analyses | context analyses
-//	parent:   id | document id | title | heading path (strings) | ordinal |
-//	          text | start | spans (id, start, end) | metadata (count, then
-//	          key and value, keys sorted)
+//	parent:   id | document id | title | heading path (strings) | pages
+//	          (0 for none, else 1, first, last) | ordinal | text | start |
+//	          spans (id, start, end) | metadata (count, then key and value,
+//	          keys sorted)
 //	child:    flags (see childFlags) | its parent's index when known,
 //	          else its parent id | id, unless its parent's next span's |
 //	          document id, unless its parent's | ordinal | start | parent
@@ -65,7 +66,7 @@ func splitSizeHint(u *Unit) int {
 	n := len(u.LeadText) + 3*binary.MaxVarintLen64
 	for i := range u.Parents {
 		p := &u.Parents[i]
-		n += len(p.ID) + len(p.DocID) + len(p.Title) + len(p.Text) + 8*binary.MaxVarintLen64
+		n += len(p.ID) + len(p.DocID) + len(p.Title) + len(p.Text) + 11*binary.MaxVarintLen64
 		for _, h := range p.HeadingPath {
 			n += len(h) + binary.MaxVarintLen64
 		}
@@ -155,6 +156,7 @@ func (w *unitWriter) parent(p *hierarchy.Parent) {
 	w.str(p.DocID)
 	w.str(p.Title)
 	w.strs(p.HeadingPath)
+	w.pages(p.Pages)
 	w.int(p.Ordinal)
 	w.str(p.Text)
 	w.int(p.Start)
@@ -174,6 +176,17 @@ func (w *unitWriter) parent(p *hierarchy.Parent) {
 		w.str(k)
 		w.str(p.Metadata[k])
 	}
+}
+
+// pages appends a page range, telling none from any.
+func (w *unitWriter) pages(p *hierarchy.Pages) {
+	if p == nil {
+		w.uint(0)
+		return
+	}
+	w.uint(1)
+	w.int(p.First)
+	w.int(p.Last)
 }
 
 // analyses appends a list of analyses, telling none from an empty list.
@@ -371,6 +384,9 @@ func (r *unitReader) child(u *Unit, spans []int, c *hierarchy.Child) {
 // parent reads one parent into p.
 func (r *unitReader) parent(p *hierarchy.Parent) {
 	p.ID, p.DocID, p.Title, p.HeadingPath = r.text(), r.text(), r.text(), r.strs()
+	if r.uint() != 0 {
+		p.Pages = &hierarchy.Pages{First: r.int(), Last: r.int()}
+	}
 	p.Ordinal, p.Text, p.Start = r.int(), r.text(), r.int()
 	if n := r.count(); n > 0 {
 		p.Children = make([]hierarchy.Span, n)

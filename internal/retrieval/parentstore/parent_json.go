@@ -26,6 +26,13 @@ func appendParentJSON(dst []byte, p *hierarchy.Parent) []byte {
 	if len(p.HeadingPath) > 0 {
 		dst = appendJSONList(dst, `,"headingPath":[`, p.HeadingPath, appendJSONString)
 	}
+	if p.Pages != nil {
+		dst = append(dst, `,"pages":{"first":`...)
+		dst = strconv.AppendInt(dst, int64(p.Pages.First), 10)
+		dst = append(dst, `,"last":`...)
+		dst = strconv.AppendInt(dst, int64(p.Pages.Last), 10)
+		dst = append(dst, '}')
+	}
 	dst = append(dst, `,"ordinal":`...)
 	dst = strconv.AppendInt(dst, int64(p.Ordinal), 10)
 	dst = append(dst, `,"text":`...)
