@@ -16,10 +16,14 @@ import (
 // (layoutPages), and the offset of every page, so that parents know their
 // pages. Its title is the Title of its metadata, else the first entry of
 // its outline. A PDF without a text layer, or one that needs a password,
-// is refused.
+// is refused, and so is one that does not end in the %%EOF marker: cut
+// short, it would be read up to where it breaks off.
 func (l Limits) readPDF(data []byte) (hierarchy.Document, error) {
 	if !bytes.Contains(data[:min(len(data), pdfMagicWindow)], []byte("%PDF-")) {
 		return hierarchy.Document{}, fmt.Errorf("not a PDF (no %%PDF- header in its first %d bytes)", pdfMagicWindow)
+	}
+	if !bytes.Contains(data[max(0, len(data)-pdfMagicWindow):], []byte("%%EOF")) {
+		return hierarchy.Document{}, fmt.Errorf("truncated: no %%%%EOF marker in the last %d bytes (an interrupted download or copy?)", pdfMagicWindow)
 	}
 	content, err := pdfium.Read(data, pdfium.Limits{
 		MaxPages:     l.MaxPages,

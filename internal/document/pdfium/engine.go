@@ -51,8 +51,9 @@ func instance(ctx context.Context) (gopdfium.Pdfium, error) {
 
 // newPool compiles the module into a pool of at most one instance at a
 // time, each new for its file (no state passes from one file to the
-// next), with no file system, its memory capped at MemoryLimit and its
-// calls stopped when the instance is killed.
+// next), with no file system, its memory capped at MemoryLimit (and
+// mapped outside the Go heap where the system allows) and its calls
+// stopped when the instance is killed.
 func newPool() (gopdfium.Pool, error) {
 	cfg := wazero.NewRuntimeConfig().
 		WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling).
@@ -62,7 +63,7 @@ func newPool() (gopdfium.Pool, error) {
 		cfg = cfg.WithCompilationCache(cache)
 	}
 	return webassembly.Init(webassembly.Config{
-		Context:       context.Background(),
+		Context:       experimental.WithMemoryAllocator(context.Background(), memoryAllocator),
 		MaxTotal:      1,
 		FSConfig:      wazero.NewFSConfig(),
 		RuntimeConfig: cfg,

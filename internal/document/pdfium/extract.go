@@ -61,10 +61,14 @@ func Read(data []byte, l Limits) (*Content, error) {
 	stop := killAfter(inst, l.Timeout)
 	r := reader{inst: inst, limits: l}
 	content, err := r.read(data)
-	if stop() {
+	killed := stop()
+	if !killed {
+		inst.Close()
+	}
+	releaseMemory() // no call runs in the instance any more
+	if killed {
 		return nil, fmt.Errorf("reading took longer than %s (the limit per document)", l.Timeout)
 	}
-	inst.Close()
 	if err != nil {
 		return nil, explain(err)
 	}
@@ -155,8 +159,9 @@ func explain(err error) error {
 		return errors.New("not a PDF, or truncated")
 	case errors.Is(err, pdfiumerrors.ErrSecurity):
 		return errors.New("encrypted with an unsupported security handler")
-	case strings.Contains(err.Error(), "out of memory") || strings.Contains(err.Error(), "memory"):
-		return fmt.Errorf("reading needs more than %d MiB (the limit per document): %w", MemoryLimit>>20, err)
+	case strings.Contains(err.Error(), "wasm error"):
+		msg, _, _ := strings.Cut(err.Error(), "\n") // not the stack trace
+		return fmt.Errorf("PDFium stopped (%s): the file needs more than the %d MiB a document may use (the limit), or is damaged", msg, MemoryLimit>>20)
 	}
 	return err
 }
