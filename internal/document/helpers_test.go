@@ -2,8 +2,10 @@ package document_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/document/documenttest"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
@@ -21,4 +23,10 @@ func sectionBuilder(t *testing.T) *hierarchy.Builder {
 		t.Fatal(err)
 	}
 	return compiled.Builder
+}
+
+// bounded is documenttest.Bounded.
+func bounded(t *testing.T, d time.Duration, maxBytes uint64, fn func()) {
+	t.Helper()
+	documenttest.Bounded(t, d, maxBytes, fn)
 }

@@ -27,6 +27,7 @@ func (l Limits) readHTML(data []byte) (hierarchy.Document, error) {
 	if err != nil {
 		return hierarchy.Document{}, err
 	}
+	text = dropInternalSubset(text)
 	if err := checkNesting(text, l.MaxDepth); err != nil {
 		return hierarchy.Document{}, err
 	}
@@ -62,6 +63,29 @@ func decodeHTML(data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("binary file (NUL byte at offset %d)", i)
 	}
 	return data, nil
+}
+
+// dropInternalSubset removes the internal subset of an XHTML document type
+// declaration (<!DOCTYPE html [ ... ]>), which the HTML parser would read
+// as text. Its entities are never expanded: a reference to one stays as
+// it is written.
+func dropInternalSubset(data []byte) []byte {
+	head := bytes.ToLower(data[:min(len(data), htmlSniffWindow)])
+	at := bytes.Index(head, []byte("<!doctype"))
+	if at < 0 {
+		return data
+	}
+	open, end := bytes.IndexByte(head[at:], '['), bytes.IndexByte(head[at:], '>')
+	if open < 0 || end < open {
+		return data
+	}
+	closing := bytes.Index(data[at+open:], []byte("]>"))
+	if closing < 0 {
+		return data
+	}
+	out := append([]byte(nil), data[:at]...)
+	out = append(out, "<!DOCTYPE html>"...)
+	return append(out, data[at+open+closing+2:]...)
 }
 
 // pageTitle is the collapsed text of the page's first title element.

@@ -156,9 +156,14 @@ func (e *nestEstimate) closeBefore(a atom.Atom) {
 	case atom.Td, atom.Th:
 		e.closeIfAbove([]atom.Atom{atom.Td, atom.Th}, classTableScope)
 	case atom.Tr:
-		e.closeIfAbove([]atom.Atom{atom.Tr, atom.Td, atom.Th}, classTableScope)
-	case atom.Tbody, atom.Thead, atom.Tfoot, atom.Caption, atom.Colgroup:
-		e.closeIfAbove(tableParts, classTableScope)
+		e.closeIfAbove([]atom.Atom{atom.Tr}, classTableScope) // and the cell open in it
+	case atom.Tbody, atom.Thead, atom.Tfoot:
+		e.closeIfAbove([]atom.Atom{atom.Tbody, atom.Thead, atom.Tfoot}, classTableScope)
+		e.closeIfAbove([]atom.Atom{atom.Tr}, classTableScope)
+	case atom.Caption, atom.Colgroup:
+		if table := e.innermostAtom(atom.Table); table >= 0 {
+			e.popTo(table + 1) // back to the table itself
+		}
 	case atom.Table:
 		table := e.innermostAtom(atom.Table)
 		if table >= 0 && max(e.innermostClass(classCell), e.innermostAtom(atom.Caption)) < table {
