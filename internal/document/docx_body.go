@@ -8,6 +8,7 @@ import (
 )
 
 // docxConverter turns a Word document's body into Markdown blocks.
+// Consecutive list items make one block, an item a line.
 type docxConverter struct {
 	styles *docxStyles
 	limits Limits
@@ -18,6 +19,7 @@ type docxConverter struct {
 	paras  []*docxParagraph
 	tables []*docxTable
 	counts map[string]int // numbering id and level -> items so far
+	inList bool           // the last block is a list
 }
 
 // docxParagraph is a paragraph being read.
@@ -143,7 +145,7 @@ func (c *docxConverter) paragraph(p *docxParagraph) {
 		return
 	}
 	if c.isList(p) {
-		c.addText(c.listItem(p, text))
+		c.addListItem(c.listItem(p, text))
 		return
 	}
 	c.counts = map[string]int{} // a paragraph between lists restarts their numbers
@@ -169,7 +171,7 @@ func (c *docxConverter) heading(level int, text string) {
 	case c.title == "":
 		c.title = text
 	}
-	c.blocks = append(c.blocks, strings.Repeat("#", min(max(level, 1), 6))+" "+text)
+	c.addText(strings.Repeat("#", min(max(level, 1), 6)) + " " + text)
 }
 
 // isList reports whether a paragraph is a list item: it has a numbering,
@@ -230,7 +232,18 @@ func (c *docxConverter) endRow(t *docxTable) {
 func (c *docxConverter) addText(block string) {
 	if block != "" {
 		c.blocks = append(c.blocks, block)
+		c.inList = false
 	}
+}
+
+// addListItem adds a list item to the list under way, or starts one.
+func (c *docxConverter) addListItem(item string) {
+	if c.inList {
+		c.blocks[len(c.blocks)-1] += "\n" + item
+		return
+	}
+	c.addText(item)
+	c.inList = true
 }
 
 // grow counts n more bytes of text, failing past the limit.
