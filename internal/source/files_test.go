@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/document/documenttest"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 
@@ -296,5 +297,35 @@ func TestLoadPathsSkipsIndexesAndHiddenFolders(t *testing.T) {
 	}
 	if len(docs) != 1 || docs[0].ID != "notes.md" {
 		t.Fatalf("LoadPaths read %d documents (%v), want only notes.md", len(docs), docs)
+	}
+}
+
+// TestLoadPathsReadsEveryFormat walks a folder of HTML, PDF, DOCX and
+// reStructuredText files and reports a broken PDF without failing.
+func TestLoadPathsReadsEveryFormat(t *testing.T) {
+	dir := t.TempDir()
+	manual := documenttest.Manual(t, documenttest.ManualOptions{})
+	writeTree(t, dir, map[string][]byte{
+		"site/page.htm":    []byte("<main><h1>Page</h1><p>Text.</p></main>"),
+		"site/other.xhtml": []byte(`<html xmlns="http://www.w3.org/1999/xhtml"><body><p>XHTML.</p></body></html>`),
+		"manual.pdf":       manual,
+		"guide.docx":       documenttest.DOCX(t, documenttest.DOCXPart{Name: "word/document.xml", Data: documenttest.DOCXBody(documenttest.Para("", "Word."))}),
+		"notes.rst":        []byte("Notes\n=====\n\nBody.\n"),
+		"broken.pdf":       manual[:100],
+	})
+	l, err := LoadPathsReport([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(docIDs(l.Docs), " "); got != "guide.docx manual.pdf notes.rst site/other.xhtml site/page.htm" {
+		t.Errorf("documents %s", got)
+	}
+	if len(l.Refused) != 1 || !strings.Contains(l.Refused[0].Error(), filepath.Join(dir, "broken.pdf")+": truncated") {
+		t.Errorf("refused %v, want broken.pdf, truncated", l.Refused)
+	}
+	for _, d := range l.Docs {
+		if d.ID == "notes.rst" && d.Title != "Notes" {
+			t.Errorf("notes.rst title %q", d.Title)
+		}
 	}
 }
