@@ -16,7 +16,10 @@ import (
 // wordDocument is a Word document with localized style ids, a title, two
 // heading levels, bullet and numbered lists, a table, a tab and a line
 // break, deleted text, and a text box whose fallback repeats it.
-func wordDocument(t *testing.T) []byte {
+func wordDocument(t *testing.T) []byte { return wordDocumentOf(t) }
+
+// wordDocumentOf is wordDocument for any test or fuzz target.
+func wordDocumentOf(t testing.TB) []byte {
 	body := dt.Para("Titel", "Proxy guide") +
 		dt.Para("", "An introduction with ", "two runs.") +
 		dt.Para("berschrift1", "Installing") +
