@@ -38,7 +38,9 @@ type InlineDocument struct {
 	Title string `json:"title,omitempty"`
 
 	// text is the document's content, at most 1 MiB; larger documents
-	// belong in a ConfigMap or behind a url source.
+	// belong in a ConfigMap or behind a url source. HTML (an id ending
+	// in .html, or text that starts as an HTML page does) is converted
+	// to Markdown of its main content.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1048576
 	// +required
@@ -70,7 +72,8 @@ type URLSource struct {
 	URL string `json:"url"`
 
 	// include selects archive paths by glob (** crosses directories);
-	// Markdown, text, reStructuredText and JSON Lines files when empty.
+	// every format parentrag reads when empty: Markdown, text,
+	// reStructuredText, JSON Lines, HTML, PDF and DOCX files.
 	// +kubebuilder:validation:MaxItems=32
 	// +optional
 	Include []string `json:"include,omitempty"`
@@ -159,7 +162,8 @@ type SourceReference struct {
 	Path string `json:"path,omitempty"`
 
 	// include selects files under path by glob (** crosses directories);
-	// Markdown, text, reStructuredText and JSON Lines files when empty.
+	// every format parentrag reads when empty: Markdown, text,
+	// reStructuredText, JSON Lines, HTML, PDF and DOCX files.
 	// +kubebuilder:validation:MaxItems=32
 	// +optional
 	Include []string `json:"include,omitempty"`
@@ -215,7 +219,9 @@ type Source struct {
 	// +optional
 	Inline []InlineDocument `json:"inline,omitempty"`
 
-	// configMap reads each key of one ConfigMap as a document.
+	// configMap reads each key of one ConfigMap as a document, in the
+	// format its content and name tell (a PDF or DOCX in binaryData, HTML),
+	// else as Markdown.
 	// +optional
 	ConfigMap *ConfigMapSource `json:"configMap,omitempty"`
 
