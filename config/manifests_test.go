@@ -41,6 +41,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/parentrag/parentrag/controllers"
 	"github.com/parentrag/parentrag/internal/cli"
 	"github.com/parentrag/parentrag/internal/repo"
 )
@@ -284,10 +285,7 @@ func TestDefaultIsCoherent(t *testing.T) {
 		if container.Image == "" {
 			t.Error("the manager container names no image")
 		}
-		// Query pods run the operator's own image unless a Retriever names one.
-		if got := envValue(container, "PARENTRAG_IMAGE"); got != container.Image {
-			t.Errorf("PARENTRAG_IMAGE = %q, want the manager's own image %q", got, container.Image)
-		}
+		checkReadsOwnImage(t, container)
 		// The image's entrypoint is the parentrag binary (Dockerfile); its
 		// args must be a valid `parentrag manager` command line.
 		if len(container.Command) > 0 {
@@ -566,6 +564,16 @@ func checkLockedDown(t *testing.T, pod corev1.PodSpec, c *corev1.Container) {
 }
 
 // envValue returns the literal value of the container's variable.
+// envField is the downward API field path a variable of c comes from.
+func envField(c *corev1.Container, name string) string {
+	for _, e := range c.Env {
+		if e.Name == name && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+			return e.ValueFrom.FieldRef.FieldPath
+		}
+	}
+	return ""
+}
+
 func envValue(c *corev1.Container, name string) string {
 	for _, e := range c.Env {
 		if e.Name == name {
@@ -619,20 +627,18 @@ func checkLastApplied(t *testing.T, o object) {
 	}
 }
 
-// TestClusterOverlaySetsBothImages renders config/cluster, the overlay the
+// TestClusterOverlaySetsTheImage renders config/cluster, the overlay the
 // cluster suite deploys (make test-cluster, hack/kind-e2e.sh), and checks
-// that the manager and the query pods (PARENTRAG_IMAGE) both get the image
-// loaded into the node, never pulled, and that nothing else changes.
-func TestClusterOverlaySetsBothImages(t *testing.T) {
+// that the manager gets the image loaded into the node, never pulled, and
+// that nothing else changes.
+func TestClusterOverlaySetsTheImage(t *testing.T) {
 	const image = "parentrag:cluster"
 	m := render(t, "config/cluster")
 	_, c := managerDeployment(t, m)
 	if c.Image != image {
 		t.Errorf("manager image = %q, want %q", c.Image, image)
 	}
-	if got := envValue(c, "PARENTRAG_IMAGE"); got != image {
-		t.Errorf("PARENTRAG_IMAGE = %q, want %q", got, image)
-	}
+	checkReadsOwnImage(t, c)
 	if c.ImagePullPolicy != corev1.PullIfNotPresent && c.ImagePullPolicy != corev1.PullNever {
 		t.Errorf("imagePullPolicy = %q: an image loaded into the node must not be pulled", c.ImagePullPolicy)
 	}
@@ -650,6 +656,59 @@ func TestClusterOverlaySetsBothImages(t *testing.T) {
 		case o.GetKind() != "Deployment" && !equality.Semantic.DeepEqual(o.Object, got.Object):
 			t.Errorf("the overlay changes %s", o.key())
 		}
+	}
+}
+
+// TestUserOverlaySetsTheImage renders config/default under an overlay as a
+// user writes one, with an images: entry. The manager runs that image, and
+// nothing in the rendered manifests names another image for query pods or
+// indexing Jobs: the operator reads its own image from its pod
+// (controllers.OwnImage), which TestOwnImage covers.
+func TestUserOverlaySetsTheImage(t *testing.T) {
+	const image = "registry.example/parentrag:v1.2.3"
+	dir := t.TempDir()
+	base, err := filepath.Rel(dir, filepath.Join(repoRoot(t), "config", "default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay := fmt.Sprintf(`resources:
+- %s
+images:
+- name: parentrag
+  newName: registry.example/parentrag
+  newTag: v1.2.3
+`, base)
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(overlay), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := render(t, dir)
+	_, c := managerDeployment(t, m)
+	if c.Image != image {
+		t.Errorf("manager image = %q, want %q", c.Image, image)
+	}
+	checkReadsOwnImage(t, c)
+	for _, o := range m {
+		if raw, _ := json.Marshal(o.Object); strings.Contains(string(raw), "parentrag:dev") {
+			t.Errorf("%s still names the placeholder image parentrag:dev", o.key())
+		}
+	}
+}
+
+// checkReadsOwnImage checks that the manager container can read its own
+// image from its pod (POD_NAME and POD_NAMESPACE from the downward API)
+// and that no variable pins another image for query pods and Jobs.
+func checkReadsOwnImage(t *testing.T, c *corev1.Container) {
+	t.Helper()
+	if v := envValue(c, "PARENTRAG_IMAGE"); v != "" {
+		t.Errorf("PARENTRAG_IMAGE = %q: query pods and Jobs would run it whatever image a user sets on the manager", v)
+	}
+	for name, field := range map[string]string{"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace"} {
+		if got := envField(c, name); got != field {
+			t.Errorf("env %s comes from %q, want the downward API's %s", name, got, field)
+		}
+	}
+	if c.Name != controllers.ManagerContainer {
+		t.Errorf("the manager container is named %q; the operator looks for %q in its pod", c.Name, controllers.ManagerContainer)
 	}
 }
 
@@ -710,8 +769,8 @@ func TestDockerfileFitsTheManifests(t *testing.T) {
 
 // TestSetImageReachesQueryPods follows docs/operator.md: `kustomize edit
 // set image parentrag=...` in config/manager, then `kubectl apply -k
-// config/default`. The query pods (PARENTRAG_IMAGE) must get the new image
-// too, not the parentrag:dev placeholder.
+// config/default`. The manager must get the new image, which query pods
+// and Jobs then run.
 func TestSetImageReachesQueryPods(t *testing.T) {
 	const image = "registry.example.com/parentrag:v0.1.0"
 	dst := filepath.Join(t.TempDir(), "config")
@@ -749,9 +808,7 @@ func TestSetImageReachesQueryPods(t *testing.T) {
 	if c.Image != image {
 		t.Errorf("manager image = %q, want %q", c.Image, image)
 	}
-	if got := envValue(c, "PARENTRAG_IMAGE"); got != image {
-		t.Errorf("PARENTRAG_IMAGE = %q, want %q: query pods would run another image than the operator", got, image)
-	}
+	checkReadsOwnImage(t, c)
 }
 
 func TestSamplesAreCoherent(t *testing.T) {

@@ -50,6 +50,9 @@ type retrieverState struct {
 	suspended bool
 	reason    string
 	message   string
+	// trouble says why a pod of the rollout cannot run, nil when none is
+	// stuck.
+	trouble *podTrouble
 }
 
 // Reconcile applies the Retriever's objects for the Corpus's active
@@ -220,7 +223,13 @@ func (r *RetrieverReconciler) observe(ctx context.Context, s *retrieverState, p 
 			r.Recorder.Eventf(s.retriever, nil, corev1.EventTypeNormal, "Serving", "Rollout", "serving revision %s", s.revision)
 		}
 		st.ServingRevision = s.revision
+		return nil
 	}
+	pods, err := podsOf(ctx, r.Client, d.Namespace, p.selectorLabels())
+	if err != nil {
+		return err
+	}
+	s.trouble = firstTrouble(pods)
 	return nil
 }
 
@@ -244,6 +253,7 @@ func (r *RetrieverReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Service{}).
 		Owns(&rbacv1.Role{}).
 		Owns(&networkingv1.NetworkPolicy{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(retrieverOfReplicaSet)).
 		Watches(&appsv1.ReplicaSet{}, handler.EnqueueRequestsFromMapFunc(retrieverOfReplicaSet)).
 		Watches(&v1alpha1.Corpus{}, handler.EnqueueRequestsFromMapFunc(r.retrieversOfCorpus)).
 		Named("retriever").
@@ -265,8 +275,9 @@ func (r *RetrieverReconciler) retrieversOfCorpus(ctx context.Context, o client.O
 	return out
 }
 
-// retrieverOfReplicaSet maps a query ReplicaSet to its Retriever, whose
-// loaded revisions follow the ReplicaSets that still run.
+// retrieverOfReplicaSet maps a query ReplicaSet or pod to its Retriever,
+// whose loaded revisions follow the ReplicaSets that still run and whose
+// conditions say why a pod cannot run.
 func retrieverOfReplicaSet(_ context.Context, o client.Object) []ctrl.Request {
 	name := o.GetLabels()[LabelRetriever]
 	if name == "" {
