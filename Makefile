@@ -124,13 +124,18 @@ cluster-image: ## Build the image with buildah and import it into the node (IMG=
 # The cluster suite (test/cluster) against $$KUBECONFIG, by default the
 # cluster of make cluster-up, with the image cluster-image built and loaded.
 # hack/kind-e2e.sh runs the same suite on kind.
+# The suite deploys the operator as a user would: config/default under an
+# overlay whose images: entry names CLUSTER_TEST_IMAGE, a registry-style
+# name under which cluster-image's build is imported into the node.
 CLUSTER_KUBECONFIG ?= /var/lib/parentrag-cluster/admin.kubeconfig
 CLUSTER_TEST_FLAGS ?= -count=1 -timeout 45m -v
+CLUSTER_TEST_IMAGE ?= registry.example/parentrag:cluster-suite
 
 .PHONY: test-cluster
 test-cluster: cluster-image ## Run the cluster suite on the one-node cluster (make cluster-up first).
 	KUBECONFIG=$${KUBECONFIG:-$(CLUSTER_KUBECONFIG)} \
-	PARENTRAG_TEST_IMAGE=$${IMG:-parentrag:cluster} \
+	PARENTRAG_TEST_IMAGE=$(CLUSTER_TEST_IMAGE) \
+	PARENTRAG_LOAD_IMAGE="hack/cluster/load-image.sh $${IMG:-parentrag:cluster}" \
 	KUBECTL=$${KUBECTL:-$$(hack/cluster/node-binaries.sh 2>/dev/null)/kubectl} \
 	$(GO) test -tags cluster $(CLUSTER_TEST_FLAGS) ./test/cluster/
 
