@@ -354,6 +354,18 @@ func TestDefaultIsCoherent(t *testing.T) {
 				}
 			}
 		}
+		// No right goes wider than what the code uses.
+		for _, r := range clusterRules {
+			for _, g := range r.APIGroups {
+				for _, res := range r.Resources {
+					for _, verb := range r.Verbs {
+						if !needed(g, res, verb) && !(res == "clusterroles" && verb == "bind") {
+							t.Errorf("the ClusterRole grants %s on %s, which no code of the operator uses", verb, groupResource(g, res))
+						}
+					}
+				}
+			}
+		}
 		// The operator gives each Retriever's pods a Role that reads the
 		// revision's ConfigMaps. RBAC lets it create that Role and bind it
 		// only if it holds the same permission itself (or escalate/bind).
@@ -384,9 +396,23 @@ type need struct {
 var clusterWideNeeds = []need{
 	// Corpus: reads source ConfigMaps (uncached get, and list for a
 	// selector; watched as metadata: list/watch), creates the
-	// revision ConfigMaps, deletes old revisions with DeleteAllOf and all of
-	// them in its finalizer. Retriever reads the manifest ConfigMap.
-	{"", []string{"configmaps"}, []string{"get", "list", "watch", "create", "delete", "deletecollection"}, "corpus sources and revisions"},
+	// revision ConfigMaps, lists and deletes old revisions one by one, and
+	// all of them in its finalizer. Retriever reads the manifest ConfigMap.
+	// The indexer's Role grants patch on its status ConfigMap, which RBAC
+	// lets the operator grant only if it holds it.
+	{"", []string{"configmaps"}, []string{"get", "list", "watch", "create", "patch", "delete"}, "corpus sources and revisions"},
+	// Corpus: the claims of Job-built revisions and the cache claim,
+	// created, listed by label and deleted one by one.
+	{"", []string{"persistentvolumeclaims"}, []string{"create", "list", "delete"}, "revision and cache claims"},
+	// Corpus: indexing Jobs, owned (informer), created, suspended with
+	// their cause at the start deadline, deleted with their revision.
+	{"batch", []string{"jobs"}, []string{"get", "list", "watch", "create", "patch", "delete"}, "indexing Jobs"},
+	// The operator's own pod (its image), and the pods of its Jobs and
+	// Retrievers, whose troubles the conditions report (informer).
+	{"", []string{"pods"}, []string{"get", "list", "watch"}, "own image, stuck pods"},
+	// Retriever: the ReplicaSets of its Deployment say which revisions
+	// pods still run (informer).
+	{"apps", []string{"replicasets"}, []string{"get", "list", "watch"}, "revisions the query pods run"},
 	// Corpus: the OpenAI API key and Milvus Secrets, read by name from the
 	// API server (no informer).
 	{"", []string{"secrets"}, []string{"get"}, "embedding API key"},
@@ -422,6 +448,16 @@ var clusterWideNeeds = []need{
 	// deletes it, patched.
 	{"rbac.authorization.k8s.io", []string{"clusterrolebindings"}, []string{"create", "patch", "delete"}, "Retriever auth-delegator binding"},
 	{group, []string{"retrievers"}, []string{"patch"}, "Retriever auth finalizer"},
+}
+
+// needed reports whether clusterWideNeeds has verb on group/res.
+func needed(group, res, verb string) bool {
+	for _, n := range clusterWideNeeds {
+		if n.group == group && slices.Contains(n.resources, res) && slices.Contains(n.verbs, verb) {
+			return true
+		}
+	}
+	return false
 }
 
 // authDelegator is the one ClusterRole the operator binds, for the query
@@ -1070,5 +1106,26 @@ func TestMilvusSamplesAreCoherent(t *testing.T) {
 	unstructured.RemoveNestedField(variant.Object, "spec", "deletionPolicy")
 	if !equality.Semantic.DeepEqual(base.Object, variant.Object) {
 		t.Errorf("the Milvus Corpus differs from config/samples' beyond vectorStore and deletionPolicy:\n%v\n%v", variant.Object, base.Object)
+	}
+}
+
+// TestClusterRoleBindingPolicyNamesTheOperator checks the admission policy
+// that keeps the operator to its Retrievers' ClusterRoleBindings: it
+// matches the ServiceAccount the manager runs as, and its binding names
+// the policy as rendered.
+func TestClusterRoleBindingPolicyNamesTheOperator(t *testing.T) {
+	m := render(t, "config/default")
+	deploy, _ := managerDeployment(t, m)
+	user := fmt.Sprintf("system:serviceaccount:%s:%s", deploy.Namespace, deploy.Spec.Template.Spec.ServiceAccountName)
+	policies, bindings := m.ofKind("ValidatingAdmissionPolicy"), m.ofKind("ValidatingAdmissionPolicyBinding")
+	if len(policies) != 1 || len(bindings) != 1 {
+		t.Fatalf("%d policies and %d bindings, want one of each", len(policies), len(bindings))
+	}
+	raw, _ := json.Marshal(policies[0].Object)
+	if !strings.Contains(string(raw), "'"+user+"'") {
+		t.Errorf("the policy does not match the operator's user %s: %s", user, raw)
+	}
+	if name, _, _ := unstructured.NestedString(bindings[0].Object, "spec", "policyName"); name != policies[0].GetName() {
+		t.Errorf("the binding names policy %q, rendered as %q", name, policies[0].GetName())
 	}
 }

@@ -273,15 +273,8 @@ func (r *CorpusReconciler) discardRevision(ctx context.Context, c *v1alpha1.Corp
 
 // deleteRevisionObjects deletes a revision's ConfigMaps, claim and Job.
 func (r *CorpusReconciler) deleteRevisionObjects(ctx context.Context, c *v1alpha1.Corpus, revision string) error {
-	sel := []client.DeleteAllOfOption{client.InNamespace(c.Namespace), client.MatchingLabels{cmbundle.LabelCorpus: c.Name, cmbundle.LabelRevision: revision}}
-	for _, obj := range []client.Object{&batchv1.Job{}, &corev1.PersistentVolumeClaim{}, &corev1.ConfigMap{}} {
-		opts := sel
-		if _, isJob := obj.(*batchv1.Job); isJob {
-			opts = append(append([]client.DeleteAllOfOption{}, sel...), client.PropagationPolicy(metav1.DeletePropagationBackground))
-		}
-		if err := r.DeleteAllOf(ctx, obj, opts...); err != nil {
-			return fmt.Errorf("deleting revision %s: %w", revision, err)
-		}
+	if err := r.deleteLabelled(ctx, c.Namespace, map[string]string{cmbundle.LabelCorpus: c.Name, cmbundle.LabelRevision: revision}); err != nil {
+		return fmt.Errorf("deleting revision %s: %w", revision, err)
 	}
 	return nil
 }

@@ -32,12 +32,14 @@ type RetrieverReconciler struct {
 	manifests revisionManifests
 }
 
-// +kubebuilder:rbac:groups=parentrag.io,resources=retrievers,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=parentrag.io,resources=retrievers/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=parentrag.io,resources=retrievers,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=parentrag.io,resources=retrievers/status,verbs=patch
 // +kubebuilder:rbac:groups=parentrag.io,resources=retrievers/finalizers,verbs=update
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=services;serviceaccounts,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=create;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=create;patch
 
 // retrieverState is what one reconcile learns.
 type retrieverState struct {
