@@ -20,15 +20,15 @@ func TestLanguageOfPath(t *testing.T) {
 func TestLanguageOfShebang(t *testing.T) {
 	for text, want := range map[string]Language{
 		"#!/usr/bin/env python3\nprint(1)\n": LanguagePython,
-		"#!/usr/bin/python3.11 -u\n":          LanguagePython,
-		"#!/usr/bin/env -S node --harmony\n":  LanguageJS,
-		"#!/bin/ruby -w":                      LanguageRuby,
-		"#!/usr/bin/perl5\n":                  LanguagePerl,
-		"#!/usr/bin/env Rscript\n":            LanguageR,
-		"#!/bin/sh\n":                         "",
-		"#!\n":                                "",
-		"# not a shebang\n":                   "",
-		" #!/usr/bin/python\n":                "",
+		"#!/usr/bin/python3.11 -u\n":         LanguagePython,
+		"#!/usr/bin/env -S node --harmony\n": LanguageJS,
+		"#!/bin/ruby -w":                     LanguageRuby,
+		"#!/usr/bin/perl5\n":                 LanguagePerl,
+		"#!/usr/bin/env Rscript\n":           LanguageR,
+		"#!/bin/sh\n":                        "",
+		"#!\n":                               "",
+		"# not a shebang\n":                  "",
+		" #!/usr/bin/python\n":               "",
 	} {
 		if got := LanguageOfShebang(text); got != want {
 			t.Errorf("LanguageOfShebang(%q) = %q, want %q", text, got, want)
