@@ -73,12 +73,40 @@ func (f *codeFinder) units(from, to, above int) []codeUnit {
 		if k == 0 && first > from {
 			out = append(out, codeUnit{first: from, last: first, head: -1})
 		} else if k > 0 {
-			out[len(out)-1].last = first
+			out = f.endUnit(out, first, at.level)
 		}
 		out = append(out, codeUnit{first: first, last: to, head: h, name: names[k]})
 		prev = h + 1
 	}
+	if len(out) > 0 {
+		out = f.endUnit(out, to, at.level)
+	}
 	return out
+}
+
+// endUnit ends the last unit of units at line last. Comment lines at the
+// unit's own level that close it, after a blank line (a comment about
+// what follows), become a unit of their own, which belongs to no
+// definition.
+func (f *codeFinder) endUnit(units []codeUnit, last, level int) []codeUnit {
+	u := &units[len(units)-1]
+	u.last = last
+	if u.head < 0 {
+		return units
+	}
+	end := last
+	for end > u.head+1 && f.lines[end-1].blank {
+		end--
+	}
+	tail := end
+	for tail > u.head+1 && f.lines[tail-1].comment && f.level(tail-1) == level {
+		tail--
+	}
+	if tail == end || !f.lines[tail-1].blank {
+		return units
+	}
+	u.last = tail
+	return append(units, codeUnit{first: tail, last: last, head: -1})
 }
 
 // position is where a line stands in the nesting of its text.
@@ -258,10 +286,19 @@ func definitionName(line string, member bool) string {
 // at a trailing ":".
 func signatureEnd(line string) (end int, assignment bool) {
 	parens := 0 // inside a receiver such as Go's "(l *list[T])"
+	angles := 0 // inside type parameters such as Rust's "<T: Debug>"
 	for i := 0; i < len(line); i++ {
 		switch c := line[i]; c {
+		case '<':
+			if i > 0 && isIdentByte(line[i-1]) {
+				angles++
+			}
+		case '>':
+			if angles > 0 && line[i-1] != '-' && line[i-1] != '=' {
+				angles--
+			}
 		case '(':
-			if i > 0 && (isIdentByte(line[i-1]) || line[i-1] == '>' || line[i-1] == ']') {
+			if i > 0 && (isIdentByte(line[i-1]) || line[i-1] == '>' || line[i-1] == ']' || namesBefore(line[:i])) {
 				return i, false
 			}
 			parens++
@@ -278,12 +315,31 @@ func signatureEnd(line string) (end int, assignment bool) {
 				return i, true
 			}
 		case ':':
-			if strings.TrimSpace(line[i+1:]) == "" {
+			// "class Foo:", "class Absent: pass", "val x: Int", "class A : B";
+			// not "::" (paths, Haskell signatures).
+			if parens == 0 && angles == 0 && (i+1 == len(line) || line[i+1] == ' ' || line[i+1] == '\t') && (i == 0 || line[i-1] != ':') {
 				return i, false
 			}
 		}
 	}
 	return len(line), false
+}
+
+// namesBefore reports whether before, the line up to a "(", ends in a
+// name and white space, as in "def newer (source, target)"; a keyword
+// there ("func (r *R)", "function (x)") opens a receiver or an anonymous
+// function instead.
+func namesBefore(before string) bool {
+	trimmed := strings.TrimRight(before, " \t")
+	if len(trimmed) == len(before) || trimmed == "" || !isIdentByte(trimmed[len(trimmed)-1]) {
+		return false
+	}
+	word := trimmed[strings.LastIndexFunc(trimmed, func(r rune) bool { return !isIdentRune(r) })+1:]
+	switch word {
+	case "func", "function", "fn", "fun", "def", "sub", "lambda", "async":
+		return false
+	}
+	return !notDefinitions[strings.ToLower(word)]
 }
 
 // isIdentByte reports whether an ASCII byte may end an identifier (any
