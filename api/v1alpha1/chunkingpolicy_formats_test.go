@@ -137,10 +137,12 @@ func TestRevisionWithFormats(t *testing.T) {
 	}
 	ref := base()
 	changes := map[string]func(*ChunkingPolicySpec){
-		"rule parent size":  func(s *ChunkingPolicySpec) { s.Formats[0].Parent.ChunkSize = 2001 },
-		"rule languages":    func(s *ChunkingPolicySpec) { s.Formats[1].Match.Languages = []Language{"python"} },
-		"rule separators":   func(s *ChunkingPolicySpec) { s.Formats[0].Separators = &Separators{Preset: SeparatorsDefault} },
-		"rule unit":         func(s *ChunkingPolicySpec) { s.Formats[0].LengthUnit, s.Formats[0].Child = LengthTokens, &ChunkSize{ChunkSize: 100} },
+		"rule parent size": func(s *ChunkingPolicySpec) { s.Formats[0].Parent.ChunkSize = 2001 },
+		"rule languages":   func(s *ChunkingPolicySpec) { s.Formats[1].Match.Languages = []Language{"python"} },
+		"rule separators":  func(s *ChunkingPolicySpec) { s.Formats[0].Separators = &Separators{Preset: SeparatorsDefault} },
+		"rule unit": func(s *ChunkingPolicySpec) {
+			s.Formats[0].LengthUnit, s.Formats[0].Child = LengthTokens, &ChunkSize{ChunkSize: 100}
+		},
 		"inherited setting": func(s *ChunkingPolicySpec) { s.Child = &ChunkSize{ChunkSize: 250} },
 		"a rule less":       func(s *ChunkingPolicySpec) { s.Formats = s.Formats[:1] },
 		"no rules":          func(s *ChunkingPolicySpec) { s.Formats = nil },
