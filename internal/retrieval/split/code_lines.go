@@ -38,7 +38,7 @@ type lexer struct {
 // over the text: time and memory linear in its length.
 func scanLines(text string, syn *codeSyntax) []codeLine {
 	lx := lexer{syn: syn, text: text}
-	var lines []codeLine
+	lines := make([]codeLine, 0, strings.Count(text, "\n")+1)
 	runes := 0
 	for start := 0; start <= len(text); {
 		end := strings.IndexByte(text[start:], '\n')
@@ -88,6 +88,9 @@ func (lx *lexer) scanLine(start, end int) (code bool) {
 		switch {
 		case c == ' ' || c == '\t' || c == '\r':
 			i++
+		case !lx.syn.special[c]:
+			code = true
+			i++
 		case lx.blockComment(i, start): // before line comments: Lua's "--[[" starts with "--"
 			i += len(lx.open.open)
 		case lx.lineComment(i):
@@ -108,11 +111,12 @@ func (lx *lexer) scanLine(start, end int) (code bool) {
 func (lx *lexer) scanOpen(i, end int) int {
 	d := lx.open
 	for i < end {
-		if d.escapes && lx.text[i] == '\\' {
+		c := lx.text[i]
+		if d.escapes && c == '\\' {
 			i += 2
 			continue
 		}
-		if strings.HasPrefix(lx.text[i:end], d.close) {
+		if c == d.close[0] && strings.HasPrefix(lx.text[i:end], d.close) {
 			lx.open = nil
 			return i + len(d.close)
 		}

@@ -18,10 +18,11 @@ import (
 type goFunc struct {
 	name       string
 	start, end int
+	body       int // where the declaration starts, after its doc comment
 }
 
 // goFuncs parses a Go file with the standard library's parser.
-func goFuncs(t *testing.T, path, src string) []goFunc {
+func goFuncs(t testing.TB, path, src string) []goFunc {
 	fset := token.NewFileSet()
 	file, err := parser.ParseFile(fset, path, src, parser.ParseComments)
 	if err != nil {
@@ -39,7 +40,7 @@ func goFuncs(t *testing.T, path, src string) []goFunc {
 			from = fn.Doc.Pos()
 		}
 		sig := src[fset.Position(fn.Pos()).Offset:fset.Position(fn.Name.End()).Offset]
-		out = append(out, goFunc{name: sig, start: runeAt(from), end: runeAt(fn.End())})
+		out = append(out, goFunc{name: sig, start: runeAt(from), end: runeAt(fn.End()), body: runeAt(fn.Pos())})
 	}
 	return out
 }
@@ -88,7 +89,7 @@ func TestCodeSectionsFindEveryGoFunction(t *testing.T) {
 	t.Logf("%d Go files: %d top-level functions each under its own name, %d that fit %d code points kept whole", files, funcs, whole, size)
 }
 
-func mustRead(t *testing.T, path string) []byte {
+func mustRead(t testing.TB, path string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -1,5 +1,7 @@
 package split
 
+import "slices"
+
 // delimiter opens and closes a string or a comment.
 type delimiter struct {
 	open, close string
@@ -33,6 +35,24 @@ type codeSyntax struct {
 	// nameIsFirstWord: a definition is named by its first word, the
 	// function it defines a clause of (Haskell).
 	nameIsFirstWord bool
+	// special holds the bytes that may start a comment or a string, or
+	// are brackets: the lexer looks closer at these only.
+	special [256]bool
+}
+
+// init fills in the special bytes of every syntax.
+func init() {
+	for _, syn := range syntaxes {
+		for _, c := range "()[]{}" {
+			syn.special[c] = true
+		}
+		for _, c := range syn.lineComments {
+			syn.special[c[0]] = true
+		}
+		for _, d := range append(slices.Clone(syn.blockComments), syn.strings...) {
+			syn.special[d.open[0]] = true
+		}
+	}
 }
 
 // The delimiters most languages share.
