@@ -1,22 +1,24 @@
 package split
 
 import (
+	"math"
 	"strings"
 	"unicode/utf8"
 )
 
-// codeLine is one line of a source text as the definition finder sees it.
+// codeLine is one line of a source text as the definition finder sees it,
+// in 24 bytes (texts are shorter than 2 GiB: maxCodeText).
 type codeLine struct {
 	// start and end are the byte offsets of the line, end before its "\n".
-	start, end int
+	start, end int32
 	// runeStart is the code-point offset of start.
-	runeStart int
+	runeStart int32
 	// depth is the bracket depth at the start of the line, counting (, [
 	// and { outside strings and comments; never negative.
-	depth int
+	depth int32
 	// indent is the width of the line's leading white space, a tab
 	// reaching the next multiple of 8.
-	indent int
+	indent int32
 	// inside: the line starts inside a string or comment of earlier lines.
 	inside bool
 	// blank: the line holds only white space.
@@ -34,8 +36,13 @@ type lexer struct {
 	depth int
 }
 
-// scanLines cuts text into lines and classifies each by syn, in one pass
-// over the text: time and memory linear in its length.
+// maxCodeText is the longest text scanLines takes, in bytes: its offsets
+// are 32-bit.
+const maxCodeText = math.MaxInt32
+
+// scanLines cuts text (at most maxCodeText bytes) into lines and
+// classifies each by syn, in one pass over the text: time linear in its
+// length, memory 24 bytes a line.
 func scanLines(text string, syn *codeSyntax) []codeLine {
 	lx := lexer{syn: syn, text: text}
 	lines := make([]codeLine, 0, strings.Count(text, "\n")+1)
@@ -47,8 +54,9 @@ func scanLines(text string, syn *codeSyntax) []codeLine {
 		} else {
 			end += start
 		}
-		line := codeLine{start: start, end: end, runeStart: runes, depth: lx.depth, inside: lx.open != nil}
-		line.indent, line.blank = indentOf(text[start:end])
+		line := codeLine{start: int32(start), end: int32(end), runeStart: int32(runes), depth: int32(lx.depth), inside: lx.open != nil}
+		indent, blank := indentOf(text[start:end])
+		line.indent, line.blank = int32(indent), blank
 		line.comment = !lx.scanLine(start, end) && !line.blank
 		lines = append(lines, line)
 		runes += utf8.RuneCountInString(text[start:end]) + 1

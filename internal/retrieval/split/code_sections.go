@@ -69,8 +69,13 @@ func (s *CodeSectioner) Split(text string) []Chunk {
 // SplitHeaded returns the sections of text, each with the names of the
 // definitions it falls under, outermost first.
 func (s *CodeSectioner) SplitHeaded(text string) []HeadedChunk {
-	f := &codeFinder{text: text, lines: scanLines(text, s.syn), syn: s.syn}
-	pieces := s.section(f, 0, len(f.lines), -1, nil, 0)
+	var pieces []codePiece
+	if len(text) > maxCodeText {
+		pieces = s.within(text, 0, nil)
+	} else {
+		f := &codeFinder{text: text, lines: scanLines(text, s.syn), syn: s.syn}
+		pieces = s.section(f, 0, len(f.lines), -1, nil, 0)
+	}
 	out := make([]HeadedChunk, len(pieces))
 	for i, p := range pieces {
 		out[i] = p.HeadedChunk

@@ -28,9 +28,9 @@ type codeFinder struct {
 // indented, its bracket depth otherwise.
 func (f *codeFinder) level(i int) int {
 	if f.syn.indented {
-		return f.lines[i].indent
+		return int(f.lines[i].indent)
 	}
-	return f.lines[i].depth
+	return int(f.lines[i].depth)
 }
 
 // lineText returns line i without its leading and trailing white space.
@@ -121,7 +121,7 @@ func (f *codeFinder) outermost(from, to, above int) (at position, ok bool) {
 		if !f.isCode(i) || f.continues(i) || f.level(i) <= above {
 			continue
 		}
-		p := position{f.level(i), f.lines[i].depth, f.lines[i].indent}
+		p := position{f.level(i), int(f.lines[i].depth), int(f.lines[i].indent)}
 		if !ok || p.level < at.level || (p.level == at.level && (p.depth < at.depth || (p.depth == at.depth && p.indent < at.indent))) {
 			at, ok = p, true
 		}
@@ -134,7 +134,7 @@ func (f *codeFinder) outermost(from, to, above int) (at position, ok bool) {
 // of the next one.
 func (f *codeFinder) startsStatement(i int, at position) bool {
 	l := f.lines[i]
-	return f.isCode(i) && f.level(i) == at.level && l.depth == at.depth && l.indent == at.indent &&
+	return f.isCode(i) && f.level(i) == at.level && int(l.depth) == at.depth && int(l.indent) == at.indent &&
 		!f.continues(i) && !f.isAttached(i)
 }
 
@@ -363,7 +363,7 @@ func (f *codeFinder) trimmedSpan(first, last int) (start, end int) {
 	}
 	l := f.lines[last-1]
 	body := trimRightPythonSpace(f.text[l.start:l.end])
-	return f.lines[first].runeStart, l.runeStart + utf8.RuneCountInString(body)
+	return int(f.lines[first].runeStart), int(l.runeStart) + utf8.RuneCountInString(body)
 }
 
 // trimRightPythonSpace drops the white space Python's str.strip drops from
@@ -386,13 +386,13 @@ func (f *codeFinder) spanText(start, end int) string {
 
 // byteOffset converts a code-point offset into a byte offset of the text.
 func (f *codeFinder) byteOffset(runeOff int) int {
-	i, _ := slices.BinarySearchFunc(f.lines, runeOff, func(l codeLine, r int) int { return cmp.Compare(l.runeStart, r) })
-	if i == len(f.lines) || f.lines[i].runeStart > runeOff {
+	i, _ := slices.BinarySearchFunc(f.lines, runeOff, func(l codeLine, r int) int { return cmp.Compare(int(l.runeStart), r) })
+	if i == len(f.lines) || int(f.lines[i].runeStart) > runeOff {
 		i-- // runeOff falls inside line i-1
 	}
 	l := f.lines[i]
-	b := l.start
-	for n := runeOff - l.runeStart; n > 0 && b < len(f.text); n-- {
+	b := int(l.start)
+	for n := runeOff - int(l.runeStart); n > 0 && b < len(f.text); n-- {
 		_, size := utf8.DecodeRuneInString(f.text[b:])
 		b += size
 	}
