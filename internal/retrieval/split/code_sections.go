@@ -57,14 +57,7 @@ func NewCodeSectioner(o CodeOptions) (*CodeSectioner, error) {
 }
 
 // Split returns the sections of text without their definition names.
-func (s *CodeSectioner) Split(text string) []Chunk {
-	headed := s.SplitHeaded(text)
-	out := make([]Chunk, len(headed))
-	for i, h := range headed {
-		out[i] = h.Chunk
-	}
-	return out
-}
+func (s *CodeSectioner) Split(text string) []Chunk { return withoutHeadings(s.SplitHeaded(text)) }
 
 // SplitHeaded returns the sections of text, each with the names of the
 // definitions it falls under, outermost first.
