@@ -41,6 +41,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/parentrag/parentrag/controllers"
 	"github.com/parentrag/parentrag/internal/cli"
 	"github.com/parentrag/parentrag/internal/repo"
 )
@@ -284,10 +285,7 @@ func TestDefaultIsCoherent(t *testing.T) {
 		if container.Image == "" {
 			t.Error("the manager container names no image")
 		}
-		// Query pods run the operator's own image unless a Retriever names one.
-		if got := envValue(container, "PARENTRAG_IMAGE"); got != container.Image {
-			t.Errorf("PARENTRAG_IMAGE = %q, want the manager's own image %q", got, container.Image)
-		}
+		checkReadsOwnImage(t, container)
 		// The image's entrypoint is the parentrag binary (Dockerfile); its
 		// args must be a valid `parentrag manager` command line.
 		if len(container.Command) > 0 {
@@ -356,6 +354,18 @@ func TestDefaultIsCoherent(t *testing.T) {
 				}
 			}
 		}
+		// No right goes wider than what the code uses.
+		for _, r := range clusterRules {
+			for _, g := range r.APIGroups {
+				for _, res := range r.Resources {
+					for _, verb := range r.Verbs {
+						if !needed(g, res, verb) && !(res == "clusterroles" && verb == "bind") {
+							t.Errorf("the ClusterRole grants %s on %s, which no code of the operator uses", verb, groupResource(g, res))
+						}
+					}
+				}
+			}
+		}
 		// The operator gives each Retriever's pods a Role that reads the
 		// revision's ConfigMaps. RBAC lets it create that Role and bind it
 		// only if it holds the same permission itself (or escalate/bind).
@@ -386,9 +396,23 @@ type need struct {
 var clusterWideNeeds = []need{
 	// Corpus: reads source ConfigMaps (uncached get, and list for a
 	// selector; watched as metadata: list/watch), creates the
-	// revision ConfigMaps, deletes old revisions with DeleteAllOf and all of
-	// them in its finalizer. Retriever reads the manifest ConfigMap.
-	{"", []string{"configmaps"}, []string{"get", "list", "watch", "create", "delete", "deletecollection"}, "corpus sources and revisions"},
+	// revision ConfigMaps, lists and deletes old revisions one by one, and
+	// all of them in its finalizer. Retriever reads the manifest ConfigMap.
+	// The indexer's Role grants patch on its status ConfigMap, which RBAC
+	// lets the operator grant only if it holds it.
+	{"", []string{"configmaps"}, []string{"get", "list", "watch", "create", "patch", "delete"}, "corpus sources and revisions"},
+	// Corpus: the claims of Job-built revisions and the cache claim,
+	// created, listed by label and deleted one by one.
+	{"", []string{"persistentvolumeclaims"}, []string{"create", "list", "delete"}, "revision and cache claims"},
+	// Corpus: indexing Jobs, owned (informer), created, suspended with
+	// their cause at the start deadline, deleted with their revision.
+	{"batch", []string{"jobs"}, []string{"get", "list", "watch", "create", "patch", "delete"}, "indexing Jobs"},
+	// The operator's own pod (its image), and the pods of its Jobs and
+	// Retrievers, whose troubles the conditions report (informer).
+	{"", []string{"pods"}, []string{"get", "list", "watch"}, "own image, stuck pods"},
+	// Retriever: the ReplicaSets of its Deployment say which revisions
+	// pods still run (informer).
+	{"apps", []string{"replicasets"}, []string{"get", "list", "watch"}, "revisions the query pods run"},
 	// Corpus: the OpenAI API key and Milvus Secrets, read by name from the
 	// API server (no informer).
 	{"", []string{"secrets"}, []string{"get"}, "embedding API key"},
@@ -424,6 +448,16 @@ var clusterWideNeeds = []need{
 	// deletes it, patched.
 	{"rbac.authorization.k8s.io", []string{"clusterrolebindings"}, []string{"create", "patch", "delete"}, "Retriever auth-delegator binding"},
 	{group, []string{"retrievers"}, []string{"patch"}, "Retriever auth finalizer"},
+}
+
+// needed reports whether clusterWideNeeds has verb on group/res.
+func needed(group, res, verb string) bool {
+	for _, n := range clusterWideNeeds {
+		if n.group == group && slices.Contains(n.resources, res) && slices.Contains(n.verbs, verb) {
+			return true
+		}
+	}
+	return false
 }
 
 // authDelegator is the one ClusterRole the operator binds, for the query
@@ -566,6 +600,16 @@ func checkLockedDown(t *testing.T, pod corev1.PodSpec, c *corev1.Container) {
 }
 
 // envValue returns the literal value of the container's variable.
+// envField is the downward API field path a variable of c comes from.
+func envField(c *corev1.Container, name string) string {
+	for _, e := range c.Env {
+		if e.Name == name && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+			return e.ValueFrom.FieldRef.FieldPath
+		}
+	}
+	return ""
+}
+
 func envValue(c *corev1.Container, name string) string {
 	for _, e := range c.Env {
 		if e.Name == name {
@@ -619,20 +663,18 @@ func checkLastApplied(t *testing.T, o object) {
 	}
 }
 
-// TestClusterOverlaySetsBothImages renders config/cluster, the overlay the
+// TestClusterOverlaySetsTheImage renders config/cluster, the overlay the
 // cluster suite deploys (make test-cluster, hack/kind-e2e.sh), and checks
-// that the manager and the query pods (PARENTRAG_IMAGE) both get the image
-// loaded into the node, never pulled, and that nothing else changes.
-func TestClusterOverlaySetsBothImages(t *testing.T) {
+// that the manager gets the image loaded into the node, never pulled, and
+// that nothing else changes.
+func TestClusterOverlaySetsTheImage(t *testing.T) {
 	const image = "parentrag:cluster"
 	m := render(t, "config/cluster")
 	_, c := managerDeployment(t, m)
 	if c.Image != image {
 		t.Errorf("manager image = %q, want %q", c.Image, image)
 	}
-	if got := envValue(c, "PARENTRAG_IMAGE"); got != image {
-		t.Errorf("PARENTRAG_IMAGE = %q, want %q", got, image)
-	}
+	checkReadsOwnImage(t, c)
 	if c.ImagePullPolicy != corev1.PullIfNotPresent && c.ImagePullPolicy != corev1.PullNever {
 		t.Errorf("imagePullPolicy = %q: an image loaded into the node must not be pulled", c.ImagePullPolicy)
 	}
@@ -650,6 +692,59 @@ func TestClusterOverlaySetsBothImages(t *testing.T) {
 		case o.GetKind() != "Deployment" && !equality.Semantic.DeepEqual(o.Object, got.Object):
 			t.Errorf("the overlay changes %s", o.key())
 		}
+	}
+}
+
+// TestUserOverlaySetsTheImage renders config/default under an overlay as a
+// user writes one, with an images: entry. The manager runs that image, and
+// nothing in the rendered manifests names another image for query pods or
+// indexing Jobs: the operator reads its own image from its pod
+// (controllers.OwnImage), which TestOwnImage covers.
+func TestUserOverlaySetsTheImage(t *testing.T) {
+	const image = "registry.example/parentrag:v1.2.3"
+	dir := t.TempDir()
+	base, err := filepath.Rel(dir, filepath.Join(repoRoot(t), "config", "default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay := fmt.Sprintf(`resources:
+- %s
+images:
+- name: parentrag
+  newName: registry.example/parentrag
+  newTag: v1.2.3
+`, base)
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(overlay), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := render(t, dir)
+	_, c := managerDeployment(t, m)
+	if c.Image != image {
+		t.Errorf("manager image = %q, want %q", c.Image, image)
+	}
+	checkReadsOwnImage(t, c)
+	for _, o := range m {
+		if raw, _ := json.Marshal(o.Object); strings.Contains(string(raw), "parentrag:dev") {
+			t.Errorf("%s still names the placeholder image parentrag:dev", o.key())
+		}
+	}
+}
+
+// checkReadsOwnImage checks that the manager container can read its own
+// image from its pod (POD_NAME and POD_NAMESPACE from the downward API)
+// and that no variable pins another image for query pods and Jobs.
+func checkReadsOwnImage(t *testing.T, c *corev1.Container) {
+	t.Helper()
+	if v := envValue(c, "PARENTRAG_IMAGE"); v != "" {
+		t.Errorf("PARENTRAG_IMAGE = %q: query pods and Jobs would run it whatever image a user sets on the manager", v)
+	}
+	for name, field := range map[string]string{"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace"} {
+		if got := envField(c, name); got != field {
+			t.Errorf("env %s comes from %q, want the downward API's %s", name, got, field)
+		}
+	}
+	if c.Name != controllers.ManagerContainer {
+		t.Errorf("the manager container is named %q; the operator looks for %q in its pod", c.Name, controllers.ManagerContainer)
 	}
 }
 
@@ -710,8 +805,8 @@ func TestDockerfileFitsTheManifests(t *testing.T) {
 
 // TestSetImageReachesQueryPods follows docs/operator.md: `kustomize edit
 // set image parentrag=...` in config/manager, then `kubectl apply -k
-// config/default`. The query pods (PARENTRAG_IMAGE) must get the new image
-// too, not the parentrag:dev placeholder.
+// config/default`. The manager must get the new image, which query pods
+// and Jobs then run.
 func TestSetImageReachesQueryPods(t *testing.T) {
 	const image = "registry.example.com/parentrag:v0.1.0"
 	dst := filepath.Join(t.TempDir(), "config")
@@ -749,9 +844,7 @@ func TestSetImageReachesQueryPods(t *testing.T) {
 	if c.Image != image {
 		t.Errorf("manager image = %q, want %q", c.Image, image)
 	}
-	if got := envValue(c, "PARENTRAG_IMAGE"); got != image {
-		t.Errorf("PARENTRAG_IMAGE = %q, want %q: query pods would run another image than the operator", got, image)
-	}
+	checkReadsOwnImage(t, c)
 }
 
 func TestSamplesAreCoherent(t *testing.T) {
@@ -1013,5 +1106,26 @@ func TestMilvusSamplesAreCoherent(t *testing.T) {
 	unstructured.RemoveNestedField(variant.Object, "spec", "deletionPolicy")
 	if !equality.Semantic.DeepEqual(base.Object, variant.Object) {
 		t.Errorf("the Milvus Corpus differs from config/samples' beyond vectorStore and deletionPolicy:\n%v\n%v", variant.Object, base.Object)
+	}
+}
+
+// TestClusterRoleBindingPolicyNamesTheOperator checks the admission policy
+// that keeps the operator to its Retrievers' ClusterRoleBindings: it
+// matches the ServiceAccount the manager runs as, and its binding names
+// the policy as rendered.
+func TestClusterRoleBindingPolicyNamesTheOperator(t *testing.T) {
+	m := render(t, "config/default")
+	deploy, _ := managerDeployment(t, m)
+	user := fmt.Sprintf("system:serviceaccount:%s:%s", deploy.Namespace, deploy.Spec.Template.Spec.ServiceAccountName)
+	policies, bindings := m.ofKind("ValidatingAdmissionPolicy"), m.ofKind("ValidatingAdmissionPolicyBinding")
+	if len(policies) != 1 || len(bindings) != 1 {
+		t.Fatalf("%d policies and %d bindings, want one of each", len(policies), len(bindings))
+	}
+	raw, _ := json.Marshal(policies[0].Object)
+	if !strings.Contains(string(raw), "'"+user+"'") {
+		t.Errorf("the policy does not match the operator's user %s: %s", user, raw)
+	}
+	if name, _, _ := unstructured.NestedString(bindings[0].Object, "spec", "policyName"); name != policies[0].GetName() {
+		t.Errorf("the binding names policy %q, rendered as %q", name, policies[0].GetName())
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 // CacheOptions keep the manager's informers to what the operator owns, so
 // that its memory and start-up time follow its own objects, not the
-// cluster's. Jobs, claims, Deployments, Services, Roles and NetworkPolicies are cached only
+// cluster's. Jobs, claims, pods, Deployments, Services, Roles and NetworkPolicies are cached only
 // with the operator's managed-by label, ReplicaSets only with a
 // Retriever's label. ConfigMaps are informed as metadata only (enough to
 // map a source's change to the Corpora that read it) and Secrets not at
@@ -28,6 +28,7 @@ func CacheOptions(namespaces ...string) cache.Options {
 		ByObject: map[client.Object]cache.ByObject{
 			&batchv1.Job{}:                  {Label: owned},
 			&corev1.PersistentVolumeClaim{}: {Label: owned},
+			&corev1.Pod{}:                   {Label: owned},
 			&appsv1.Deployment{}:            {Label: owned},
 			&corev1.Service{}:               {Label: owned},
 			&rbacv1.Role{}:                  {Label: owned},

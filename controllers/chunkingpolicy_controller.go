@@ -29,9 +29,8 @@ type ChunkingPolicyReconciler struct {
 	Recorder events.EventRecorder
 }
 
-// +kubebuilder:rbac:groups=parentrag.io,resources=chunkingpolicies,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=parentrag.io,resources=chunkingpolicies/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=parentrag.io,resources=chunkingpolicies/finalizers,verbs=update
+// +kubebuilder:rbac:groups=parentrag.io,resources=chunkingpolicies,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=parentrag.io,resources=chunkingpolicies/status,verbs=patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one ChunkingPolicy's status up to date. A policy in use

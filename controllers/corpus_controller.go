@@ -79,15 +79,15 @@ func (r *CorpusReconciler) metadataReader() client.Reader {
 	return r.Client
 }
 
-// +kubebuilder:rbac:groups=parentrag.io,resources=corpora,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=parentrag.io,resources=corpora/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=parentrag.io,resources=corpora,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=parentrag.io,resources=corpora/status,verbs=patch
 // +kubebuilder:rbac:groups=parentrag.io,resources=corpora/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch;delete;deletecollection
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
-// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=create;delete;deletecollection
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete;deletecollection
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;patch
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=create;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=create;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=create;patch
 
 // corpusState is what the steps of one reconcile learn and pass on.
 type corpusState struct {

@@ -7,9 +7,7 @@ import (
 	"strings"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -157,12 +155,8 @@ func (r *CorpusReconciler) release(ctx context.Context, c *v1alpha1.Corpus) erro
 	if err := r.releaseMilvus(ctx, c); err != nil {
 		return fmt.Errorf("releasing Milvus objects (deletionPolicy %s): %w", c.GetDeletionPolicy(), err)
 	}
-	for _, obj := range []client.Object{&batchv1.Job{}, &corev1.PersistentVolumeClaim{}, &corev1.ConfigMap{}} {
-		err := r.DeleteAllOf(ctx, obj, client.InNamespace(c.Namespace), client.MatchingLabels{cmbundle.LabelCorpus: c.Name},
-			client.PropagationPolicy(metav1.DeletePropagationBackground))
-		if err != nil {
-			return fmt.Errorf("deleting revisions: %w", err)
-		}
+	if err := r.deleteLabelled(ctx, c.Namespace, map[string]string{cmbundle.LabelCorpus: c.Name}); err != nil {
+		return fmt.Errorf("deleting revisions: %w", err)
 	}
 	return client.IgnoreNotFound(removeFinalizer(ctx, r.Client, c, CorpusFinalizer))
 }

@@ -73,6 +73,10 @@ func (r *CorpusReconciler) buildWithJob(ctx context.Context, s *corpusState, nam
 		s.corpus.Status.Progress = &v1alpha1.IndexProgress{Revision: s.revision, Stage: progress.Stage, Done: progress.Done, Total: progress.Total}
 		s.message += fmt.Sprintf(": %s %d/%d", progress.Stage, progress.Done, progress.Total)
 	}
+	if err := r.checkJobPods(ctx, s, job); err != nil {
+		s.building = false
+		return ctrl.Result{}, err
+	}
 	return ctrl.Result{RequeueAfter: jobPoll}, nil
 }
 
@@ -199,10 +203,14 @@ func (r *CorpusReconciler) jobFailed(ctx context.Context, s *corpusState, job *b
 	return stalled(fmt.Errorf("indexing Job %s failed: %s (logs: %s); annotate %s to run it again", job.Name, msg, lb.Logs, ReconcileAtAnno))
 }
 
-// jobFailureMessage is what the Job reported, or what Kubernetes says.
+// jobFailureMessage is what the Job reported, why the operator failed it,
+// or what Kubernetes says.
 func jobFailureMessage(job *batchv1.Job, f *indexjob.Failure) string {
 	if f != nil {
 		return f.Error()
+	}
+	if msg := job.Annotations[FailureAnno]; msg != "" {
+		return msg
 	}
 	for _, cond := range job.Status.Conditions {
 		if cond.Type == batchv1.JobFailed && cond.Status == corev1.ConditionTrue {
@@ -265,15 +273,8 @@ func (r *CorpusReconciler) discardRevision(ctx context.Context, c *v1alpha1.Corp
 
 // deleteRevisionObjects deletes a revision's ConfigMaps, claim and Job.
 func (r *CorpusReconciler) deleteRevisionObjects(ctx context.Context, c *v1alpha1.Corpus, revision string) error {
-	sel := []client.DeleteAllOfOption{client.InNamespace(c.Namespace), client.MatchingLabels{cmbundle.LabelCorpus: c.Name, cmbundle.LabelRevision: revision}}
-	for _, obj := range []client.Object{&batchv1.Job{}, &corev1.PersistentVolumeClaim{}, &corev1.ConfigMap{}} {
-		opts := sel
-		if _, isJob := obj.(*batchv1.Job); isJob {
-			opts = append(append([]client.DeleteAllOfOption{}, sel...), client.PropagationPolicy(metav1.DeletePropagationBackground))
-		}
-		if err := r.DeleteAllOf(ctx, obj, opts...); err != nil {
-			return fmt.Errorf("deleting revision %s: %w", revision, err)
-		}
+	if err := r.deleteLabelled(ctx, c.Namespace, map[string]string{cmbundle.LabelCorpus: c.Name, cmbundle.LabelRevision: revision}); err != nil {
+		return fmt.Errorf("deleting revision %s: %w", revision, err)
 	}
 	return nil
 }
@@ -283,10 +284,13 @@ func jobLogs(job *batchv1.Job) string {
 	return fmt.Sprintf("kubectl logs -n %s job/%s", job.Namespace, job.Name)
 }
 
-// jobSucceeded, jobFailed and jobFinished read a Job's conditions.
+// jobSucceeded, jobFailed and jobFinished read a Job's conditions; a Job
+// the operator failed (FailureAnno) has failed too.
 func jobSucceeded(job *batchv1.Job) bool { return jobCondition(job, batchv1.JobComplete) }
-func jobFailed(job *batchv1.Job) bool    { return jobCondition(job, batchv1.JobFailed) }
-func jobFinished(job *batchv1.Job) bool  { return jobSucceeded(job) || jobFailed(job) }
+func jobFailed(job *batchv1.Job) bool {
+	return jobCondition(job, batchv1.JobFailed) || job.Annotations[FailureAnno] != ""
+}
+func jobFinished(job *batchv1.Job) bool { return jobSucceeded(job) || jobFailed(job) }
 
 // jobCondition reports whether a condition of the Job is True.
 func jobCondition(job *batchv1.Job, typ batchv1.JobConditionType) bool {

@@ -32,12 +32,14 @@ type RetrieverReconciler struct {
 	manifests revisionManifests
 }
 
-// +kubebuilder:rbac:groups=parentrag.io,resources=retrievers,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=parentrag.io,resources=retrievers/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=parentrag.io,resources=retrievers,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=parentrag.io,resources=retrievers/status,verbs=patch
 // +kubebuilder:rbac:groups=parentrag.io,resources=retrievers/finalizers,verbs=update
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=services;serviceaccounts,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=create;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=create;patch
 
 // retrieverState is what one reconcile learns.
 type retrieverState struct {
@@ -50,6 +52,9 @@ type retrieverState struct {
 	suspended bool
 	reason    string
 	message   string
+	// trouble says why a pod of the rollout cannot run, nil when none is
+	// stuck.
+	trouble *podTrouble
 }
 
 // Reconcile applies the Retriever's objects for the Corpus's active
@@ -220,7 +225,13 @@ func (r *RetrieverReconciler) observe(ctx context.Context, s *retrieverState, p 
 			r.Recorder.Eventf(s.retriever, nil, corev1.EventTypeNormal, "Serving", "Rollout", "serving revision %s", s.revision)
 		}
 		st.ServingRevision = s.revision
+		return nil
 	}
+	pods, err := podsOf(ctx, r.Client, d.Namespace, p.selectorLabels())
+	if err != nil {
+		return err
+	}
+	s.trouble = firstTrouble(pods)
 	return nil
 }
 
@@ -244,6 +255,7 @@ func (r *RetrieverReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Service{}).
 		Owns(&rbacv1.Role{}).
 		Owns(&networkingv1.NetworkPolicy{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(retrieverOfReplicaSet)).
 		Watches(&appsv1.ReplicaSet{}, handler.EnqueueRequestsFromMapFunc(retrieverOfReplicaSet)).
 		Watches(&v1alpha1.Corpus{}, handler.EnqueueRequestsFromMapFunc(r.retrieversOfCorpus)).
 		Named("retriever").
@@ -265,8 +277,9 @@ func (r *RetrieverReconciler) retrieversOfCorpus(ctx context.Context, o client.O
 	return out
 }
 
-// retrieverOfReplicaSet maps a query ReplicaSet to its Retriever, whose
-// loaded revisions follow the ReplicaSets that still run.
+// retrieverOfReplicaSet maps a query ReplicaSet or pod to its Retriever,
+// whose loaded revisions follow the ReplicaSets that still run and whose
+// conditions say why a pod cannot run.
 func retrieverOfReplicaSet(_ context.Context, o client.Object) []ctrl.Request {
 	name := o.GetLabels()[LabelRetriever]
 	if name == "" {

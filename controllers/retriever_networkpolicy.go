@@ -17,7 +17,7 @@ import (
 	"github.com/parentrag/parentrag/api/v1alpha1"
 )
 
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
 
 // networkPolicyObjects are the NetworkPolicy of spec.networkPolicy, none
 // when it is unset.

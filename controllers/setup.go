@@ -19,13 +19,10 @@ func NewScheme() *runtime.Scheme {
 	return s
 }
 
-// DefaultImage runs query servers when neither the Retriever nor the
-// operator's configuration names an image.
-const DefaultImage = "ghcr.io/parentrag/parentrag:latest"
-
 // Options configure the controllers.
 type Options struct {
-	// Image runs query servers when a Retriever names none.
+	// Image runs query servers and indexing Jobs when a Retriever or a
+	// Corpus names none: the operator's own image (required).
 	Image string
 	// ConcurrentBuilds bounds how many Corpora index at once.
 	ConcurrentBuilds int
@@ -40,7 +37,7 @@ type Options struct {
 // with mgr.
 func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Image == "" {
-		o.Image = DefaultImage
+		return fmt.Errorf("no image for query pods and indexing Jobs: the operator's own image is required")
 	}
 	policy := &ChunkingPolicyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("chunkingpolicy-controller")}
 	if err := policy.SetupWithManager(mgr); err != nil {

@@ -47,6 +47,10 @@ const (
 	ReasonNoDocuments = "NoDocuments"
 	// ReasonEmbeddingError: the embedder could not be set up or failed.
 	ReasonEmbeddingError = "EmbeddingError"
+	// ReasonPodNotRunning: a pod the operator created cannot run (it cannot
+	// be scheduled, its image cannot be pulled, its container crash-loops);
+	// the message gives the pod and Kubernetes' reason and message.
+	ReasonPodNotRunning = "PodNotRunning"
 	// ReasonIndexFailed: building the revision failed; the active revision
 	// keeps serving.
 	ReasonIndexFailed = "IndexFailed"

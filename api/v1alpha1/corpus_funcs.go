@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Defaults of a Corpus.
@@ -12,6 +13,9 @@ const (
 	DefaultK1              = 0.9
 	DefaultB               = 0.4
 	DefaultContextWeight   = 0.8
+	// DefaultStartDeadlineSeconds bounds how long an indexing Job's pod
+	// may take to start.
+	DefaultStartDeadlineSeconds = 600
 )
 
 // GetRetainRevisions returns how many revisions to keep, 2 when unset.
@@ -187,4 +191,15 @@ func (c *Corpus) GetIndexingMode() IndexingMode {
 		return IndexingJob
 	}
 	return IndexingInProcess
+}
+
+// StartDeadline is how long an indexing Job's pod may take to start
+// before the build fails: indexing.startDeadlineSeconds, else
+// DefaultStartDeadlineSeconds.
+func (c *Corpus) StartDeadline() time.Duration {
+	secs := int64(DefaultStartDeadlineSeconds)
+	if c.Spec.Indexing != nil && c.Spec.Indexing.StartDeadlineSeconds != nil {
+		secs = *c.Spec.Indexing.StartDeadlineSeconds
+	}
+	return time.Duration(secs) * time.Second
 }

@@ -614,6 +614,16 @@ type Indexing struct {
 	// +optional
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
+	// startDeadlineSeconds is how long an indexing Job's pod may take to
+	// start (be scheduled, have its claims bound, pull its image) before
+	// the build fails and the active revision keeps serving (default 600).
+	// While it waits, the Corpus's conditions say why, in Kubernetes' words
+	// (Unschedulable, ImagePullBackOff, ...).
+	// +kubebuilder:validation:Minimum=30
+	// +kubebuilder:validation:Maximum=86400
+	// +optional
+	StartDeadlineSeconds *int64 `json:"startDeadlineSeconds,omitempty"`
+
 	// image runs `parentrag index`; the operator's own image when unset.
 	// +kubebuilder:validation:MaxLength=512
 	// +optional

@@ -15,6 +15,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
 # shellcheck source=lib.sh
 source "${ROOT}/hack/cluster/lib.sh"
+# shellcheck source=../progress.sh
+source "${ROOT}/hack/progress.sh"
 
 NODE_BINS=(kubelet kube-proxy kubectl)
 
@@ -29,8 +31,10 @@ have_node_bins() {
 
 if ! have_node_bins; then
   exec 8>"${CP_DIR}.lock"
-  log "waiting for the build lock ${CP_DIR}.lock" >&2
-  flock -w "${LOCK_TIMEOUT}" 8 || die "timed out after ${LOCK_TIMEOUT}s waiting for ${CP_DIR}.lock"
+  if ! flock -n 8; then
+    log "another build holds ${CP_DIR}.lock: waiting for it" >&2
+    flock -w "${LOCK_TIMEOUT}" 8 || die "timed out after ${LOCK_TIMEOUT}s waiting for ${CP_DIR}.lock"
+  fi
   if ! have_node_bins; then
     start=$(date +%s)
     src="${CP_DIR}/src/kubernetes"
@@ -49,7 +53,7 @@ import (
 	_ "k8s.io/kubernetes/cmd/kubelet"
 )
 GO
-      go mod tidy >/dev/null
+      with_progress "cluster: downloading the node's modules" go mod tidy
       touch .node-resolved
     fi
     ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${KUBE_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${KUBE_VERSION#v1.}"
@@ -61,7 +65,7 @@ GO
       log "building ${cmd} ${KUBE_VERSION} (several minutes)" >&2
       flags="${ldflags}"
       [[ "${cmd}" == kubectl ]] && flags="${kubectl_ldflags}"
-      CGO_ENABLED=0 go build -trimpath -ldflags "${flags}" -o "${BIN}/${cmd}.tmp" "k8s.io/kubernetes/cmd/${cmd}"
+      with_progress "cluster: building ${cmd}" env CGO_ENABLED=0 go build -v -trimpath -ldflags "${flags}" -o "${BIN}/${cmd}.tmp" "k8s.io/kubernetes/cmd/${cmd}"
       mv "${BIN}/${cmd}.tmp" "${BIN}/${cmd}"
     done
     log "built the node binaries in $(( $(date +%s) - start ))s into ${BIN}" >&2

@@ -11,7 +11,8 @@
 #
 # Idempotent and safe after a crash: components already running are kept,
 # missing ones started. Serialized with cluster-down under flock. The last
-# line of stdout is `export KUBECONFIG=...` (the admin kubeconfig).
+# line of stdout is `export KUBECONFIG=... PATH=...` (the admin kubeconfig,
+# and the folder of the kubectl built with the node first on PATH).
 # cluster-down (hack/cluster/down.sh) stops everything and puts back what
 # this changed on the host (saved in STATE_DIR/host at the first run).
 #
@@ -455,4 +456,5 @@ WAIT_COMPONENT=kube-apiserver wait_for "the hostpath StorageClass" kubectl_admin
 WAIT_COMPONENT=kube-controller-manager wait_for "the default ServiceAccount" kubectl_admin -n default get serviceaccount default
 WAIT_COMPONENT=kube-controller-manager wait_for "the kube-root-ca.crt ConfigMap" kubectl_admin -n default get configmap kube-root-ca.crt
 step "cluster up: node ${NODE_NAME} (${NODE_IP}), logs in ${LOG_DIR}, kubectl at ${BIN}/kubectl"
-echo "export KUBECONFIG=${KUBECONFIG_ADMIN}"
+# One line that a shell can eval: the cluster, and the kubectl built for it.
+echo "export KUBECONFIG=${KUBECONFIG_ADMIN} PATH=${BIN}:\$PATH"

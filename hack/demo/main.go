@@ -51,8 +51,10 @@ func main() {
 	}
 }
 
-// run is the demo, step by step.
+// run is the demo, step by step; it ends with what the user saw and what
+// to try next.
 func run(ctx context.Context) error {
+	start := time.Now()
 	step("starting kube-apiserver and etcd, installing the CRDs")
 	env, err := devcluster.Start()
 	if err != nil {
@@ -63,6 +65,7 @@ func run(ctx context.Context) error {
 	if err := env.StartWorkloads(ctx); err != nil {
 		return err
 	}
+	step("building the parentrag binary the query pods run")
 	bin, err := env.BuildBinary(os.TempDir())
 	if err != nil {
 		return err
@@ -77,10 +80,12 @@ func run(ctx context.Context) error {
 	d := &demo{env: env, bin: bin,
 		corpus:    &v1alpha1.Corpus{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "parentrag-docs"}},
 		retriever: &v1alpha1.Retriever{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "parentrag-docs"}}}
+	ready := time.Now()
 	first, err := d.waitServing(ctx, "")
 	if err != nil {
 		return err
 	}
+	d.saw = append(d.saw, fmt.Sprintf("revision %s indexed and served in %s: %s", v1alpha1.ShortRevision(first), since(ready), revisionCounts(d.corpus.Status.ActiveRevision)))
 	if err := d.ask(ctx, first); err != nil {
 		return err
 	}
@@ -88,11 +93,44 @@ func run(ctx context.Context) error {
 	if err := usePolicy(ctx, env.Client, d.corpus, "parentrag-sample-handbook-fine"); err != nil {
 		return err
 	}
+	changed := time.Now()
 	second, err := d.waitServing(ctx, first)
 	if err != nil {
 		return err
 	}
-	return d.ask(ctx, second)
+	d.saw = append(d.saw, fmt.Sprintf("revision %s built beside %s and rolled out in %s: %s; %s stays retained for rollback",
+		v1alpha1.ShortRevision(second), v1alpha1.ShortRevision(first), since(changed), revisionCounts(d.corpus.Status.ActiveRevision), v1alpha1.ShortRevision(first)))
+	if err := d.ask(ctx, second); err != nil {
+		return err
+	}
+	d.summary(since(start))
+	return nil
+}
+
+// summary says what the demo showed and what to try next.
+func (d *demo) summary(took string) {
+	step(fmt.Sprintf("what you saw (%s in all)", took))
+	for _, line := range d.saw {
+		fmt.Println("  - " + line)
+	}
+	fmt.Printf("  - %d questions answered by `parentrag serve` as a query pod runs it, each with the parents of its best children\n", 2*len(questions))
+	step("what to try next")
+	for _, line := range []string{
+		"your own files, no cluster:   make build && bin/parentrag local index --out /tmp/idx <folder> && bin/parentrag local query --index /tmp/idx \"<question>\"",
+		"a real node with real pods:   make cluster-up, then docs/cluster.md (kubectl apply -k config/cluster, the samples, a query through the Service)",
+		"a safe rollout with a gate:   config/samples/rollout and docs/rollout.md",
+		"every field of the objects:   docs/spec/corpus.md, docs/spec/retriever.md",
+	} {
+		fmt.Println("  " + line)
+	}
+}
+
+// since is the time elapsed since t, to the tenth of a second.
+func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }
+
+// revisionCounts says what a revision holds.
+func revisionCounts(a *v1alpha1.RevisionStatus) string {
+	return fmt.Sprintf("%d documents, %d parents, %d children", a.Documents, a.Parents, a.Children)
 }
 
 // startOperator runs the three controllers in this process.
@@ -140,6 +178,8 @@ type demo struct {
 	bin       string
 	corpus    *v1alpha1.Corpus
 	retriever *v1alpha1.Retriever
+	// saw are the lines of the closing summary.
+	saw []string
 }
 
 // waitServing waits until a revision other than previous is active and

@@ -15,6 +15,9 @@
 # controller on two cores.
 set -euo pipefail
 
+# shellcheck source=../progress.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../progress.sh"
+
 FLUX_VERSION="${FLUX_VERSION:-v1.9.6}"
 ARTIFACT_VERSION="${ARTIFACT_VERSION:-v0.18.0}"
 CACHE_ROOT="${PARENTRAG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/parentrag}"
@@ -70,7 +73,7 @@ build_controller() {
     printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "${module}" > tools.go
   fi
   log "building ${name} ${FLUX_VERSION} (several minutes)"
-  CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags "-s -w" -o "${BIN}/${name}.tmp" "${module}"
+  with_progress "flux: building ${name}" env CGO_ENABLED=0 go build -v -mod=mod -trimpath -ldflags "-s -w" -o "${BIN}/${name}.tmp" "${module}"
   mv "${BIN}/${name}.tmp" "${BIN}/${name}"
 }
 
@@ -89,8 +92,10 @@ copy_crds() {
 mkdir -p "${DIR}"
 exec 9>"${DIR}.lock"
 if ! have_all; then
-  log "waiting for the build lock ${DIR}.lock"
-  flock 9
+  if ! flock -n 9; then
+    log "another build of Flux's controllers holds ${DIR}.lock: waiting for it"
+    flock 9
+  fi
   if ! have_all; then
     start=$(date +%s)
     (copy_crds)

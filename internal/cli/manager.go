@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -46,7 +47,11 @@ func newManagerCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("creating manager: %w", err)
 			}
-			if err := controllers.Setup(mgr, controllers.Options{Image: f.image, ConcurrentBuilds: f.concurrentBuilds, EmbeddingCacheDir: f.embeddingCacheDir, NoCrossNamespaceRefs: f.noCrossNamespaceRefs}); err != nil {
+			image, err := managerImage(cmd.Context(), mgr, f.image)
+			if err != nil {
+				return err
+			}
+			if err := controllers.Setup(mgr, controllers.Options{Image: image, ConcurrentBuilds: f.concurrentBuilds, EmbeddingCacheDir: f.embeddingCacheDir, NoCrossNamespaceRefs: f.noCrossNamespaceRefs}); err != nil {
 				return err
 			}
 			if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -62,10 +67,25 @@ func newManagerCommand() *cobra.Command {
 	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the metrics endpoint (0 disables it)")
 	fl.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of the health probes")
 	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader, for more than one operator replica")
-	fl.StringVar(&f.image, "image", os.Getenv("PARENTRAG_IMAGE"), "image of the query server when a Retriever names none (env PARENTRAG_IMAGE)")
+	fl.StringVar(&f.image, "image", os.Getenv("PARENTRAG_IMAGE"), "image of query pods and indexing Jobs when a Retriever or Corpus names none (env PARENTRAG_IMAGE; default: the operator's own image, read from its pod)")
 	fl.IntVar(&f.concurrentBuilds, "concurrent-builds", 2, "how many Corpora index at once")
 	fl.StringVar(&f.embeddingCacheDir, "embedding-cache-dir", "", "where each Corpus's embedding cache is kept (default: parentrag-embedding-cache in the temporary directory)")
 	fl.BoolVar(&f.noCrossNamespaceRefs, "no-cross-namespace-refs", false, "refuse a Corpus's sourceRef to a Flux source object in another namespace, as Flux's flag of that name does")
 	fl.StringSliceVar(&f.watchNamespaces, "watch-namespace", nil, "reconcile only the objects of these namespaces (repeat or separate with commas; default: every namespace)")
 	return cmd
+}
+
+// managerImage is the image query pods and indexing Jobs run when their
+// spec names none: the one given, else the operator's own, read from its
+// pod.
+func managerImage(ctx context.Context, mgr ctrl.Manager, given string) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	image, err := controllers.OwnImage(ctx, mgr.GetAPIReader(), os.Getenv("POD_NAMESPACE"), os.Getenv("POD_NAME"))
+	if err != nil {
+		return "", err
+	}
+	ctrl.Log.Info("query pods and indexing Jobs run the operator's own image", "image", image)
+	return image, nil
 }

@@ -20,11 +20,13 @@ const (
 )
 
 // rbacKinds are the objects of config/default that make up the operator's
-// identity and permissions.
+// identity and permissions, with the admission policy that narrows what it
+// may do to ClusterRoleBindings.
 var rbacKinds = map[string]bool{
 	"Namespace": true, "ServiceAccount": true,
 	"ClusterRole": true, "ClusterRoleBinding": true,
 	"Role": true, "RoleBinding": true,
+	"ValidatingAdmissionPolicy": true, "ValidatingAdmissionPolicyBinding": true,
 }
 
 // ManagerConfig installs the operator's ServiceAccount and the RBAC that

@@ -5,6 +5,8 @@ import (
 	"mime"
 	"path"
 	"strings"
+
+	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
 // Version names what this package reads and how: it changes whenever a
@@ -35,6 +37,9 @@ const (
 	PDF Format = "PDF"
 	// DOCX is a Word document converted to Markdown.
 	DOCX Format = "DOCX"
+	// Code is source code in a language LangChain's from_language knows,
+	// read as it is, its language in the document's metadata.
+	Code Format = "Code"
 )
 
 // formatInfo is what names a format: its file extensions and the media
@@ -55,6 +60,7 @@ var formats = []formatInfo{
 	{HTML, []string{".html", ".htm", ".xhtml"}, []string{"text/html", "application/xhtml+xml"}},
 	{PDF, []string{".pdf"}, []string{"application/pdf"}},
 	{DOCX, []string{".docx"}, []string{"application/vnd.openxmlformats-officedocument.wordprocessingml.document"}},
+	{Code, split.CodeExtensions(), nil},
 }
 
 // Extensions lists the lower-case file extensions of every readable
@@ -67,8 +73,18 @@ func Extensions() []string {
 	return out
 }
 
-// ReadableExtensions lists Extensions for messages: ".md, .markdown, ...".
-func ReadableExtensions() string { return strings.Join(Extensions(), ", ") }
+// ReadableExtensions lists the extensions of every format but source code
+// for messages, ".md, .markdown, ..., .docx and source code"; code has
+// dozens.
+func ReadableExtensions() string {
+	var exts []string
+	for _, f := range formats {
+		if f.format != Code {
+			exts = append(exts, f.extensions...)
+		}
+	}
+	return strings.Join(exts, ", ") + " and source code"
+}
 
 // ByName is the format a file name's extension (in any case) says, or
 // Unknown.
@@ -102,14 +118,18 @@ func ByMediaType(contentType string) Format {
 
 // Detect is the format of data, the file called name: a PDF or a Word
 // document by its content whatever its name says (a binary file cannot be
-// text), else the format its extension says, else HTML when the content
-// starts as an HTML page does, else Unknown.
+// text), else the format its extension says, else source code when its
+// first line is "#!" naming a known interpreter, else HTML when the
+// content starts as an HTML page does, else Unknown.
 func Detect(name string, data []byte) Format {
 	if f := sniffBinary(data); f != Unknown {
 		return f
 	}
 	if f := ByName(name); f != Unknown {
 		return f
+	}
+	if split.IsCode(split.LanguageOfShebang(string(data[:min(len(data), htmlSniffWindow)]))) {
+		return Code
 	}
 	if looksLikeHTML(data) {
 		return HTML

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
 // Limits bound what reading one file may cost; a file over any of them is
@@ -55,7 +56,7 @@ func (l Limits) Read(f Format, name, id string, data []byte) ([]hierarchy.Docume
 	if f == JSONLines {
 		return ReadJSONLines(bytes.NewReader(data), name)
 	}
-	doc, err := l.readOne(f, data)
+	doc, err := l.readOne(f, name, data)
 	if err != nil {
 		return nil, &FileError{Path: name, Err: err}
 	}
@@ -64,19 +65,41 @@ func (l Limits) Read(f Format, name, id string, data []byte) ([]hierarchy.Docume
 }
 
 // readOne reads a file of any format but JSON Lines as one document
-// without its id.
-func (l Limits) readOne(f Format, data []byte) (hierarchy.Document, error) {
+// without its id. The converted formats (HTML, PDF, DOCX) record their
+// format in the document's metadata, and source code its language, so
+// that a policy can choose their splitters; the text formats record
+// nothing, as they always have.
+func (l Limits) readOne(f Format, name string, data []byte) (hierarchy.Document, error) {
+	var doc hierarchy.Document
+	var err error
 	switch f {
 	case HTML:
-		return l.readHTML(data)
+		doc, err = l.readHTML(data)
 	case PDF:
-		return l.readPDF(data)
+		doc, err = l.readPDF(data)
 	case DOCX:
-		return l.readDOCX(data)
+		doc, err = l.readDOCX(data)
+	default:
+		return readText(f, name, data)
 	}
+	if err != nil {
+		return hierarchy.Document{}, err
+	}
+	doc.Metadata = map[string]string{hierarchy.MetaFormat: string(f)}
+	return doc, nil
+}
+
+// readText reads a text format: UTF-8, a leading byte-order mark dropped,
+// titled as the format titles (source code never is, and says its
+// language).
+func readText(f Format, name string, data []byte) (hierarchy.Document, error) {
 	text, err := plainText(data)
 	if err != nil {
 		return hierarchy.Document{}, err
+	}
+	if f == Code {
+		lang := split.DetectLanguage(name, text)
+		return hierarchy.Document{Text: text, Metadata: map[string]string{hierarchy.MetaLanguage: string(lang)}}, nil
 	}
 	return hierarchy.Document{Title: textTitle(f, text), Text: text}, nil
 }

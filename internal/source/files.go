@@ -20,7 +20,8 @@ import (
 )
 
 // Extensions are the file extensions a folder walk reads: every format
-// package document reads, and JSON Lines compressed with gzip.
+// package document reads (source code included), and JSON Lines
+// compressed with gzip.
 var Extensions = append(document.Extensions(), ".jsonl.gz")
 
 // FileError names the file (and line, for JSON Lines) a problem is in.
@@ -103,7 +104,7 @@ func noDocuments(paths []string, l Loaded) error {
 	if len(left) > 0 {
 		what = " (" + strings.Join(left, "; ") + ")"
 	}
-	return fmt.Errorf("no documents found in %s (looked for %s)%s", strings.Join(paths, ", "), strings.Join(Extensions, " "), what)
+	return fmt.Errorf("no documents found in %s (looked for %s, .jsonl.gz)%s", strings.Join(paths, ", "), document.ReadableExtensions(), what)
 }
 
 // found is a document and the file it was read from.
@@ -240,9 +241,10 @@ func hasDocumentExtension(path string) bool {
 
 // LoadFile reads one file as documents with the given id (JSON Lines files
 // carry their own), in the format document.Detect tells from its content
-// and name; a file of no known format is read as Markdown when it is text.
-// A file whose name ends in .gz is decompressed first, and a JSON Lines
-// file is read a line at a time.
+// and name (source code by its extension or a "#!" line naming its
+// interpreter); a file of no known format is read as Markdown when it is
+// text. A file whose name ends in .gz is decompressed first, and a JSON
+// Lines file is read a line at a time.
 func LoadFile(path, id string) ([]hierarchy.Document, error) {
 	name := strings.TrimSuffix(strings.ToLower(path), ".gz")
 	if document.ByName(name) == document.JSONLines {

@@ -123,7 +123,7 @@ func addInline(set *Set, src v1alpha1.Source) {
 				set.fail(src.Name, d.ID, document.Reason(err))
 				continue
 			}
-			doc.Text = converted[0].Text
+			doc.Text, doc.Metadata = converted[0].Text, converted[0].Metadata
 			doc.Title = cmp.Or(d.Title, converted[0].Title)
 		}
 		set.add(src.Name, doc)

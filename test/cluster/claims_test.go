@@ -59,9 +59,17 @@ func TestClaimsSampleIsBuiltByAJobAndServedFromItsClaim(t *testing.T) {
 	if claim.Status.Phase != corev1.ClaimBound || claim.Spec.VolumeName == "" {
 		t.Fatalf("claim %s is %s (volume %q)", claim.Name, claim.Status.Phase, claim.Spec.VolumeName)
 	}
+	// The overlay set the operator's image alone; the Job and the query
+	// pods run it too.
+	if img := job.Spec.Template.Spec.Containers[0].Image; img != image {
+		t.Errorf("the indexing Job runs %s, want the operator's image %s", img, image)
+	}
 	for _, p := range waitOnlyRevision(t, ns, r.Name, a.Name) {
 		if !mountsClaimReadOnly(&p, claim.Name) {
 			t.Errorf("query pod %s does not mount claim %s read-only: %+v", p.Name, claim.Name, p.Spec.Volumes)
+		}
+		if img := p.Spec.Containers[0].Image; img != image {
+			t.Errorf("query pod %s runs %s, want the operator's image %s", p.Name, img, image)
 		}
 	}
 	e := endpointOf(t, ns, r.Name)

@@ -5,6 +5,7 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -28,11 +29,18 @@ const fieldOwner = "kubectl"
 // operatorName is the operator's Deployment in devcluster.ManagerNamespace.
 const operatorName = "parentrag-manager"
 
-// deployOperator applies config/cluster (the CRDs, the shipped RBAC and
-// the manager) with the image under test, and waits until the manager is
-// available.
+// deployOperator applies config/default under an overlay as a user writes
+// one, with an images: entry for the image under test (the CRDs, the
+// shipped RBAC and the manager), and waits until the manager is available.
+// Nothing else names the image: query pods and indexing Jobs must run it
+// because the operator runs it.
 func deployOperator(ctx context.Context) error {
-	objs, err := devcluster.RenderKustomization(filepath.Join(root, "config", "cluster"))
+	dir, err := userOverlay(image)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	objs, err := devcluster.RenderKustomization(dir)
 	if err != nil {
 		return err
 	}
@@ -55,17 +63,32 @@ func deployOperator(ctx context.Context) error {
 	if err := waitEstablished(ctx, crds); err != nil {
 		return err
 	}
-	for _, o := range rest {
-		if o.GetKind() == "Deployment" && o.GetName() == operatorName {
-			if err := setImage(o, image); err != nil {
-				return err
-			}
-		}
-	}
 	if err := applyAll(ctx, rest); err != nil {
 		return err
 	}
 	return waitOperatorAvailable(ctx)
+}
+
+// userOverlay writes a kustomization over config/default that sets the
+// operator's image with an images: entry, and returns its folder.
+func userOverlay(img string) (string, error) {
+	dir, err := os.MkdirTemp("", "parentrag-overlay-*")
+	if err != nil {
+		return "", err
+	}
+	base, err := filepath.Rel(dir, filepath.Join(root, "config", "default"))
+	if err != nil {
+		return "", err
+	}
+	name, tag := img, ""
+	if i := strings.LastIndex(img, ":"); i > strings.LastIndex(img, "/") {
+		name, tag = img[:i], img[i+1:]
+	}
+	k := fmt.Sprintf("resources:\n- %s\nimages:\n- name: parentrag\n  newName: %s\n", base, name)
+	if tag != "" {
+		k += "  newTag: " + tag + "\n"
+	}
+	return dir, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644)
 }
 
 // applyAll applies objects in order with server-side apply.
@@ -76,26 +99,6 @@ func applyAll(ctx context.Context, objs []*unstructured.Unstructured) error {
 		}
 	}
 	return nil
-}
-
-// setImage sets the manager container's image, and PARENTRAG_IMAGE, the
-// query pods' image, to img.
-func setImage(d *unstructured.Unstructured, img string) error {
-	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
-	for _, c := range containers {
-		m := c.(map[string]any)
-		if m["name"] != "manager" {
-			continue
-		}
-		m["image"] = img
-		env, _ := m["env"].([]any)
-		for _, e := range env {
-			if v := e.(map[string]any); v["name"] == "PARENTRAG_IMAGE" {
-				v["value"] = img
-			}
-		}
-	}
-	return unstructured.SetNestedSlice(d.Object, containers, "spec", "template", "spec", "containers")
 }
 
 // waitEstablished waits until every CRD is established.

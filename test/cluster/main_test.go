@@ -1,15 +1,16 @@
 //go:build cluster
 
 // Package cluster_test runs parentrag the way its users do, on a real
-// cluster: the operator's own image deployed in-cluster by the overlay
-// config/cluster, as its ServiceAccount under the shipped RBAC, with real
+// cluster: the operator's own image deployed in-cluster by an overlay of
+// config/default as a user writes one (images:), as its ServiceAccount under the shipped RBAC, with real
 // pods, Jobs, claims and Services. It runs on the one-node cluster of make
 // cluster-up (make test-cluster) and on kind (hack/kind-e2e.sh).
 //
 // It takes:
 //
 //	KUBECONFIG             the cluster (required)
-//	PARENTRAG_TEST_IMAGE   the operator's image (default parentrag:cluster)
+//	PARENTRAG_TEST_IMAGE   the operator's image (default parentrag:cluster;
+//	                       make test-cluster names a registry-style one)
 //	PARENTRAG_LOAD_IMAGE   a command run with the image as its last
 //	                       argument that makes it available on the nodes
 //	                       (hack/cluster/load-image.sh, kind load docker-image ...)
@@ -63,7 +64,7 @@ func run(m *testing.M) int {
 }
 
 // setUp connects to the cluster, makes the image available and deploys
-// the operator with config/cluster.
+// the operator from a user's overlay of config/default.
 func setUp() error {
 	kubeconfig := os.Getenv("KUBECONFIG")
 	if kubeconfig == "" {

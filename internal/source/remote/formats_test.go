@@ -70,3 +70,12 @@ func TestDefaultIncludeReadsEveryFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestArchiveOfSourceCode reads code in an archive with its language.
+func TestArchiveOfSourceCode(t *testing.T) {
+	srv, _ := serveBody(t, tarGz(t, regular("cmd/main.go", "package main\n\nfunc main() {}\n", "tool.py", "import sys\n")), "")
+	res := fetchOK(t, "repo", Spec{URL: srv.URL + "/repo.tar.gz"})
+	if len(res.Documents) != 2 || res.Documents[0].Metadata["language"] != "go" || res.Documents[1].Metadata["language"] != "python" {
+		t.Fatalf("documents %+v errors %v, want main.go in go and tool.py in python", res.Documents, res.Errors)
+	}
+}
