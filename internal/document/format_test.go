@@ -70,3 +70,30 @@ func TestUnknownBinaryStaysAClearError(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestReadersRecordWhatTheyRead checks the metadata a policy chooses
+// splitters by: the format of converted documents, the language of code,
+// nothing for text formats.
+func TestReadersRecordWhatTheyRead(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		data []byte
+		key  string
+		want string
+	}{
+		{"page.html", []byte("<p>x</p>"), "format", "HTML"},
+		{"m.pdf", dt.TextPDF(t, []string{"x"}), "format", "PDF"},
+		{"w.docx", dt.DOCX(t, dt.DOCXPart{Name: "word/document.xml", Data: dt.DOCXBody(dt.Para("", "x"))}), "format", "DOCX"},
+		{"main.go", []byte("package main\n"), "language", "go"},
+		{"tool", []byte("#!/usr/bin/env python3\nprint(1)\n"), "language", "python"},
+		{"a.md", []byte("# A\n"), "", ""},
+	} {
+		docs, err := document.Read(document.Detect(tc.name, tc.data), tc.name, tc.name, tc.data)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := docs[0].Metadata[tc.key]; tc.key != "" && got != tc.want || tc.key == "" && docs[0].Metadata != nil {
+			t.Errorf("%s: metadata %v, want %s=%q", tc.name, docs[0].Metadata, tc.key, tc.want)
+		}
+	}
+}
