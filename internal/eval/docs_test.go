@@ -261,14 +261,7 @@ func scoreDocs(t *testing.T, c *Corpus, queries []Query, qrels Qrels, spec *v1al
 		}
 	}
 	s.top1 /= float64(len(queries))
-	reports, err := Run(context.Background(), c, queries, qrels, []string{ParentChild}, Config{
-		Builder:          compiled.Builder,
-		NewEmbedder:      func() (embed.Embedder, error) { return embed.NewLexical(embed.DefaultK1, embed.DefaultB) },
-		ContextWeight:    indexer.DefaultContextWeight,
-		Budgets:          budgets,
-		MaxParents:       retrieval.DefaultMaxParents,
-		BudgetMaxParents: 20,
-	})
+	reports, err := Run(context.Background(), c, queries, qrels, []string{ParentChild}, lexicalConfig(compiled.Builder, budgets))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,4 +285,18 @@ func insideCode(text []rune) bool {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// lexicalConfig evaluates with builder, the offline embedder and its
+// default context weight, the Retriever's defaults, and budgeted
+// retrievals of up to 20 parents.
+func lexicalConfig(builder *hierarchy.Builder, budgets []int) Config {
+	return Config{
+		Builder:          builder,
+		NewEmbedder:      func() (embed.Embedder, error) { return embed.NewLexical(embed.DefaultK1, embed.DefaultB) },
+		ContextWeight:    indexer.DefaultContextWeight,
+		Budgets:          budgets,
+		MaxParents:       retrieval.DefaultMaxParents,
+		BudgetMaxParents: 20,
+	}
 }

@@ -15,10 +15,7 @@ import (
 	dt "github.com/parentrag/parentrag/internal/document/documenttest"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/repo"
-	"github.com/parentrag/parentrag/internal/retrieval"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
-	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 )
 
 // formatSet is a corpus of real public documents in one format, with
@@ -186,14 +183,7 @@ func evaluateVariant(t *testing.T, c *Corpus, queries []Query, qrels Qrels, spec
 	if err != nil {
 		t.Fatal(err)
 	}
-	reports, err := Run(context.Background(), c, queries, qrels, []string{FlatChild, FlatParent, ParentChild}, Config{
-		Builder:          compiled.Builder,
-		NewEmbedder:      func() (embed.Embedder, error) { return embed.NewLexical(embed.DefaultK1, embed.DefaultB) },
-		ContextWeight:    indexer.DefaultContextWeight,
-		Budgets:          budgets,
-		MaxParents:       retrieval.DefaultMaxParents,
-		BudgetMaxParents: 20,
-	})
+	reports, err := Run(context.Background(), c, queries, qrels, []string{FlatChild, FlatParent, ParentChild}, lexicalConfig(compiled.Builder, budgets))
 	if err != nil {
 		t.Fatal(err)
 	}
