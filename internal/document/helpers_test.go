@@ -30,3 +30,13 @@ func bounded(t *testing.T, d time.Duration, maxBytes uint64, fn func()) {
 	t.Helper()
 	documenttest.Bounded(t, d, maxBytes, fn)
 }
+
+// skipShort skips a test that reads a file made to exhaust a reader: it
+// runs for seconds, and for minutes under the race detector. The tests
+// without -short (make test) run it.
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("reads a file made to exhaust a reader, which takes seconds (-short)")
+	}
+}

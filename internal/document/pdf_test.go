@@ -161,6 +161,7 @@ func TestPDFRefusals(t *testing.T) {
 // TestPDFOf10000PagesIsReadInBoundedTime reads the largest PDF the limits
 // allow, a line on each of 10,000 pages.
 func TestPDFOf10000PagesIsReadInBoundedTime(t *testing.T) {
+	skipShort(t)
 	data := documenttest.RawPDF(10_000, func(i int) string { return documenttest.TextStream("line of page " + letters(i)) })
 	var doc hierarchy.Document
 	documenttest.Bounded(t, 90*time.Second, 400<<20, func() { doc = readPDF(t, data) })
@@ -185,6 +186,7 @@ func letters(n int) string {
 // compressed into a small file: it is refused within bounded time and
 // memory.
 func TestPDFPageOf50MBOfTextIsRefused(t *testing.T) {
+	skipShort(t)
 	line := strings.Repeat("x", 1000)
 	page := documenttest.TextStream(slices.Repeat([]string{line}, 50_000)...)
 	data := documenttest.RawPDF(1, func(int) string { return page })
@@ -201,6 +203,7 @@ func TestPDFPageOf50MBOfTextIsRefused(t *testing.T) {
 // TestPDFReadingStopsAtItsDeadline reads a long PDF with a deadline far
 // too short: the instance is stopped and the error says so.
 func TestPDFReadingStopsAtItsDeadline(t *testing.T) {
+	skipShort(t)
 	data := documenttest.RawPDF(5_000, func(i int) string { return documenttest.TextStream("page " + letters(i)) })
 	readPDF(t, documenttest.TextPDF(t, []string{"warm up"})) // the module is compiled outside the deadline
 	l := document.DefaultLimits
