@@ -189,12 +189,18 @@ func skipIndexDir(path string) error {
 var bundleTempName = regexp.MustCompile(`^.+\.tmp-[0-9]+(\.old)?$`)
 
 // bundleFiles are the names an index folder holds.
-var bundleFiles = map[string]bool{indexManifest: true, "parents.jsonl": true, "parents.idx": true, "children": true, "lexical.stats": true}
+var bundleFiles = map[string]bool{indexManifest: true, "parents.jsonl": true, "parents.idx": true, "children": true, "lexical.stats": true,
+	"segments": true, "parents": true}
+
+// buildScratchName matches the files a build keeps in the folder of the
+// index it writes until it is done: a file of bundleFiles being written
+// (<name>.tmp-<digits>) and the units spilled between its passes.
+var buildScratchName = regexp.MustCompile(`^(manifest\.json|parents\.jsonl|parents\.idx|lexical\.stats)\.tmp-[0-9]+$|^\.units-[0-9]+\.spill$`)
 
 // IsBundleTemp reports whether dir is a temporary folder of an index being
 // written (or left by a killed run): its name has the temporary pattern and
-// it holds nothing but index files. Such a folder is never read as
-// documents.
+// it holds nothing but index files and a build's scratch. Such a folder
+// is never read as documents.
 func IsBundleTemp(dir string) bool {
 	if !bundleTempName.MatchString(filepath.Base(dir)) {
 		return false
@@ -204,7 +210,7 @@ func IsBundleTemp(dir string) bool {
 		return false
 	}
 	for _, e := range entries {
-		if !bundleFiles[e.Name()] {
+		if !bundleFiles[e.Name()] && !buildScratchName.MatchString(e.Name()) {
 			return false
 		}
 	}
