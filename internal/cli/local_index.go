@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -104,7 +105,7 @@ func newLocalIndexCommand() *cobra.Command {
 			if err != nil {
 				return err // it counts what was skipped and names the first unreadable file
 			}
-			for _, e := range append(loaded.Refused, loaded.Empty...) {
+			for _, e := range slices.Concat(loaded.Refused, loaded.LeftOut, loaded.Empty) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "skipped: %v\n", e)
 			}
 			req := indexRequest{docs: loaded.Docs, compiled: compiled, emb: &emb, store: store, out: out, replace: replace, unitCache: unitCache, unitMaxAge: units.maxAge}
@@ -137,6 +138,9 @@ func skippedNote(l source.Loaded) string {
 	var parts []string
 	if n := len(l.Refused); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d unreadable files skipped", n))
+	}
+	if n := len(l.LeftOut); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d files not read", n))
 	}
 	if n := len(l.Empty); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d empty documents skipped", n))

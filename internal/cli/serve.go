@@ -71,7 +71,7 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.queueWait, "queue-wait", server.DefaultQueueWait, "longest a query waits for a slot before it is refused with 503 and Retry-After")
 	fl.IntVar(&f.maxQueryTerms, "max-query-terms", server.DefaultMaxQueryTerms, "most distinct terms a query may have after analysis; more is refused with 400 (0: no limit)")
 	fl.IntVar(&f.maxPostings, "max-postings", server.DefaultMaxPostings, "most postings a query's terms may reach in the child index; more is refused with 400 (0: no limit)")
-	fl.Int64Var(&f.heavyBodyBytes, "heavy-body-bytes", server.DefaultHeavyBodyBytes, "request bodies larger than this are heavy queries, admitted to the heavy lane before they are read (0: none by size)")
+	fl.Int64Var(&f.heavyBodyBytes, "heavy-body-bytes", server.DefaultHeavyBodyBytes, "request bodies larger than this are heavy queries, admitted to the heavy lane once read (0: none by size)")
 	fl.IntVar(&f.heavyPostings, "heavy-postings", server.DefaultHeavyPostings, "queries whose terms reach more postings are heavy and move to the heavy lane before they are searched (0: none by cost)")
 	fl.IntVar(&f.maxHeavyInFlight, "max-heavy-in-flight", 0, "most heavy queries searched at once, as many more waiting; more are refused with 429 (0: a quarter of --max-in-flight, at least 1)")
 	fl.DurationVar(&f.shutdownDelay, "shutdown-delay", server.DefaultShutdownDelay, "after SIGTERM, how long to keep answering with /readyz at 503 while endpoints stop routing here, before closing the listener (0: none)")

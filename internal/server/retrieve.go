@@ -60,12 +60,12 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) {
 }
 
 // answer decodes the request and retrieves from l.
-func (s *Server) answer(ctx context.Context, w http.ResponseWriter, r *http.Request, l *loaded) (*RetrieveResponse, error) {
-	req, err := decodeRequest(w, r, s.opts.MaxBodyBytes)
-	if err != nil {
+func (s *Server) answer(ctx context.Context, _ *http.Request, body []byte, l *loaded) (*RetrieveResponse, error) {
+	var req RetrieveRequest
+	if err := decodeStrictJSON(body, "", requestShape, &req); err != nil {
 		return nil, err
 	}
-	return s.query(ctx, l, req)
+	return s.query(ctx, l, &req)
 }
 
 // query validates req, analyses its query and retrieves from l: the one
@@ -111,15 +111,6 @@ func (s *Server) query(ctx context.Context, l *loaded, req *RetrieveRequest) (*R
 		results = []retrieval.Result{}
 	}
 	return &RetrieveResponse{Revision: l.bundle.Manifest.Revision, Results: results}, nil
-}
-
-// decodeRequest reads the RetrieveRequest in the body (see decodeBody).
-func decodeRequest(w http.ResponseWriter, r *http.Request, limit int64) (*RetrieveRequest, error) {
-	var req RetrieveRequest
-	if err := decodeBody(w, r, limit, requestShape, &req); err != nil {
-		return nil, err
-	}
-	return &req, nil
 }
 
 // options validates req and merges it with the server's defaults.

@@ -36,6 +36,10 @@ type Loaded struct {
 	// unreadable, binary or non-UTF-8 file, a damaged or encrypted PDF, a
 	// bad JSON Lines line), each a *FileError that names it and says why.
 	Refused []error
+	// LeftOut are the files of a folder that are not regular files or
+	// links to one inside the folder (a link out of it, to /etc/passwd
+	// say, is never followed), as errors that name them.
+	LeftOut []error
 	// Empty are the documents left out because they are empty or only
 	// white space, as errors that name them.
 	Empty []error
@@ -44,8 +48,10 @@ type Loaded struct {
 // LoadPaths reads every document under paths: files are read whatever their
 // extension, folders are walked for files with one of Extensions, in
 // lexical order. A document's id is its path relative to the folder it was
-// found in (the file name for a file given directly). It fails on the first
-// file it cannot read as documents, when two documents share an id (their
+// found in (the file name for a file given directly), each byte of it that
+// is not UTF-8 written %XX. A link in a folder is followed only to a
+// regular file inside that folder (see LoadPathsReport). It fails on the
+// first file it cannot read as documents, when two documents share an id (their
 // parents and children would be mixed up), and when nothing was found.
 // Empty and white-space-only documents are left out (see LoadPathsReport).
 func LoadPaths(paths []string) ([]hierarchy.Document, error) {
@@ -60,18 +66,20 @@ func LoadPaths(paths []string) ([]hierarchy.Document, error) {
 }
 
 // LoadPathsReport is LoadPaths that reads what it can: a file it cannot
-// read as documents is reported in Refused and the others are read. It
-// fails only on a path that does not exist, on two documents that share an
-// id, and when no document was read.
+// read as documents is reported in Refused, one it does not read in
+// LeftOut, and the others are read. It fails only on a path that does not
+// exist, on two documents that share an id, and when no document was
+// read.
 func LoadPathsReport(paths []string) (Loaded, error) {
 	var l Loaded
 	seen := map[string]string{} // document id -> the path it came from
 	for _, p := range paths {
-		found, refused, err := loadPath(p)
+		found, refused, leftOut, err := loadPath(p)
 		if err != nil {
 			return Loaded{}, err
 		}
 		l.Refused = append(l.Refused, refused...)
+		l.LeftOut = append(l.LeftOut, leftOut...)
 		for _, f := range found {
 			if prev, dup := seen[f.doc.ID]; dup {
 				return Loaded{}, &FileError{Path: f.path, Err: fmt.Errorf("document id %q is also the id of a document in %s", f.doc.ID, prev)}
@@ -97,14 +105,14 @@ func noDocuments(paths []string, l Loaded) error {
 	if n := len(l.Refused); n > 0 {
 		left = append(left, fmt.Sprintf("%d unreadable: first %v", n, l.Refused[0]))
 	}
-	if n := len(l.Empty); n > 0 {
-		left = append(left, fmt.Sprintf("%d empty ones left out", n))
+	if n := len(l.LeftOut) + len(l.Empty); n > 0 {
+		left = append(left, fmt.Sprintf("%d left out: empty, or not regular files of the folder", n))
 	}
 	what := ""
 	if len(left) > 0 {
 		what = " (" + strings.Join(left, "; ") + ")"
 	}
-	return fmt.Errorf("no documents found in %s (looked for %s, .jsonl.gz)%s", strings.Join(paths, ", "), document.ReadableExtensions(), what)
+	return fmt.Errorf("no documents found in %s (looked for %s)%s", strings.Join(paths, ", "), document.ReadableExtensions(), what)
 }
 
 // found is a document and the file it was read from.
@@ -114,27 +122,30 @@ type found struct {
 }
 
 // loadPath reads one file or walks one folder, returning the documents
-// read and the files refused. Only a root that cannot be found fails.
-func loadPath(root string) ([]found, []error, error) {
+// read, the files refused and those left out (see checkEntry). Only a
+// root that cannot be found fails.
+func loadPath(root string) (out []found, refused, leftOut []error, err error) {
 	info, err := os.Stat(root)
 	if err != nil {
-		return nil, nil, &FileError{Path: root, Err: unwrapPathError(err)}
+		return nil, nil, nil, &FileError{Path: root, Err: unwrapPathError(err)}
 	}
 	if !info.IsDir() {
-		docs, err := loadFound(root, filepath.Base(root))
-		return docs, errorList(err), nil
+		docs, err := loadFound(root, documentID(filepath.Base(root)))
+		return docs, errorList(err), nil, nil
 	}
-	files, refused := listFiles(root)
-	var out []found
+	files, refused, leftOut, err := listFiles(root)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	for _, rel := range files {
-		docs, err := loadFound(filepath.Join(root, rel), filepath.ToSlash(rel))
+		docs, err := loadFound(filepath.Join(root, rel), documentID(rel))
 		if err != nil {
 			refused = append(refused, err)
 			continue
 		}
 		out = append(out, docs...)
 	}
-	return out, refused, nil
+	return out, refused, leftOut, nil
 }
 
 // errorList is err alone in a list, or nil.
@@ -159,11 +170,14 @@ func loadFound(path, id string) ([]found, error) {
 }
 
 // listFiles returns the document files under root, relative to it,
-// sorted, and the folders that could not be read.
-func listFiles(root string) ([]string, []error) {
-	var files []string
-	var refused []error
-	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+// sorted, the folders that cannot be read, and the files that are not
+// regular or links to one inside root (see checkEntry).
+func listFiles(root string) (files []string, refused, leftOut []error, err error) {
+	realRoot, err := realFolder(root)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	filepath.WalkDir(walkRoot(root), func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			refused = append(refused, &FileError{Path: path, Err: unwrapPathError(err)})
 			return nil // a folder that cannot be read is skipped
@@ -174,13 +188,17 @@ func listFiles(root string) ([]string, []error) {
 		if !hasDocumentExtension(path) {
 			return nil
 		}
+		if err := checkEntry(realRoot, path, d); err != nil {
+			leftOut = append(leftOut, err)
+			return nil
+		}
 		if rel, err := filepath.Rel(root, path); err == nil {
 			files = append(files, rel)
 		}
 		return nil
 	})
 	sort.Strings(files)
-	return files, refused
+	return files, refused, leftOut, nil
 }
 
 // indexManifest marks a parentrag index directory (bundle.ManifestFile).
@@ -207,12 +225,18 @@ func skipIndexDir(path string) error {
 var bundleTempName = regexp.MustCompile(`^.+\.tmp-[0-9]+(\.old)?$`)
 
 // bundleFiles are the names an index folder holds.
-var bundleFiles = map[string]bool{indexManifest: true, "parents.jsonl": true, "parents.idx": true, "children": true, "lexical.stats": true}
+var bundleFiles = map[string]bool{indexManifest: true, "parents.jsonl": true, "parents.idx": true, "children": true, "lexical.stats": true,
+	"segments": true, "parents": true}
+
+// buildScratchName matches the files a build keeps in the folder of the
+// index it writes until it is done: a file of bundleFiles being written
+// (<name>.tmp-<digits>) and the units spilled between its passes.
+var buildScratchName = regexp.MustCompile(`^(manifest\.json|parents\.jsonl|parents\.idx|lexical\.stats)\.tmp-[0-9]+$|^\.units-[0-9]+\.spill$`)
 
 // IsBundleTemp reports whether dir is a temporary folder of an index being
 // written (or left by a killed run): its name has the temporary pattern and
-// it holds nothing but index files. Such a folder is never read as
-// documents.
+// it holds nothing but index files and a build's scratch. Such a folder
+// is never read as documents.
 func IsBundleTemp(dir string) bool {
 	if !bundleTempName.MatchString(filepath.Base(dir)) {
 		return false
@@ -222,7 +246,7 @@ func IsBundleTemp(dir string) bool {
 		return false
 	}
 	for _, e := range entries {
-		if !bundleFiles[e.Name()] {
+		if !bundleFiles[e.Name()] && !buildScratchName.MatchString(e.Name()) {
 			return false
 		}
 	}

@@ -139,7 +139,7 @@ func TestLoadPathsErrors(t *testing.T) {
 		{"truncated sequence at the end", map[string][]byte{"x.txt": []byte("ok \xe2\x82")},
 			"", []string{"$DIR/x.txt", "byte offset 3"}},
 		{"missing path", nil, "nope", []string{"$DIR/nope", "no such file or directory"}},
-		{"empty folder", nil, "", []string{"no documents found in $DIR", ".md", ".jsonl.gz"}},
+		{"empty folder", nil, "", []string{"no documents found in $DIR", ".md", ".pdf", "source code"}},
 		{"only ignored files", map[string][]byte{"a.png": []byte("x"), "b.json": []byte("{}")},
 			"", []string{"no documents found"}},
 		{"JSONL without _id", map[string][]byte{"c.jsonl": []byte(`{"_id":"a","text":"x"}` + "\n\n" + `{"text":"no id"}` + "\n")},

@@ -21,6 +21,12 @@ type collector struct {
 	errs      []DocumentError
 	origin    map[string]string // document id -> path it came from
 	files     int               // entries admitted so far
+	// hold counts the text kept of s.Memory, one file at a time when
+	// lean: a lean collector keeps no document, only their count.
+	hold *Hold
+	lean bool
+	// counted is how many documents a lean collector did not keep.
+	counted int
 }
 
 // file is an entry admitted for reading: its path, and the format its
@@ -37,6 +43,8 @@ func newCollector(name string, s settings) *collector {
 		s:         s,
 		extracted: newBudget(s.MaxTotalBytes, "unpacked archive"),
 		origin:    map[string]string{},
+		hold:      newHold(s.Memory),
+		lean:      s.lean,
 	}
 }
 
@@ -97,18 +105,32 @@ func (c *collector) single(name, contentType string, r io.Reader) error {
 	return c.read(file{path: name, format: document.ByMediaType(contentType)}, r)
 }
 
-// read reads an admitted file up to MaxFileBytes and adds its documents,
-// refusing a larger file. Only errors reading r are returned.
+// read reads an admitted file up to MaxFileBytes, counting it against the
+// Memory, and adds its documents, refusing a larger file. Only errors
+// reading r are returned, the Memory's among them. The Memory then counts
+// the text its documents keep (less than the file for a PDF, maybe more
+// for a zipped Word document), and nothing for a refused file or when
+// lean.
 func (c *collector) read(f file, r io.Reader) error {
-	data, err := io.ReadAll(io.LimitReader(r, c.s.MaxFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(c.hold.counted(r), c.s.MaxFileBytes+1))
+	read := int64(len(data))
 	if err != nil {
+		c.hold.give(read)
 		return err
 	}
-	if int64(len(data)) > c.s.MaxFileBytes {
+	if read > c.s.MaxFileBytes {
+		c.hold.give(read)
 		c.reject(f.path, c.oversized("larger"))
 		return nil
 	}
-	c.addFile(f, data)
+	kept := c.addFile(f, data)
+	if c.lean {
+		kept = 0
+	}
+	if kept > read {
+		return c.hold.take(kept - read)
+	}
+	c.hold.give(read - kept)
 	return nil
 }
 
@@ -120,22 +142,25 @@ func (c *collector) oversized(size string) string {
 // addFile reads data, the file f, as documents in its format (see
 // document.Detect; the format f names when its content and name tell
 // none), refusing it, with the reason, when it cannot be read. A document
-// without a title of its own is titled with the file's name.
-func (c *collector) addFile(f file, data []byte) {
+// without a title of its own is titled with the file's name. It returns
+// how many bytes of text the documents hold.
+func (c *collector) addFile(f file, data []byte) int64 {
 	format := document.Detect(f.path, data)
 	if format == document.Unknown {
 		format = f.format
 	}
 	if format == document.Unknown {
 		c.reject(f.path, document.UnsupportedMessage(f.path))
-		return
+		return 0
 	}
 	docs, err := document.Read(format, f.path, c.id(f.path), data)
 	if err != nil {
 		c.reject(f.path, document.Reason(err))
-		return
+		return 0
 	}
+	var size int64
 	for _, d := range docs {
+		size += int64(len(d.Text))
 		if format == document.JSONLines {
 			d.ID = c.id(d.ID)
 		} else if d.Title == "" {
@@ -143,6 +168,7 @@ func (c *collector) addFile(f file, data []byte) {
 		}
 		c.add(f.path, d)
 	}
+	return size
 }
 
 // add keeps a document unless it is empty, or an earlier one has its id,
@@ -157,6 +183,10 @@ func (c *collector) add(p string, d hierarchy.Document) {
 		return
 	}
 	c.origin[d.ID] = p
+	if c.lean {
+		c.counted++
+		return
+	}
 	c.docs = append(c.docs, d)
 }
 
@@ -177,5 +207,11 @@ func (c *collector) result() Result {
 	slices.SortFunc(c.errs, func(a, b DocumentError) int {
 		return cmp.Or(cmp.Compare(a.Document, b.Document), cmp.Compare(a.Message, b.Message))
 	})
-	return Result{Documents: c.docs, Errors: c.errs}
+	res := Result{Documents: c.docs, Errors: c.errs, Count: len(c.docs) + c.counted, hold: c.hold}
+	if c.lean {
+		// It holds nothing: no one need release it.
+		c.hold.Release()
+		res.hold = nil
+	}
+	return res
 }
