@@ -69,8 +69,8 @@ func TestURLSourceIndexesAnArchiveAndReportsWhatItRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitCurrent(t, c, 60*time.Second)
-	if c.Status.ActiveRevision.Documents != 3 {
-		t.Fatalf("indexed %d documents, want README.md, tides.md and bread.txt", c.Status.ActiveRevision.Documents)
+	if c.Status.ActiveRevision.Documents != 4 {
+		t.Fatalf("indexed %d documents, want README.md, tides.md, bread.txt and main.go", c.Status.ActiveRevision.Documents)
 	}
 	var rejected []string
 	for _, e := range c.Status.SourceErrors {
