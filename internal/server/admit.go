@@ -88,7 +88,6 @@ func (a *lane) full() bool {
 type admission struct {
 	light, heavy *lane
 	heavyBytes   int64
-	heavyCost    int
 }
 
 func newAdmission(o Options) *admission {
@@ -96,7 +95,6 @@ func newAdmission(o Options) *admission {
 		light:      newLane(o.MaxInFlight, o.MaxQueued, o.QueueWait),
 		heavy:      newLane(o.MaxHeavyInFlight, o.MaxHeavyInFlight, o.QueueWait),
 		heavyBytes: o.HeavyBodyBytes,
-		heavyCost:  o.HeavyPostings,
 	}
 }
 
@@ -115,9 +113,10 @@ func (a *admission) heavyBody(n int64) bool {
 	return a.heavyBytes > 0 && n > a.heavyBytes
 }
 
-// heavyQuery reports whether an analysed query goes to the heavy lane.
-func (a *admission) heavyQuery(q *retrieval.Query) bool {
-	return a.heavyCost > 0 && q.Postings > a.heavyCost
+// heavyQuery reports whether an analysed query goes to the heavy lane:
+// its terms reach more postings than the loaded index's limit.
+func (a *admission) heavyQuery(q *retrieval.Query, limit int) bool {
+	return limit > 0 && q.Postings > limit
 }
 
 // acquire takes a slot in the heavy lane or the light one. It returns a
@@ -228,7 +227,7 @@ func (s *Server) refusal(over *overloadError) string {
 	switch {
 	case over.heavy:
 		return sprintf("too many heavy queries: all %d slots for queries over %d bytes or %d postings are busy; retry later or shorten the query",
-			cap(s.admit.heavy.slots), s.opts.HeavyBodyBytes, s.opts.HeavyPostings)
+			cap(s.admit.heavy.slots), s.opts.HeavyBodyBytes, s.heavyPostings())
 	case over.reason == rejectBodyBudget:
 		return sprintf("server overloaded: the %d bytes it holds for request bodies at once are taken; retry later", s.bodies.limit)
 	case over.reason == rejectQueueWait:
@@ -246,4 +245,13 @@ func defaultOrNone[T int | int64](v, def T) T {
 		return 0
 	}
 	return v
+}
+
+// heavyPostings is the heavy limit of the loaded index, HeavyPostings
+// before one is loaded.
+func (s *Server) heavyPostings() int {
+	if l := s.loaded.Load(); l != nil {
+		return l.cost.heavy
+	}
+	return s.opts.HeavyPostings
 }

@@ -71,8 +71,9 @@ func (s *Server) answer(ctx context.Context, _ *http.Request, body []byte, l *lo
 // query validates req, analyses its query and retrieves from l: the one
 // retrieval every protocol's endpoint makes. It runs in the slot ctx's
 // ticket holds (see serveQuery), or takes one itself when the caller read
-// the body without one (MCP); a query whose terms reach over HeavyPostings
-// postings moves to the heavy lane before it is searched. The search stops
+// the body without one (MCP); a query whose terms reach more postings than
+// the index's heavy limit (see costLimits) moves to the heavy lane before
+// it is searched. The search stops
 // at ctx's deadline, the request timeout.
 func (s *Server) query(ctx context.Context, l *loaded, req *RetrieveRequest) (*RetrieveResponse, error) {
 	opts, err := s.options(req, l)
@@ -93,7 +94,7 @@ func (s *Server) query(ctx context.Context, l *loaded, req *RetrieveRequest) (*R
 	if err != nil {
 		return nil, s.retrievalError(ctx, err)
 	}
-	if !t.heavy && s.admit.heavyQuery(q) {
+	if !t.heavy && s.admit.heavyQuery(q, l.cost.heavy) {
 		if err := s.admit.moveToHeavy(ctx, t); err != nil {
 			return nil, err
 		}
@@ -130,7 +131,7 @@ func (s *Server) options(req *RetrieveRequest, l *loaded) (retrieval.Options, er
 	}
 	opts.Budget = req.Budget
 	opts.MaxQueryTerms = max(s.opts.MaxQueryTerms, 0)
-	opts.MaxPostings = max(s.opts.MaxPostings, 0)
+	opts.MaxPostings = l.cost.max
 	if err := checkOptions(opts); err != nil {
 		return opts, err
 	}

@@ -105,8 +105,16 @@ type Options struct {
 	HeavyBodyBytes int64
 	// HeavyPostings sends a query whose terms reach more postings in the
 	// child index to the heavy lane once it is analysed (default
-	// 2,000,000; negative means none by cost).
+	// 2,000,000; negative means none by cost). It is a floor: with
+	// HeavyPostingsPerChild the limit grows with the index.
 	HeavyPostings int
+	// HeavyPostingsPerChild raises HeavyPostings to this many postings per
+	// child of the loaded index (default 8; negative keeps HeavyPostings
+	// whatever the index).
+	HeavyPostingsPerChild int
+	// MaxPostingsPerChild raises MaxPostings likewise (default 64;
+	// negative keeps MaxPostings).
+	MaxPostingsPerChild int
 	// MaxHeavyInFlight bounds the heavy queries running at once (default
 	// a quarter of MaxInFlight, at least 1); as many more may wait
 	// QueueWait, and beyond that a heavy query is refused with 429 and
@@ -181,6 +189,8 @@ func (o Options) withDefaults() Options {
 	}
 	o.HeavyBodyBytes = defaultOrNone(o.HeavyBodyBytes, DefaultHeavyBodyBytes)
 	o.HeavyPostings = defaultOrNone(o.HeavyPostings, DefaultHeavyPostings)
+	o.HeavyPostingsPerChild = defaultOrNone(o.HeavyPostingsPerChild, DefaultHeavyPostingsPerChild)
+	o.MaxPostingsPerChild = defaultOrNone(o.MaxPostingsPerChild, DefaultMaxPostingsPerChild)
 	if o.MaxHeavyInFlight <= 0 {
 		o.MaxHeavyInFlight = max(1, o.MaxInFlight/4)
 	}
@@ -220,6 +230,8 @@ type loaded struct {
 	// nil, with lengthErr set, when that unit cannot be measured here.
 	length    split.LengthFunc
 	lengthErr error
+	// cost are the query-cost limits for this index's size.
+	cost costLimits
 }
 
 // New returns a Server with no bundle: it is live but not ready until
@@ -248,7 +260,7 @@ func (s *Server) SetBundle(b *bundle.Bundle) {
 		return
 	}
 	s.withRerank(b)
-	l := &loaded{bundle: b}
+	l := &loaded{bundle: b, cost: s.opts.costLimitsFor(b.Manifest.Children)}
 	l.length, l.lengthErr = policy.LengthFunc(b.Manifest.LengthUnit, b.Manifest.Tokenizer)
 	s.loaded.Store(l)
 	s.metrics.setBundle(&b.Manifest)
