@@ -34,7 +34,8 @@ type Options struct {
 }
 
 // Setup registers the ChunkingPolicy, Corpus and Retriever controllers
-// with mgr.
+// with mgr, and the series of their objects' conditions on the operator's
+// /metrics.
 func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Image == "" {
 		return fmt.Errorf("no image for query pods and indexing Jobs: the operator's own image is required")
@@ -50,6 +51,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	retriever := &RetrieverReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("retriever-controller"), DefaultImage: o.Image}
 	if err := retriever.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Retriever controller: %w", err)
+	}
+	if err := registerStatusMetrics(mgr.GetClient()); err != nil {
+		return fmt.Errorf("registering the status metrics: %w", err)
 	}
 	return nil
 }
