@@ -16,6 +16,14 @@ import (
 	"github.com/parentrag/parentrag/api/v1alpha1"
 )
 
+// codeRule is a formats rule for source code that changes nothing.
+var codeRule = v1alpha1.FormatRule{Match: v1alpha1.FormatMatch{Format: v1alpha1.FormatCode}}
+
+// formats returns a policy that holds only the given formats rules.
+func formats(rules ...v1alpha1.FormatRule) v1alpha1.ChunkingPolicySpec {
+	return v1alpha1.ChunkingPolicySpec{Formats: rules}
+}
+
 func TestAPIServerRefusesInvalidPolicies(t *testing.T) {
 	tests := []struct {
 		name string
@@ -33,6 +41,22 @@ func TestAPIServerRefusesInvalidPolicies(t *testing.T) {
 		{"minChunkSize not smaller than chunkSize", v1alpha1.ChunkingPolicySpec{Parent: &v1alpha1.ChunkSize{ChunkSize: 1500, MinChunkSize: 1500}}, "minChunkSize 1500 must be smaller than chunkSize 1500"},
 		{"boundaries under child", v1alpha1.ChunkingPolicySpec{Child: &v1alpha1.ChunkSize{ChunkSize: 300, Boundaries: v1alpha1.BoundariesSections}}, "boundaries and minChunkSize apply to parents only"},
 		{"sections with sentence windows", v1alpha1.ChunkingPolicySpec{Strategy: v1alpha1.StrategySentenceWindow, Parent: &v1alpha1.ChunkSize{ChunkSize: 1500, Boundaries: v1alpha1.BoundariesSections}}, "parent.boundaries Sections needs strategy ParentChild"},
+		{"formats match names nothing", formats(v1alpha1.FormatRule{Parent: &v1alpha1.ChunkSize{ChunkSize: 900}}), "match takes a format or languages, not both and not neither"},
+		{"formats match names both", formats(v1alpha1.FormatRule{Match: v1alpha1.FormatMatch{Format: v1alpha1.FormatCode, Languages: []v1alpha1.Language{"go"}}}), "match takes a format or languages, not both and not neither"},
+		{"two rules for one format", formats(codeRule, codeRule), "two rules match the same format; merge them into one"},
+		{"two rules for one language", formats(
+			v1alpha1.FormatRule{Match: v1alpha1.FormatMatch{Languages: []v1alpha1.Language{"go"}}},
+			v1alpha1.FormatRule{Match: v1alpha1.FormatMatch{Languages: []v1alpha1.Language{"python", "go"}}}), "a language may appear in one rule only"},
+		{"rule unit without sizes", formats(v1alpha1.FormatRule{Match: codeRule.Match, LengthUnit: v1alpha1.LengthTokens}), "a formats rule that sets lengthUnit must set parent and child too"},
+		{"rule inherits a child too large", formats(v1alpha1.FormatRule{Match: codeRule.Match, Parent: &v1alpha1.ChunkSize{ChunkSize: 200}}), "child.chunkSize must be smaller than parent.chunkSize"},
+		{"rule sections with sentence windows", v1alpha1.ChunkingPolicySpec{Strategy: v1alpha1.StrategySentenceWindow,
+			Formats: []v1alpha1.FormatRule{{Match: codeRule.Match, Parent: &v1alpha1.ChunkSize{ChunkSize: 1500, Boundaries: v1alpha1.BoundariesSections}}}}, "parent.boundaries Sections needs strategy ParentChild"},
+		{"rule minChunkSize under child", formats(v1alpha1.FormatRule{Match: codeRule.Match, Child: &v1alpha1.ChunkSize{ChunkSize: 100, MinChunkSize: 10}}), "boundaries and minChunkSize apply to parents only"},
+		{"unknown format", formats(v1alpha1.FormatRule{Match: v1alpha1.FormatMatch{Format: "Slides"}}), `Unsupported value: "Slides"`},
+		{"unknown language", formats(v1alpha1.FormatRule{Match: v1alpha1.FormatMatch{Languages: []v1alpha1.Language{"klingon"}}}), `Unsupported value: "klingon"`},
+		{"rule regex without separators", formats(v1alpha1.FormatRule{Match: codeRule.Match, Separators: &v1alpha1.Separators{Regex: true}}), "separators.regex needs a custom separator list"},
+		{"unknown preset", formats(v1alpha1.FormatRule{Match: codeRule.Match, Separators: &v1alpha1.Separators{Preset: "Go"}}), `Unsupported value: "Go"`},
+		{"rule overlap not smaller than size", formats(v1alpha1.FormatRule{Match: codeRule.Match, Child: &v1alpha1.ChunkSize{ChunkSize: 100, ChunkOverlap: 100}}), "chunkOverlap must be smaller than chunkSize"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,6 +73,30 @@ func TestAPIServerRefusesInvalidPolicies(t *testing.T) {
 				t.Fatalf("spec.Validate() accepts what the API server refuses")
 			}
 		})
+	}
+}
+
+func TestAPIServerAcceptsFormats(t *testing.T) {
+	spec := v1alpha1.ChunkingPolicySpec{
+		Separators: &v1alpha1.Separators{Preset: v1alpha1.SeparatorsMarkdown},
+		Parent:     &v1alpha1.ChunkSize{ChunkSize: 1500, Boundaries: v1alpha1.BoundariesSections},
+		Formats: []v1alpha1.FormatRule{
+			{Match: v1alpha1.FormatMatch{Format: v1alpha1.FormatCode}, LengthUnit: v1alpha1.LengthTokens,
+				Parent: &v1alpha1.ChunkSize{ChunkSize: 400, Boundaries: v1alpha1.BoundariesSections}, Child: &v1alpha1.ChunkSize{ChunkSize: 100}},
+			{Match: v1alpha1.FormatMatch{Languages: []v1alpha1.Language{"python", "rst"}}, Separators: &v1alpha1.Separators{Preset: v1alpha1.SeparatorsLanguage}},
+			{Match: v1alpha1.FormatMatch{Format: v1alpha1.FormatPDF}, Parent: &v1alpha1.ChunkSize{ChunkSize: 2000}},
+		},
+	}
+	if err := spec.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	p := &v1alpha1.ChunkingPolicy{ObjectMeta: metav1.ObjectMeta{Name: uniqueName("formats")}, Spec: spec}
+	if err := k8s.Create(context.Background(), p); err != nil {
+		t.Fatalf("the API server refuses a valid policy with formats: %v", err)
+	}
+	waitCurrent(t, p, 20*time.Second)
+	if p.Status.Revision != p.Spec.Revision() {
+		t.Fatalf("status revision %q, want %q", p.Status.Revision, p.Spec.Revision())
 	}
 }
 

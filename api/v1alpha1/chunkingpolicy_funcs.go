@@ -127,6 +127,7 @@ func (s *ChunkingPolicySpec) Normalized() ChunkingPolicySpec {
 	if out.Strategy == StrategySentenceWindow {
 		out.Window = &Window{Sentences: s.GetWindowSentences()}
 	}
+	out.Formats = s.normalizedFormats()
 	return out
 }
 

@@ -40,7 +40,7 @@ const (
 )
 
 // SeparatorPreset names a built-in separator list.
-// +kubebuilder:validation:Enum=Default;Markdown
+// +kubebuilder:validation:Enum=Default;Markdown;Language
 type SeparatorPreset string
 
 const (
@@ -49,12 +49,20 @@ const (
 	// SeparatorsMarkdown is LangChain's Language.MARKDOWN list: headings
 	// first, so parents follow the document's sections.
 	SeparatorsMarkdown SeparatorPreset = "Markdown"
+	// SeparatorsLanguage is the list LangChain's
+	// RecursiveCharacterTextSplitter.from_language uses for each
+	// document's own language (go, python, markdown, rst, ...), and the
+	// Default list for a document whose language is not known (or perl,
+	// for which LangChain has none). Code gets it when nothing says
+	// otherwise.
+	SeparatorsLanguage SeparatorPreset = "Language"
 )
 
 // Separators chooses where the recursive splitter may cut.
 // +kubebuilder:validation:XValidation:rule="!has(self.regex) || !self.regex || (has(self.custom) && size(self.custom) > 0)",message="separators.regex needs a custom separator list"
 type Separators struct {
-	// preset is the built-in separator list: Default or Markdown.
+	// preset is the built-in separator list: Default, Markdown, or
+	// Language (each document's own language's list).
 	// +kubebuilder:default=Default
 	// +optional
 	Preset SeparatorPreset `json:"preset,omitempty"`
@@ -80,10 +88,92 @@ const (
 	// whole document, as LangChain's ParentDocumentRetriever does.
 	BoundariesRecursive ParentBoundaries = "Recursive"
 	// BoundariesSections makes each Markdown section (from its heading to
-	// the next heading) a parent under its heading path; only a section
-	// longer than chunkSize is cut by the recursive splitter.
+	// the next heading) a parent under its heading path, and each
+	// top-level definition of source code a parent under its name; only a
+	// section longer than chunkSize is cut, code at the definitions inside
+	// it, else by the recursive splitter.
 	BoundariesSections ParentBoundaries = "Sections"
 )
+
+// DocumentFormat names a kind of document a formats rule applies to.
+// +kubebuilder:validation:Enum=Markdown;Text;HTML;PDF;DOCX;Code
+type DocumentFormat string
+
+const (
+	// FormatMarkdown is Markdown (.md, .markdown).
+	FormatMarkdown DocumentFormat = "Markdown"
+	// FormatText is plain text and any document of no other format
+	// (.txt, reStructuredText, LaTeX, JSON Lines records).
+	FormatText DocumentFormat = "Text"
+	// FormatHTML is HTML and XHTML.
+	FormatHTML DocumentFormat = "HTML"
+	// FormatPDF is PDF.
+	FormatPDF DocumentFormat = "PDF"
+	// FormatDOCX is Word's Office Open XML.
+	FormatDOCX DocumentFormat = "DOCX"
+	// FormatCode is source code in one of the languages LangChain's
+	// from_language knows (go, python, ts, java, ...).
+	FormatCode DocumentFormat = "Code"
+)
+
+// Language names a language of LangChain's Language enum, spelt as its
+// value, as RecursiveCharacterTextSplitter.from_language knows it.
+// +kubebuilder:validation:Enum=cpp;go;java;kotlin;js;ts;php;proto;python;r;rst;ruby;rust;scala;swift;markdown;latex;html;sol;csharp;cobol;c;lua;perl;haskell;elixir;powershell;visualbasic6
+type Language string
+
+// FormatMatch selects the documents a formats rule applies to: by their
+// format, or by their language.
+// +kubebuilder:validation:XValidation:rule="has(self.format) != has(self.languages)",message="match takes a format or languages, not both and not neither"
+type FormatMatch struct {
+	// format selects documents of one format: Markdown, Text, HTML, PDF,
+	// DOCX or Code.
+	// +optional
+	Format DocumentFormat `json:"format,omitempty"`
+
+	// languages selects documents in these languages, by LangChain's names
+	// (go, python, ts, js, java, rst, ...). A rule naming a document's
+	// language wins over one naming its format.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=28
+	// +listType=set
+	// +optional
+	Languages []Language `json:"languages,omitempty"`
+}
+
+// FormatRule splits the documents it matches with its own settings; a
+// setting it leaves out is the policy's.
+// +kubebuilder:validation:XValidation:rule="!has(self.lengthUnit) || (has(self.parent) && has(self.child))",message="a formats rule that sets lengthUnit must set parent and child too: their sizes are counted in its unit"
+// +kubebuilder:validation:XValidation:rule="!has(self.child) || (!has(self.child.boundaries) && !has(self.child.minChunkSize))",message="boundaries and minChunkSize apply to parents only: set them under parent, not child"
+type FormatRule struct {
+	// match selects the documents the rule applies to.
+	// +required
+	Match FormatMatch `json:"match"`
+
+	// lengthUnit is the unit of the rule's sizes, Characters or Tokens;
+	// the policy's when left out. A rule that sets it sets parent and
+	// child too.
+	// +optional
+	LengthUnit LengthUnit `json:"lengthUnit,omitempty"`
+
+	// tokenizer counts tokens when the rule's lengthUnit is Tokens; the
+	// policy's when left out.
+	// +optional
+	Tokenizer Tokenizer `json:"tokenizer,omitempty"`
+
+	// separators chooses where these documents may be cut. Left out, code
+	// gets its language's separators (preset Language) and every other
+	// format the policy's separators.
+	// +optional
+	Separators *Separators `json:"separators,omitempty"`
+
+	// parent sizes these documents' parents; the policy's when left out.
+	// +optional
+	Parent *ChunkSize `json:"parent,omitempty"`
+
+	// child sizes these documents' children; the policy's when left out.
+	// +optional
+	Child *ChunkSize `json:"child,omitempty"`
+}
 
 // ChunkSize bounds one level of chunks.
 // +kubebuilder:validation:XValidation:rule="!has(self.chunkOverlap) || self.chunkOverlap < self.chunkSize",message="chunkOverlap must be smaller than chunkSize"
@@ -135,6 +225,10 @@ type Window struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.child) || has(self.parent) || self.child.chunkSize < 1500",messageExpression="'child.chunkSize %d must be smaller than parent.chunkSize 1500 (the default): set parent.chunkSize'.format([self.child.chunkSize])"
 // +kubebuilder:validation:XValidation:rule="!has(self.child) || (!has(self.child.boundaries) && !has(self.child.minChunkSize))",message="boundaries and minChunkSize apply to parents only: set them under parent, not child"
 // +kubebuilder:validation:XValidation:rule="!has(self.strategy) || self.strategy != 'SentenceWindow' || !has(self.parent) || !has(self.parent.boundaries) || self.parent.boundaries != 'Sections'",message="parent.boundaries Sections needs strategy ParentChild: sentence windows are not cut at sections"
+// +kubebuilder:validation:XValidation:rule="!has(self.formats) || self.formats.all(r, (has(r.child) ? r.child.chunkSize : (has(self.child) ? self.child.chunkSize : 300)) < (has(r.parent) ? r.parent.chunkSize : (has(self.parent) ? self.parent.chunkSize : 1500)))",message="formats: in every rule child.chunkSize must be smaller than parent.chunkSize (a rule that leaves parent or child out takes the policy's, by default 1500 and 300)"
+// +kubebuilder:validation:XValidation:rule="!has(self.formats) || !has(self.strategy) || self.strategy != 'SentenceWindow' || self.formats.all(r, !has(r.parent) || !has(r.parent.boundaries) || r.parent.boundaries != 'Sections')",message="formats: parent.boundaries Sections needs strategy ParentChild: sentence windows are not cut at sections"
+// +kubebuilder:validation:XValidation:rule="!has(self.formats) || self.formats.all(r, !has(r.match.format) || self.formats.filter(o, has(o.match.format) && o.match.format == r.match.format).size() == 1)",message="formats: two rules match the same format; merge them into one"
+// +kubebuilder:validation:XValidation:rule="!has(self.formats) || self.formats.all(r, !has(r.match.languages) || r.match.languages.all(l, self.formats.filter(o, has(o.match.languages) && l in o.match.languages).size() == 1))",message="formats: two rules name the same language; a language may appear in one rule only"
 type ChunkingPolicySpec struct {
 	// strategy is ParentChild (children searched, parents returned) or
 	// SentenceWindow (sentences searched, neighbouring sentences returned).
@@ -170,6 +264,17 @@ type ChunkingPolicySpec struct {
 	// window sizes the sentence window of the SentenceWindow strategy.
 	// +optional
 	Window *Window `json:"window,omitempty"`
+
+	// formats gives some formats or languages their own separators, unit
+	// and sizes (code in tokens, say, while prose stays in characters).
+	// The rule naming a document's language applies, else the one naming
+	// its format, else the policy's own settings. Without a rule, code is
+	// split with its language's separators and, with parent.boundaries
+	// Sections, at its top-level definitions; other formats use the
+	// policy's settings.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Formats []FormatRule `json:"formats,omitempty"`
 }
 
 // ChunkingPolicyStatus is the observed state of a ChunkingPolicy.

@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -19,6 +20,8 @@ const (
 	MaxCustomSeparators = 32
 	// MaxSeparatorLength is the longest custom separator, in characters.
 	MaxSeparatorLength = 256
+	// MaxFormatRules is the most formats rules a policy may hold.
+	MaxFormatRules = 16
 )
 
 // Validate applies the same rules the CRD schema enforces, so a policy read
@@ -26,6 +29,22 @@ const (
 // returns nil when the spec is valid.
 func (s *ChunkingPolicySpec) Validate() error {
 	root := field.NewPath("spec")
+	errs := s.validateLevels(root)
+	if w := s.GetWindowSentences(); w < 0 || w > MaxWindowSentences {
+		errs = append(errs, field.Invalid(root.Child("window", "sentences"), w,
+			fmt.Sprintf("must be between 0 and %d", MaxWindowSentences)))
+	}
+	if len(errs) == 0 {
+		// A rule inherits the policy's settings: checked once those hold.
+		errs = s.validateFormats(root.Child("formats"))
+	}
+	return errs.ToAggregate()
+}
+
+// validateLevels applies the rules on what makes parents and children
+// (enums, separators, sizes, parent boundaries) to the settings of s,
+// naming fields under root.
+func (s *ChunkingPolicySpec) validateLevels(root *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, s.validateEnums(root)...)
 	errs = append(errs, s.validateSeparators(root.Child("separators"))...)
@@ -36,12 +55,7 @@ func (s *ChunkingPolicySpec) Validate() error {
 		errs = append(errs, field.Invalid(root.Child("child", "chunkSize"), child.ChunkSize,
 			fmt.Sprintf("child.chunkSize must be smaller than parent.chunkSize (%d)", parent.ChunkSize)))
 	}
-	errs = append(errs, s.validateParentBoundaries(root)...)
-	if w := s.GetWindowSentences(); w < 0 || w > MaxWindowSentences {
-		errs = append(errs, field.Invalid(root.Child("window", "sentences"), w,
-			fmt.Sprintf("must be between 0 and %d", MaxWindowSentences)))
-	}
-	return errs.ToAggregate()
+	return append(errs, s.validateParentBoundaries(root)...)
 }
 
 // validateEnums refuses values outside the declared enums.
@@ -67,9 +81,8 @@ func (s *ChunkingPolicySpec) validateEnums(root *field.Path) field.ErrorList {
 func (s *ChunkingPolicySpec) validateSeparators(path *field.Path) field.ErrorList {
 	seps := s.GetSeparators()
 	var errs field.ErrorList
-	if seps.Preset != SeparatorsDefault && seps.Preset != SeparatorsMarkdown {
-		errs = append(errs, field.NotSupported(path.Child("preset"), seps.Preset,
-			[]SeparatorPreset{SeparatorsDefault, SeparatorsMarkdown}))
+	if presets := []SeparatorPreset{SeparatorsDefault, SeparatorsMarkdown, SeparatorsLanguage}; !slices.Contains(presets, seps.Preset) {
+		errs = append(errs, field.NotSupported(path.Child("preset"), seps.Preset, presets))
 	}
 	if seps.Regex && len(seps.Custom) == 0 {
 		errs = append(errs, field.Required(path.Child("custom"), "separators.regex needs a custom separator list"))
@@ -139,6 +152,64 @@ func validateChunkSize(path *field.Path, c ChunkSize) field.ErrorList {
 	if c.ChunkOverlap >= c.ChunkSize && c.ChunkSize >= 1 {
 		errs = append(errs, field.Invalid(path.Child("chunkOverlap"), c.ChunkOverlap,
 			"chunkOverlap must be smaller than chunkSize"))
+	}
+	return errs
+}
+
+// validateFormats refuses more than MaxFormatRules rules, a match that names
+// both or neither of a format and languages, a format or a language
+// claimed by two rules, a lengthUnit without the sizes counted in it, and
+// any rule whose settings, on top of the policy's, break the rules of
+// validateLevels.
+func (s *ChunkingPolicySpec) validateFormats(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if n := len(s.Formats); n > MaxFormatRules {
+		errs = append(errs, field.TooMany(path, n, MaxFormatRules))
+	}
+	formats := map[DocumentFormat]bool{}
+	languages := map[Language]bool{}
+	for i := range s.Formats {
+		r := &s.Formats[i]
+		at := path.Index(i)
+		errs = append(errs, validateMatch(at.Child("match"), r.Match, formats, languages)...)
+		if r.LengthUnit != "" && (r.Parent == nil || r.Child == nil) {
+			errs = append(errs, field.Required(at.Child("parent"),
+				"a formats rule that sets lengthUnit must set parent and child too: their sizes are counted in its unit"))
+		}
+		rule := s.withRule(r)
+		errs = append(errs, rule.validateLevels(at)...)
+	}
+	return errs
+}
+
+// validateMatch refuses a match that names both or neither of a format
+// and languages, values outside the enums, and a format or language that
+// an earlier rule claimed (recorded in formats and languages).
+func validateMatch(path *field.Path, m FormatMatch, formats map[DocumentFormat]bool, languages map[Language]bool) field.ErrorList {
+	var errs field.ErrorList
+	if (m.Format != "") == (len(m.Languages) > 0) {
+		errs = append(errs, field.Invalid(path, m, "match takes a format or languages, not both and not neither"))
+	}
+	if m.Format != "" {
+		if !slices.Contains(DocumentFormats, m.Format) {
+			errs = append(errs, field.NotSupported(path.Child("format"), m.Format, DocumentFormats))
+		} else if formats[m.Format] {
+			errs = append(errs, field.Invalid(path.Child("format"), m.Format, "formats: two rules match the same format; merge them into one"))
+		}
+		formats[m.Format] = true
+	}
+	if n := len(m.Languages); n > len(Languages) {
+		errs = append(errs, field.TooMany(path.Child("languages"), n, len(Languages)))
+	}
+	for j, l := range m.Languages {
+		switch {
+		case !slices.Contains(Languages, l):
+			errs = append(errs, field.NotSupported(path.Child("languages").Index(j), l, Languages))
+		case languages[l]:
+			errs = append(errs, field.Invalid(path.Child("languages").Index(j), l,
+				"formats: two rules name the same language; a language may appear in one rule only"))
+		}
+		languages[l] = true
 	}
 	return errs
 }

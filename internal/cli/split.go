@@ -18,9 +18,10 @@ type splitOutput struct {
 }
 
 type splitParent struct {
-	ID    string `json:"id"`
-	Text  string `json:"text"`
-	Start int    `json:"start"`
+	ID          string   `json:"id"`
+	HeadingPath []string `json:"headingPath,omitempty"`
+	Text        string   `json:"text"`
+	Start       int      `json:"start"`
 }
 
 type splitChild struct {
@@ -37,9 +38,11 @@ func newSplitCommand() *cobra.Command {
 		Use:   "split --policy POLICY.yaml FILE",
 		Short: "Split one file into parents and children and print them as JSON",
 		Long: `Split one file with a ChunkingPolicy and print
-{"parents":[{"id","text","start"}],"children":[{"id","parentId","text","start"}]}.
+{"parents":[{"id","headingPath","text","start"}],"children":[{"id","parentId","text","start"}]}.
 start is the code-point offset in FILE, for children too (-1 when a chunk
-cannot be located). Without --policy the default policy is used.`,
+cannot be located). headingPath, with parent.boundaries Sections, names the
+Markdown headings or the code definitions a parent falls under. Without
+--policy the default policy is used.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			compiled, err := loadPolicy(policyPath)
@@ -56,7 +59,7 @@ cannot be located). Without --policy the default policy is used.`,
 			for _, doc := range docs {
 				res := compiled.Builder.Build(doc)
 				for _, p := range res.Parents {
-					out.Parents = append(out.Parents, splitParent{ID: p.ID, Text: p.Text, Start: p.Start})
+					out.Parents = append(out.Parents, splitParent{ID: p.ID, HeadingPath: p.HeadingPath, Text: p.Text, Start: p.Start})
 				}
 				for _, c := range res.Children {
 					out.Children = append(out.Children, splitChild{ID: c.ID, ParentID: c.ParentID, Text: c.Text, Start: c.Start})

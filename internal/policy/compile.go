@@ -36,27 +36,46 @@ func Compile(spec *v1alpha1.ChunkingPolicySpec) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	seps, regex, err := separators(*norm.Separators)
+	own, err := newLevels(norm, documentKind{})
 	if err != nil {
 		return nil, err
 	}
-	parent, err := newParentSplitter(norm, seps, regex, length)
+	formats, err := newRouter(spec)
 	if err != nil {
-		return nil, fmt.Errorf("parent splitter: %w", err)
-	}
-	child, err := newSplitter(*norm.Child, seps, regex, length)
-	if err != nil {
-		return nil, fmt.Errorf("child splitter: %w", err)
+		return nil, err
 	}
 	rev := spec.Revision()
 	b := &hierarchy.Builder{
 		Strategy: hierarchy.Strategy(norm.Strategy),
 		Revision: rev,
-		Parent:   parent,
-		Child:    child,
+		Parent:   own.Parent,
+		Child:    own.Child,
 		Window:   norm.GetWindowSentences(),
+		Router:   formats,
 	}
 	return &Compiled{Spec: norm, Revision: rev, Builder: b, Length: length}, nil
+}
+
+// newLevels builds the parent and child splitters of normalised settings
+// for documents of kind k (the zero kind for the policy's own settings).
+func newLevels(norm v1alpha1.ChunkingPolicySpec, k documentKind) (hierarchy.Levels, error) {
+	length, err := LengthFunc(string(norm.LengthUnit), string(norm.Tokenizer))
+	if err != nil {
+		return hierarchy.Levels{}, err
+	}
+	seps, regex, err := separators(*norm.Separators, k.language)
+	if err != nil {
+		return hierarchy.Levels{}, err
+	}
+	parent, err := newParentSplitter(norm, seps, regex, length, k)
+	if err != nil {
+		return hierarchy.Levels{}, fmt.Errorf("parent splitter: %w", err)
+	}
+	child, err := newSplitter(*norm.Child, seps, regex, length)
+	if err != nil {
+		return hierarchy.Levels{}, fmt.Errorf("child splitter: %w", err)
+	}
+	return hierarchy.Levels{Parent: parent, Child: child}, nil
 }
 
 // LengthFunc returns the measure of a length unit: code points for
@@ -76,25 +95,43 @@ func LengthFunc(unit, tokenizer string) (split.LengthFunc, error) {
 }
 
 // separators resolves the separator list and whether it holds regular
-// expressions: custom entries when given, the preset otherwise.
-func separators(s v1alpha1.Separators) ([]string, bool, error) {
+// expressions: custom entries when given, else the preset; the Language
+// preset is the list of the document's language, the Default list when it
+// has none (no language known, or perl).
+func separators(s v1alpha1.Separators, language v1alpha1.Language) ([]string, bool, error) {
 	if len(s.Custom) > 0 {
 		return append([]string(nil), s.Custom...), s.Regex, nil
+	}
+	if s.Preset == v1alpha1.SeparatorsLanguage {
+		if seps, err := split.LanguageSeparators(split.Language(language)); err == nil {
+			return seps, true, nil
+		}
+		return split.DefaultSeparators(), false, nil
 	}
 	return split.Separators(strings.ToLower(string(s.Preset)))
 }
 
 // newParentSplitter builds the parent splitter: LangChain's recursive
-// splitter alone for Recursive boundaries without a minChunkSize, and
-// otherwise a Sectioner that cuts at every Markdown heading (Sections),
-// splits longer sections with the recursive splitter and merges pieces
-// under minChunkSize into a neighbour.
-func newParentSplitter(norm v1alpha1.ChunkingPolicySpec, seps []string, regex bool, length split.LengthFunc) (hierarchy.Splitter, error) {
+// splitter alone for Recursive boundaries without a minChunkSize;
+// otherwise, with Sections, a CodeSectioner that cuts code of kind k at its
+// definitions, or a Sectioner that cuts other text at every Markdown
+// heading; these split longer sections with the recursive splitter and
+// merge pieces under minChunkSize into a neighbour.
+func newParentSplitter(norm v1alpha1.ChunkingPolicySpec, seps []string, regex bool, length split.LengthFunc, k documentKind) (hierarchy.Splitter, error) {
 	recursive, err := newSplitter(*norm.Parent, seps, regex, length)
 	if err != nil {
 		return nil, err
 	}
 	sections := norm.GetParentBoundaries() == v1alpha1.BoundariesSections
+	if sections && k.format == v1alpha1.FormatCode {
+		return split.NewCodeSectioner(split.CodeOptions{
+			Language:     split.Language(k.language),
+			Within:       recursive,
+			ChunkSize:    norm.Parent.ChunkSize,
+			MinChunkSize: norm.Parent.MinChunkSize,
+			Length:       length,
+		})
+	}
 	if !sections && norm.Parent.MinChunkSize == 0 {
 		return recursive, nil
 	}

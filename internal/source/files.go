@@ -19,10 +19,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
 // Extensions read as documents: Markdown and text files become one document
-// each; JSON Lines files hold one document per line.
+// each; JSON Lines files hold one document per line. Source code
+// (split.CodeExtensions: .go, .py, .ts, ...) is read too.
 var Extensions = []string{".md", ".markdown", ".txt", ".jsonl", ".jsonl.gz"}
 
 // FileError names the file (and line, for JSON Lines) a problem is in.
@@ -81,7 +83,7 @@ func LoadPathsReport(paths []string) ([]hierarchy.Document, []error, error) {
 		if len(empty) > 0 {
 			what = fmt.Sprintf(" (%d empty ones left out)", len(empty))
 		}
-		return nil, empty, fmt.Errorf("no documents found in %s (looked for %s)%s", strings.Join(paths, ", "), strings.Join(Extensions, " "), what)
+		return nil, empty, fmt.Errorf("no documents found in %s (looked for %s and source code)%s", strings.Join(paths, ", "), strings.Join(Extensions, " "), what)
 	}
 	return docs, empty, nil
 }
@@ -196,14 +198,15 @@ func IsBundleTemp(dir string) bool {
 	return true
 }
 
-// hasDocumentExtension reports whether path ends in one of Extensions.
+// hasDocumentExtension reports whether path ends in one of Extensions or
+// names source code.
 func hasDocumentExtension(path string) bool {
 	for _, ext := range Extensions {
 		if strings.HasSuffix(strings.ToLower(path), ext) {
 			return true
 		}
 	}
-	return false
+	return split.IsCode(split.LanguageOfPath(path))
 }
 
 // utf8BOM is the byte-order mark some editors put at the start of UTF-8
@@ -211,7 +214,10 @@ func hasDocumentExtension(path string) bool {
 var utf8BOM = []byte("\xef\xbb\xbf")
 
 // LoadFile reads one file as documents with the given id (JSON Lines files
-// carry their own ids). A leading byte-order mark is dropped.
+// carry their own ids). A leading byte-order mark is dropped. Source code
+// (by its extension, or a "#!" line naming its interpreter) records its
+// language in the document's metadata (hierarchy.MetaLanguage) and has no
+// title.
 func LoadFile(path, id string) ([]hierarchy.Document, error) {
 	if lower := strings.ToLower(path); strings.HasSuffix(lower, ".jsonl") || strings.HasSuffix(lower, ".jsonl.gz") {
 		return loadJSONLines(path)
@@ -225,6 +231,9 @@ func LoadFile(path, id string) ([]hierarchy.Document, error) {
 	}
 	data = bytes.TrimPrefix(data, utf8BOM)
 	text := string(data)
+	if lang := split.DetectLanguage(path, text); split.IsCode(lang) {
+		return []hierarchy.Document{{ID: id, Text: text, Metadata: map[string]string{hierarchy.MetaLanguage: string(lang)}}}, nil
+	}
 	return []hierarchy.Document{{ID: id, Title: MarkdownTitle(text), Text: text}}, nil
 }
 

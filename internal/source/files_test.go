@@ -60,7 +60,7 @@ func TestLoadPathsFolderTree(t *testing.T) {
 		"corpus.jsonl":            []byte(`{"_id":"j2","title":"J2","text":"two"}` + "\n\n" + `{"_id":"j1","text":"one","metadata":{"k":"v"}}` + "\n" + `{"id":"j3","text":"three"}` + "\n"),
 		"more/corpus.jsonl.gz":    gzipped(t, []byte(`{"_id":"g1","title":"G","text":"gz text"}`+"\n")),
 		"UPPER.MD":                []byte("upper-case extension"),
-		"ignored.go":              []byte("package main"),
+		"code.go":                 []byte("package main"),
 		"ignored.json":            []byte(`{"_id":"x","text":"y"}`),
 		"ignored.pdf":             {0x25, 0x50, 0x44, 0x46, 0},
 		"guide/notes.md.bak":      []byte("backup"),
@@ -79,6 +79,7 @@ func TestLoadPathsFolderTree(t *testing.T) {
 	want := []hierarchy.Document{
 		{ID: "UPPER.MD", Text: "upper-case extension"},
 		{ID: "a.txt", Text: "plain text"},
+		{ID: "code.go", Text: "package main", Metadata: map[string]string{hierarchy.MetaLanguage: "go"}},
 		{ID: "j2", Title: "J2", Text: "two"},
 		{ID: "j1", Text: "one", Metadata: map[string]string{"k": "v"}},
 		{ID: "j3", Text: "three"},
@@ -138,7 +139,7 @@ func TestLoadPathsErrors(t *testing.T) {
 			"", []string{"$DIR/x.txt", "byte offset 3"}},
 		{"missing path", nil, "nope", []string{"$DIR/nope", "no such file or directory"}},
 		{"empty folder", nil, "", []string{"no documents found in $DIR", ".md", ".jsonl.gz"}},
-		{"only ignored files", map[string][]byte{"a.go": []byte("x"), "b.json": []byte("{}")},
+		{"only ignored files", map[string][]byte{"a.png": []byte("x"), "b.json": []byte("{}")},
 			"", []string{"no documents found"}},
 		{"JSONL without _id", map[string][]byte{"c.jsonl": []byte(`{"_id":"a","text":"x"}` + "\n\n" + `{"text":"no id"}` + "\n")},
 			"", []string{"$DIR/c.jsonl:3:", `"id" (or "_id") and "text"`}},
@@ -361,5 +362,49 @@ func TestLoadPathsSkipsIndexesAndHiddenFolders(t *testing.T) {
 	}
 	if len(docs) != 1 || docs[0].ID != "notes.md" {
 		t.Fatalf("LoadPaths read %d documents (%v), want only notes.md", len(docs), docs)
+	}
+}
+
+func TestLoadPathsReadsSourceCode(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string][]byte{
+		"main.go":           []byte("// # Not a title\npackage main\n\nfunc main() {}\n"),
+		"tools/report.py":   []byte("# Report tool\nimport sys\n"),
+		"web/App.TSX":       []byte("export const App = () => null;\n"),
+		"README.md":         []byte("# Readme\n"),
+		"assets/logo.png":   []byte("\x89PNG"),
+		"notes/guide.rst":   []byte("Guide\n=====\n"),
+		"scripts/deploy.sh": []byte("#!/bin/sh\necho\n"),
+	})
+	docs, err := LoadPaths([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]hierarchy.Document{}
+	for _, d := range docs {
+		got[d.ID] = d
+	}
+	if ids := docIDs(docs); !reflect.DeepEqual(ids, []string{"README.md", "main.go", "tools/report.py", "web/App.TSX"}) {
+		t.Fatalf("documents %q", ids)
+	}
+	for id, lang := range map[string]string{"main.go": "go", "tools/report.py": "python", "web/App.TSX": "ts"} {
+		if d := got[id]; d.Metadata[hierarchy.MetaLanguage] != lang || d.Title != "" {
+			t.Errorf("%s: language %q, title %q; want %q and no title (a comment is no heading)", id, d.Metadata[hierarchy.MetaLanguage], d.Title, lang)
+		}
+	}
+	if d := got["README.md"]; d.Title != "Readme" || d.Metadata != nil {
+		t.Errorf("README.md: title %q, metadata %v", d.Title, d.Metadata)
+	}
+}
+
+func TestLoadFileDetectsAScriptByItsShebang(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string][]byte{"bin/tool": []byte("#!/usr/bin/env python3\nprint('hi')\n")})
+	docs, err := LoadFile(filepath.Join(dir, "bin", "tool"), "tool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 1 || docs[0].Metadata[hierarchy.MetaLanguage] != "python" {
+		t.Fatalf("documents %+v, want one in python", docs)
 	}
 }

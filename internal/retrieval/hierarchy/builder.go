@@ -35,6 +35,35 @@ type Builder struct {
 	Child Splitter
 	// Window is the number of sentences on each side (SentenceWindow only).
 	Window int
+	// Router, when set, chooses other splitters for some documents (by
+	// their format or language); the others use Parent and Child.
+	Router Router
+}
+
+// Levels are the splitters that make a document's two levels.
+type Levels struct {
+	// Parent splits a document into parents.
+	Parent Splitter
+	// Child splits a parent into children (a long sentence, with
+	// SentenceWindow).
+	Child Splitter
+}
+
+// Router chooses the splitters of each document.
+type Router interface {
+	// Levels returns the splitters for doc, or ok false when the
+	// Builder's own apply.
+	Levels(doc Document) (levels Levels, ok bool)
+}
+
+// levelsFor returns the splitters that split doc.
+func (b *Builder) levelsFor(doc Document) Levels {
+	if b.Router != nil {
+		if lv, ok := b.Router.Levels(doc); ok {
+			return lv
+		}
+	}
+	return Levels{Parent: b.Parent, Child: b.Child}
 }
 
 // Build splits one document. Every child's ParentID names a parent of the
@@ -55,10 +84,11 @@ func (b *Builder) Build(doc Document) Result {
 func (b *Builder) buildParentChild(doc Document) Result {
 	var res Result
 	ids := fieldhash.New()
-	for i, pc := range b.parentChunks(doc.Text) {
+	lv := b.levelsFor(doc)
+	for i, pc := range parentChunks(lv.Parent, doc.Text) {
 		parent := b.newParent(ids, doc, i, pc.Chunk)
 		parent.HeadingPath = pc.Headings
-		children := b.Child.Split(pc.Text)
+		children := lv.Child.Split(pc.Text)
 		parent.Children = slices.Grow(parent.Children, len(children))
 		for _, cc := range children {
 			child := b.newChild(ids, doc, &parent, len(res.Children), cc.Text, cc.Start)
@@ -69,13 +99,13 @@ func (b *Builder) buildParentChild(doc Document) Result {
 	return res
 }
 
-// parentChunks splits a document's text into parents, with their heading
-// paths when the parent splitter knows them.
-func (b *Builder) parentChunks(text string) []split.HeadedChunk {
-	if hs, ok := b.Parent.(HeadedSplitter); ok {
+// parentChunks splits a document's text into parents with splitter, with
+// their heading paths when the splitter knows them.
+func parentChunks(splitter Splitter, text string) []split.HeadedChunk {
+	if hs, ok := splitter.(HeadedSplitter); ok {
 		return hs.SplitHeaded(text)
 	}
-	chunks := b.Parent.Split(text)
+	chunks := splitter.Split(text)
 	out := make([]split.HeadedChunk, len(chunks))
 	for i, c := range chunks {
 		out[i] = split.HeadedChunk{Chunk: c}
@@ -93,13 +123,14 @@ func (b *Builder) buildWindows(doc Document) Result {
 	w := max(0, b.Window)
 	var res Result
 	ids := fieldhash.New()
+	child := b.levelsFor(doc).Child
 	for i, s := range sentences {
 		first, last := max(0, i-w), min(len(sentences)-1, i+w)
 		from := sentences[first].Start
 		to := sentences[last].Start + utf8.RuneCountInString(sentences[last].Text)
 		window := split.Chunk{Text: string(runes[from:to]), Start: from}
 		parent := b.newParent(ids, doc, i, window)
-		for _, cc := range b.Child.Split(s.Text) {
+		for _, cc := range child.Split(s.Text) {
 			rel := offset(s.Start-from, cc.Start)
 			child := b.newChild(ids, doc, &parent, len(res.Children), cc.Text, rel)
 			res.Children = append(res.Children, child)

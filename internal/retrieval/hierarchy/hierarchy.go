@@ -19,6 +19,19 @@ type Document struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
+// Metadata keys a reader sets on a document to say what it is; a policy
+// chooses the document's splitters by them.
+const (
+	// MetaFormat is the document's format: "Markdown", "Text", "HTML",
+	// "PDF", "DOCX" or "Code". Without it the format follows from the
+	// language, else from the extension of the document's id.
+	MetaFormat = "format"
+	// MetaLanguage is the document's language by the names of LangChain's
+	// Language enum ("go", "python", "rst"). Without it the language
+	// follows from the extension of the document's id.
+	MetaLanguage = "language"
+)
+
 // IsEmpty reports whether a document's text is empty or only white space:
 // such a document has nothing to split or retrieve and is not indexed.
 func IsEmpty(text string) bool { return strings.TrimSpace(text) == "" }

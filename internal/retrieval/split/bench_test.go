@@ -10,7 +10,7 @@ import (
 // children, as ParentDocumentRetriever does, and reports throughput in
 // millions of document code points per second (each document counted once
 // per iteration, though its text passes through two splitters).
-func benchPipeline(b *testing.B, docs []string, parent, child *Recursive) {
+func benchPipeline(b *testing.B, docs []string, parent interface{ Split(string) []Chunk }, child *Recursive) {
 	b.Helper()
 	chars, bytes := 0, 0
 	for _, d := range docs {

@@ -430,20 +430,29 @@ func TestConformanceDocuments(t *testing.T) {
 		c.pass+c.fail, len(docs), c.pass, c.fail, parents, children)
 }
 
-func TestMarkdownPresetMatchesLangChain(t *testing.T) {
+// langchainSeparators reads language_separators.json: LangChain's default
+// separators and get_separators_for_language for every Language value (nil
+// where LangChain raises, as for perl).
+func langchainSeparators(t *testing.T) (defaults []string, languages map[Language][]string) {
 	var ls struct {
 		Default   []string                   `json:"default_separators"`
 		Languages map[string]json.RawMessage `json:"languages"`
 	}
 	readJSON(t, filepath.Join(conformanceDir(t), "language_separators.json"), &ls)
-	languages := map[string][]string{}
+	languages = map[Language][]string{}
 	for lang, raw := range ls.Languages {
 		var seps []string
-		if json.Unmarshal(raw, &seps) == nil { // perl holds an error object
-			languages[lang] = seps
+		if json.Unmarshal(raw, &seps) != nil { // perl holds an error object
+			seps = nil
 		}
+		languages[Language(lang)] = seps
 	}
-	for preset, want := range map[string][]string{PresetDefault: ls.Default, PresetMarkdown: languages["markdown"]} {
+	return ls.Default, languages
+}
+
+func TestPresetsMatchLangChain(t *testing.T) {
+	defaults, languages := langchainSeparators(t)
+	for preset, want := range map[string][]string{PresetDefault: defaults, PresetMarkdown: languages[LanguageMarkdown]} {
 		got, isRegex, err := Separators(preset)
 		if err != nil {
 			t.Fatal(err)
@@ -455,10 +464,34 @@ func TestMarkdownPresetMatchesLangChain(t *testing.T) {
 			t.Errorf("%s: isRegex %v", preset, isRegex)
 		}
 	}
-	// Every language's separators must compile.
-	for lang, seps := range languages {
-		if _, err := NewRecursive(Options{ChunkSize: 10, Separators: seps, IsSeparatorRegex: true, KeepSeparator: KeepStart}); err != nil {
+}
+
+func TestLanguageSeparatorsMatchLangChain(t *testing.T) {
+	_, want := langchainSeparators(t)
+	if got := Languages(); len(got) != len(want) {
+		t.Errorf("%d languages, LangChain has %d", len(got), len(want))
+	}
+	for _, lang := range Languages() {
+		wantSeps, known := want[lang]
+		if !known {
+			t.Errorf("%s is not a LangChain language", lang)
+			continue
+		}
+		got, err := LanguageSeparators(lang)
+		if wantSeps == nil {
+			if err == nil {
+				t.Errorf("%s: separators %q, LangChain has none", lang, got)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, wantSeps) {
+			t.Errorf("%s: separators %q (%v), want %q", lang, got, err, wantSeps)
+		}
+		if _, err := NewRecursive(Options{ChunkSize: 10, Separators: got, IsSeparatorRegex: true, KeepSeparator: KeepStart}); err != nil {
 			t.Errorf("%s: %v", lang, err)
+		}
+		if preset, isRegex, err := Separators(string(lang)); err != nil || !isRegex || !reflect.DeepEqual(preset, got) {
+			t.Errorf("preset %s: %q, regex %v, %v", lang, preset, isRegex, err)
 		}
 	}
 }

@@ -85,8 +85,10 @@ func NewSectioner(o SectionOptions) *Sectioner {
 }
 
 // Split returns the chunks of text without their heading paths.
-func (s *Sectioner) Split(text string) []Chunk {
-	headed := s.SplitHeaded(text)
+func (s *Sectioner) Split(text string) []Chunk { return withoutHeadings(s.SplitHeaded(text)) }
+
+// withoutHeadings returns the chunks of headed chunks.
+func withoutHeadings(headed []HeadedChunk) []Chunk {
 	out := make([]Chunk, len(headed))
 	for i, h := range headed {
 		out[i] = h.Chunk

@@ -1,6 +1,9 @@
 package split
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Separator preset names accepted by Separators.
 const (
@@ -23,28 +26,19 @@ func DefaultSeparators() []string {
 // separators. They are regular expressions (is_separator_regex=True), as
 // from_language uses them.
 func MarkdownSeparators() []string {
-	return []string{
-		"\n#{1,6} ",
-		"```\n",
-		"\n\\*\\*\\*+\n",
-		"\n---+\n",
-		"\n___+\n",
-		"\n\n",
-		"\n",
-		" ",
-		"",
-	}
+	return slices.Clone(languageSeparators[LanguageMarkdown])
 }
 
-// Separators returns the separators of a preset (PresetDefault or
-// PresetMarkdown) and whether they are regular expressions. The slice is a
-// new copy the caller may modify.
+// Separators returns the separators of a preset (PresetDefault, or the name
+// of a Language, PresetMarkdown among them) and whether they are regular
+// expressions. The slice is a new copy the caller may modify.
 func Separators(preset string) (separators []string, isRegex bool, err error) {
-	switch preset {
-	case PresetDefault, "":
+	if preset == PresetDefault || preset == "" {
 		return DefaultSeparators(), false, nil
-	case PresetMarkdown:
-		return MarkdownSeparators(), true, nil
 	}
-	return nil, false, fmt.Errorf("split: unknown separator preset %q (want %q or %q)", preset, PresetDefault, PresetMarkdown)
+	if !IsLanguage(preset) {
+		return nil, false, fmt.Errorf("split: unknown separator preset %q (want %q or a language such as %q)", preset, PresetDefault, PresetMarkdown)
+	}
+	seps, err := LanguageSeparators(Language(preset))
+	return seps, err == nil, err
 }

@@ -184,8 +184,10 @@ func TestOptionsValidation(t *testing.T) {
 	if _, err := NewRecursive(Options{ChunkSize: 5, KeepSeparator: 7}); err == nil {
 		t.Error("invalid KeepSeparator accepted")
 	}
-	if _, _, err := Separators("rust"); err == nil {
-		t.Error("unknown preset accepted")
+	for _, preset := range []string{"klingon", "Go", "perl"} {
+		if _, _, err := Separators(preset); err == nil {
+			t.Errorf("preset %q accepted", preset)
+		}
 	}
 }
 

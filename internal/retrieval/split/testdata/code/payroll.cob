@@ -1,0 +1,34 @@
+       IDENTIFICATION DIVISION.
+       PROGRAM-ID. PAYROLL.
+       ENVIRONMENT DIVISION.
+       INPUT-OUTPUT SECTION.
+       FILE-CONTROL.
+           SELECT EMP-FILE ASSIGN TO "EMP.DAT".
+       DATA DIVISION.
+       FILE SECTION.
+       FD EMP-FILE.
+       01 EMP-RECORD.
+          05 EMP-NAME    PIC X(20).
+          05 EMP-HOURS   PIC 9(3).
+          05 EMP-RATE    PIC 9(3)V99.
+       WORKING-STORAGE SECTION.
+       01 WS-PAY         PIC 9(6)V99.
+       01 WS-EOF         PIC X VALUE "N".
+       PROCEDURE DIVISION.
+       MAIN-PARA.
+       OPEN INPUT EMP-FILE
+       PERFORM UNTIL WS-EOF = "Y"
+       READ EMP-FILE
+           AT END MOVE "Y" TO WS-EOF
+           NOT AT END PERFORM PAY-PARA
+       END-READ
+       END-PERFORM
+       CLOSE EMP-FILE
+       STOP RUN.
+       PAY-PARA.
+       IF EMP-HOURS > 40
+       COMPUTE WS-PAY = EMP-RATE * 40 + EMP-RATE * 1.5 * (EMP-HOURS - 40)
+       ELSE
+       COMPUTE WS-PAY = EMP-RATE * EMP-HOURS
+       END-IF
+       DISPLAY EMP-NAME " " WS-PAY.
