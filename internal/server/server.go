@@ -200,6 +200,9 @@ type Server struct {
 	// beforeRetrieve, when set (by tests), runs before each retrieval
 	// with the request's context.
 	beforeRetrieve func(context.Context)
+
+	// embedding records the query embeddings sent to an endpoint.
+	embedding *embeddingMetrics
 }
 
 // loaded is the bundle being served with what a request needs from it.
@@ -220,6 +223,7 @@ func New(opts Options) *Server {
 	}
 	s.metrics = newMetrics(s.opts.Registry)
 	s.rerankFallbacks = newRerankFallbacks(s.opts.Registry)
+	s.embedding = newEmbeddingMetrics(s.opts.Registry)
 	s.admit = newAdmission(s.opts)
 	s.handler = s.routes()
 	return s
@@ -236,6 +240,7 @@ func (s *Server) SetBundle(b *bundle.Bundle) {
 		return
 	}
 	s.withRerank(b)
+	s.withEmbeddingMetrics(b)
 	l := &loaded{bundle: b}
 	l.length, l.lengthErr = policy.LengthFunc(b.Manifest.LengthUnit, b.Manifest.Tokenizer)
 	s.loaded.Store(l)
