@@ -47,6 +47,14 @@ control-plane: ## Build the control-plane binaries for tests and the demo.
 test: manifests generate vet ## Run every test (unit, conformance, envtest, end to end, real clients).
 	$(WITH_CONTROL_PLANE) $(GO) test $(TEST_FLAGS) ./...
 	$(MAKE) test-clients
+	$(MAKE) test-monitoring
+
+# The dashboard's and the alert rules' queries parsed with Prometheus's
+# parser against the series the code exports, and promtool test rules;
+# promtool is built from Go modules into ./bin (about 9 minutes cold).
+.PHONY: test-monitoring
+test-monitoring: ## Check config/monitoring: queries against exported series, promtool check and test rules.
+	hack/monitoring.sh
 
 # The query server called only through the real clients of each protocol
 # (OpenAI, MCP, LangChain.js, LlamaIndex.TS), pinned in test/clients/package-lock.json.
