@@ -49,7 +49,11 @@ func serveQuery[T any](s *Server, w http.ResponseWriter, r *http.Request, writeE
 
 // admitted runs handle in a slot taken before the body is read.
 func admitted[T any](ctx context.Context, s *Server, w http.ResponseWriter, r *http.Request, l *loaded, handle queryHandler[T]) (T, error) {
-	t, err := s.admitUnread(ctx, w, r)
+	var t *ticket
+	err := stage(ctx, "parentrag.admission", func(ctx context.Context) (err error) {
+		t, err = s.admitUnread(ctx, w, r)
+		return err
+	})
 	if err != nil {
 		var none T
 		return none, err
