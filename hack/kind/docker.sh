@@ -13,6 +13,8 @@
 #
 #   hack/kind/docker.sh start    start it unless it answers; print DOCKER_HOST=...
 #   hack/kind/docker.sh stop     stop it (its data root stays)
+#   hack/kind/docker.sh usable   exit 0 when a Docker engine answers at
+#                                $DOCKER_HOST or this one can be started
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
@@ -70,8 +72,17 @@ stop() {
   die "dockerd ${pid} did not stop within 30s"
 }
 
+# usable reports whether an engine answers, or root can start this one.
+usable() {
+  command -v docker >/dev/null || return 1
+  docker info >/dev/null 2>&1 && return 0
+  answers && return 0
+  [[ "$(id -u)" == 0 ]] && command -v dockerd >/dev/null
+}
+
 case "${1:-}" in
   start) start ;;
+  usable) usable ;;
   stop) stop ;;
-  *) die "usage: $0 start|stop" ;;
+  *) die "usage: $0 start|stop|usable" ;;
 esac

@@ -163,6 +163,10 @@ node_context() {
   cp -r "${ROOT}/hack/kind/node/." "${dir}/files/"
   cp "${BIN}/kubelet" "${BIN}/kubectl" "${KIND_BIN}/kubeadm" "${KIND_BIN}/crictl" "${dir}/bin/"
   sed -i "s|@PAUSE_IMAGE@|${PAUSE_IMAGE_KIND}|" "${dir}/files/etc/containerd/config.toml"
+  # containerd's default spec (the node's containerd is this machine's
+  # Debian one) with the createRuntime hook that makes claims writable.
+  ctr oci spec | jq '.hooks.createRuntime += [{"path": "/kind/bin/hostpath-writable.sh"}] | del(.process.rlimits)' \
+    >"${dir}/files/etc/containerd/cri-base.json"
   echo "${KUBE_VERSION}" >"${dir}/files/kind/version"
   control_plane_images "${dir}/control-plane.tar"
   preload "${dir}/control-plane.tar" "${dir}/containerd.tar"
