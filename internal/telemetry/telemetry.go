@@ -128,7 +128,14 @@ func Setup(ctx context.Context, c Config) (func(context.Context) error, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := resource.New(ctx, resource.WithAttributes(attribute.String("service.name", c.ServiceName)), resource.WithFromEnv())
+	return StartWith(ctx, exp, c.ServiceName)
+}
+
+// StartWith turns tracing on with spans batched to exp (the OTLP exporter
+// in Setup; another exporter for a benchmark), and returns the shutdown
+// that flushes them and turns tracing off.
+func StartWith(ctx context.Context, exp sdktrace.SpanExporter, serviceName string) (func(context.Context) error, error) {
+	res, err := resource.New(ctx, resource.WithAttributes(attribute.String("service.name", serviceName)), resource.WithFromEnv())
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
