@@ -39,7 +39,7 @@ k() { "${KUBECTL_BIN}" --kubeconfig "${STATE}/kubeconfig" "$@"; }
 ask() {
   printf '{"query":"%s","maxParents":3}' "${QUESTION}" >"${STATE}/query.json"
   k create --raw "/api/v1/namespaces/${NS}/services/parentrag-docs:8080/proxy/v1/retrieve" -f "${STATE}/query.json" |
-    jq -r '"revision \(.revision)", (.results[] | "  \(.score | tostring | .[0:6])  \(.id)  \(.headingPath // [] | join(" > "))")'
+    jq -r '"revision \(.revision)", (.results[] | "  \(.score | tostring | .[0:6])  \(.docId)  \(.headingPath // [] | join(" > "))")'
 }
 
 # active prints the Corpus's active revision.
