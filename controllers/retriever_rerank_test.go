@@ -58,14 +58,20 @@ func TestRetrieverRerankShapesTheDeployment(t *testing.T) {
 		t.Fatalf("args %v, want %v among them", d.Spec.Template.Spec.Containers[0].Args, want)
 	}
 	updateRetriever(t, rt, func(r *v1alpha1.Retriever) { r.Spec.Rerank = nil })
-	deploymentWith(t, rt, func(d *appsv1.Deployment) bool {
+	deploymentWith(t, rt, withoutArg("--rerank"))
+}
+
+// withoutArg holds for a Deployment whose server has no argument starting
+// with prefix.
+func withoutArg(prefix string) func(*appsv1.Deployment) bool {
+	return func(d *appsv1.Deployment) bool {
 		for _, a := range d.Spec.Template.Spec.Containers[0].Args {
-			if contains(a, "--rerank") {
+			if contains(a, prefix) {
 				return false
 			}
 		}
 		return true
-	})
+	}
 }
 
 // A Retriever's spec.tracing reaches its query pods as --otlp-endpoint,
@@ -88,12 +94,5 @@ func TestRetrieverTracingShapesTheDeployment(t *testing.T) {
 		t.Fatalf("args %v lack --otlp-endpoint", d.Spec.Template.Spec.Containers[0].Args)
 	}
 	updateRetriever(t, rt, func(r *v1alpha1.Retriever) { r.Spec.Tracing = nil })
-	deploymentWith(t, rt, func(d *appsv1.Deployment) bool {
-		for _, a := range d.Spec.Template.Spec.Containers[0].Args {
-			if contains(a, "--otlp-endpoint") {
-				return false
-			}
-		}
-		return true
-	})
+	deploymentWith(t, rt, withoutArg("--otlp-endpoint"))
 }
