@@ -63,7 +63,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := retriever.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Retriever controller: %w", err)
 	}
-	if err := registerStatusMetrics(mgr.GetClient()); err != nil {
+	if err := registerStatusMetrics(mgr); err != nil {
 		return fmt.Errorf("registering the status metrics: %w", err)
 	}
 	return nil

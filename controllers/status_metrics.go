@@ -3,10 +3,12 @@ package controllers
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -41,7 +43,8 @@ const statusScrapeTimeout = 5 * time.Second
 // operator watches, read from its cache at each scrape: nothing is kept
 // between scrapes, so a deleted object's series go with it.
 type statusCollector struct {
-	reader client.Reader
+	// reader returns the cache to read, or nil while there is none.
+	reader func() client.Reader
 }
 
 // Describe sends the collector's descriptions.
@@ -55,10 +58,14 @@ func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
 // that fails sets parentrag_status_scrape_error for its kind and sends
 // nothing else of that kind.
 func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
+	reader := c.reader()
+	if reader == nil {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), statusScrapeTimeout)
 	defer cancel()
 	var corpora v1alpha1.CorpusList
-	err := c.reader.List(ctx, &corpora)
+	err := reader.List(ctx, &corpora)
 	ch <- scrapeError("corpora", err)
 	if err == nil {
 		for i := range corpora.Items {
@@ -66,7 +73,7 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	var retrievers v1alpha1.RetrieverList
-	err = c.reader.List(ctx, &retrievers)
+	err = reader.List(ctx, &retrievers)
 	ch <- scrapeError("retrievers", err)
 	if err == nil {
 		for i := range retrievers.Items {
@@ -103,11 +110,14 @@ func scrapeError(kind string, err error) prometheus.Metric {
 }
 
 // RegisterStatusMetrics exports the conditions of the Corpora and
-// Retrievers reader sees on reg (the operator's /metrics: controller
-// runtime's registry). A collector registered before, by an earlier
-// manager of the same process, is replaced.
+// Retrievers reader sees on reg. A collector registered before on reg is
+// replaced.
 func RegisterStatusMetrics(reg prometheus.Registerer, reader client.Reader) error {
-	c := &statusCollector{reader: reader}
+	return registerCollector(reg, &statusCollector{reader: func() client.Reader { return reader }})
+}
+
+// registerCollector registers c on reg in place of an equal collector.
+func registerCollector(reg prometheus.Registerer, c prometheus.Collector) error {
 	err := reg.Register(c)
 	var are prometheus.AlreadyRegisteredError
 	if errors.As(err, &are) {
@@ -117,8 +127,61 @@ func RegisterStatusMetrics(reg prometheus.Registerer, reader client.Reader) erro
 	return err
 }
 
+// runningCaches are the caches of the managers running in this process,
+// latest last: the operator's /metrics (controller-runtime's registry)
+// reads the latest, so a second manager that stops (as in tests) hands the
+// series back to the one still running.
+var runningCaches struct {
+	sync.Mutex
+	readers []client.Reader
+	once    sync.Once
+}
+
+// latestCache returns the cache of the manager started last, or nil.
+func latestCache() client.Reader {
+	runningCaches.Lock()
+	defer runningCaches.Unlock()
+	if n := len(runningCaches.readers); n > 0 {
+		return runningCaches.readers[n-1]
+	}
+	return nil
+}
+
+// statusSource is a manager's runnable that offers its cache to the status
+// series while the manager runs, on every replica (leader or not).
+type statusSource struct {
+	reader client.Reader
+}
+
+// Start offers the cache until ctx is done.
+func (s statusSource) Start(ctx context.Context) error {
+	runningCaches.Lock()
+	runningCaches.readers = append(runningCaches.readers, s.reader)
+	runningCaches.Unlock()
+	<-ctx.Done()
+	runningCaches.Lock()
+	defer runningCaches.Unlock()
+	for i, r := range runningCaches.readers {
+		if r == s.reader {
+			runningCaches.readers = append(runningCaches.readers[:i], runningCaches.readers[i+1:]...)
+			break
+		}
+	}
+	return nil
+}
+
+// NeedLeaderElection is false: every replica exports the series.
+func (statusSource) NeedLeaderElection() bool { return false }
+
 // registerStatusMetrics exports the status series of mgr's cache on
-// controller-runtime's registry.
-func registerStatusMetrics(reader client.Reader) error {
-	return RegisterStatusMetrics(ctrlmetrics.Registry, reader)
+// controller-runtime's registry while mgr runs.
+func registerStatusMetrics(mgr ctrl.Manager) error {
+	var err error
+	runningCaches.once.Do(func() {
+		err = registerCollector(ctrlmetrics.Registry, &statusCollector{reader: latestCache})
+	})
+	if err != nil {
+		return err
+	}
+	return mgr.Add(statusSource{reader: mgr.GetClient()})
 }
