@@ -47,6 +47,21 @@ control-plane: ## Build the control-plane binaries for tests and the demo.
 test: manifests generate vet ## Run every test (unit, conformance, envtest, end to end, real clients).
 	$(WITH_CONTROL_PLANE) $(GO) test $(TEST_FLAGS) ./...
 	$(MAKE) test-clients
+	$(MAKE) test-monitoring
+	$(MAKE) test-tracing
+
+# parentrag serve's traces sent to a real OpenTelemetry Collector, built
+# from the collector's Go modules into ./bin (hack/otelcol.sh).
+.PHONY: test-tracing
+test-tracing: ## Run the tracing test against a real OpenTelemetry Collector.
+	PARENTRAG_OTELCOL=$$(hack/otelcol.sh) $(GO) test -count=1 -run 'TestServeTracesToACollector' -v ./internal/cli/
+
+# The dashboard's and the alert rules' queries parsed with Prometheus's
+# parser against the series the code exports, and promtool test rules;
+# promtool is built from Go modules into ./bin (about 9 minutes cold).
+.PHONY: test-monitoring
+test-monitoring: ## Check config/monitoring: queries against exported series, promtool check and test rules.
+	hack/monitoring.sh
 
 # The query server called only through the real clients of each protocol
 # (OpenAI, MCP, LangChain.js, LlamaIndex.TS), pinned in test/clients/package-lock.json.
@@ -93,9 +108,19 @@ verify: manifests generate ## Fail when generated files or formatting are stale.
 build: ## Build the parentrag binary into ./bin.
 	$(GO) build -trimpath -o $(LOCALBIN)/parentrag ./cmd/parentrag
 
+# With Docker (an engine answers, or root with Debian's docker.io), the demo
+# runs on kind (hack/kind/demo.sh); without, on a local control plane.
 .PHONY: demo
-demo: ## Run the operator on a local control plane with the samples, query it, change the chunk size.
+demo: ## Run the operator with the samples, query it, change the chunk size: on kind where Docker is present.
+	@if hack/kind/docker.sh usable; then hack/kind/demo.sh; else $(MAKE) demo-control-plane; fi
+
+.PHONY: demo-control-plane
+demo-control-plane: ## The demo on a local control plane (kube-apiserver, etcd, a kwok node), no Docker.
 	$(WITH_KUBE) $(GO) run ./hack/demo
+
+.PHONY: test-kind
+test-kind: ## Run the cluster suite on a kind cluster (hack/kind-e2e.sh; starts a Docker engine as root if none answers).
+	hack/kind-e2e.sh
 
 .PHONY: demo-local
 demo-local: build ## Index the project's own docs and ask them a question.

@@ -195,15 +195,19 @@ func ClaimServeArgs(r *v1alpha1.Retriever) []string {
 
 // queryArgs are the server address, the Corpus served (the id of its
 // OpenAI vector store, whatever holds the revision), the Retriever's query
-// settings, its auth flags and its rerank stage.
+// settings, its auth flags, its rerank stage and where its traces go.
 func queryArgs(r *v1alpha1.Retriever) []string {
-	return append([]string{
+	args := append([]string{
 		"--addr=:" + itoa(serverPort),
 		"--corpus=" + r.Spec.CorpusRef.Name,
 		"--max-parents=" + itoa(r.GetMaxParents()),
 		"--child-top-k=" + itoa(r.GetChildTopK()),
 		"--aggregation=" + string(r.GetAggregation()),
 	}, append(authArgs(r), rerankArgs(r)...)...)
+	if t := r.Spec.Tracing; t != nil {
+		args = append(args, "--otlp-endpoint="+t.OTLPEndpoint)
+	}
+	return args
 }
 
 // env gives the pod its namespace and the Corpus's credentials.

@@ -42,7 +42,8 @@ type Options struct {
 const DefaultRemoteMemory = 256 << 20
 
 // Setup registers the ChunkingPolicy, Corpus and Retriever controllers
-// with mgr.
+// with mgr, and the series of their objects' conditions on the operator's
+// /metrics.
 func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Image == "" {
 		return fmt.Errorf("no image for query pods and indexing Jobs: the operator's own image is required")
@@ -61,6 +62,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	retriever := &RetrieverReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("retriever-controller"), DefaultImage: o.Image}
 	if err := retriever.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Retriever controller: %w", err)
+	}
+	if err := registerStatusMetrics(mgr); err != nil {
+		return fmt.Errorf("registering the status metrics: %w", err)
 	}
 	return nil
 }

@@ -134,6 +134,18 @@ const (
 	RerankChildren RerankTarget = "Children"
 )
 
+// RetrieverTracing sends a trace of each request the query pods answer to
+// an OpenTelemetry Collector.
+type RetrieverTracing struct {
+	// otlpEndpoint is the OTLP/HTTP endpoint of an OpenTelemetry
+	// Collector, such as http://otel-collector.monitoring:4318 (spans go
+	// to its /v1/traces).
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && (self.startsWith('http://') || self.startsWith('https://'))",message="tracing.otlpEndpoint must be an http:// or https:// URL, such as http://otel-collector.monitoring:4318"
+	// +required
+	OTLPEndpoint string `json:"otlpEndpoint"`
+}
+
 // RetrieverRerank rescores the best first-stage parents of each query with
 // a cross-encoder served over HTTP.
 // +kubebuilder:validation:XValidation:rule="!has(self.timeout) || (duration(self.timeout) > duration('0s') && duration(self.timeout) <= duration('60s'))",message="rerank.timeout must be more than 0s and at most 60s, such as 2s or 500ms"
@@ -256,6 +268,12 @@ type RetrieverSpec struct {
 	// keeps its first-stage order.
 	// +optional
 	Rerank *RetrieverRerank `json:"rerank,omitempty"`
+
+	// tracing, when set, makes the query pods send an OpenTelemetry trace
+	// of each request over OTLP/HTTP; unset, they trace nothing (unless
+	// the image's environment sets the standard OTEL_* variables).
+	// +optional
+	Tracing *RetrieverTracing `json:"tracing,omitempty"`
 
 	// suspend stops reconciliation; the Deployment keeps running as it is.
 	// +optional

@@ -18,6 +18,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/server"
+	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
 // serveFlags are the flags of parentrag serve.
@@ -53,6 +54,8 @@ type serveFlags struct {
 	auth serveAuthFlags
 	// rerank is the optional rerank stage.
 	rerank rerankFlags
+	// otlpEndpoint, when set, turns tracing on and sends spans there.
+	otlpEndpoint string
 }
 
 // register adds the serve flags to cmd. --namespace defaults to
@@ -80,6 +83,7 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.maxPostingsPerChild, "max-postings-per-child", server.DefaultMaxPostingsPerChild, "raises --max-postings to this many postings per child of the loaded index (0: --max-postings whatever the index)")
 	fl.IntVar(&f.maxHeavyInFlight, "max-heavy-in-flight", 0, "most heavy queries searched at once, as many more waiting; more are refused with 429 (0: a quarter of --max-in-flight, at least 1)")
 	fl.DurationVar(&f.shutdownDelay, "shutdown-delay", server.DefaultShutdownDelay, "after SIGTERM, how long to keep answering with /readyz at 503 while endpoints stop routing here, before closing the listener (0: none)")
+	fl.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "send a trace of each request over OTLP to this URL (http://collector:4318; with OTEL_EXPORTER_OTLP_PROTOCOL=grpc, :4317); without it the standard OTEL_* variables decide, and tracing is off when none is set")
 	f.auth.register(fl)
 	f.rerank.register(fl)
 }
@@ -225,6 +229,11 @@ func newServeCommandWith(reader newReader) *cobra.Command {
 // a graceful shutdown. A failed load stops the server and is returned.
 func runServe(cmd *cobra.Command, f *serveFlags, reader newReader) error {
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+	stopTracing, err := telemetry.Setup(cmd.Context(), telemetry.Config{Endpoint: f.otlpEndpoint, ServiceName: "parentrag-serve"})
+	if err != nil {
+		return fmt.Errorf("--otlp-endpoint: %w", err)
+	}
+	defer flushTraces(stopTracing, log)
 	opts := f.serverOptions()
 	auth, err := f.auth.authorizer(log)
 	if err != nil {
@@ -262,6 +271,15 @@ func runServe(cmd *cobra.Command, f *serveFlags, reader newReader) error {
 	log.Info("revision loaded", "revision", m.Revision, "documents", m.Documents, "parents", m.Parents,
 		"children", m.Children, "loadTime", time.Since(start).Round(time.Millisecond))
 	return <-served
+}
+
+// flushTraces sends the spans not yet exported, waiting at most 5 seconds.
+func flushTraces(stop func(context.Context) error, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := stop(ctx); err != nil {
+		log.Warn("exporting the last spans failed", "error", err)
+	}
 }
 
 // loadRevision opens the revision the flags name. cleanup, never nil,

@@ -13,6 +13,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
+	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
 // Aggregation names how the scores of a parent's hit children combine into
@@ -169,7 +170,10 @@ type Query struct {
 // Analyze embeds query and measures its cost in the child index, without
 // searching it.
 func (r *Retriever) Analyze(ctx context.Context, query string) (*Query, error) {
-	qv, err := r.Embedder.EmbedQuery(ctx, query)
+	ectx, span := telemetry.Start(ctx, "parentrag.embed_query")
+	qv, err := r.Embedder.EmbedQuery(ectx, query)
+	telemetry.Fail(span, err)
+	span.End()
 	if err != nil {
 		return nil, fmt.Errorf("embedding query: %w", err)
 	}
@@ -207,7 +211,9 @@ func (r *Retriever) RetrieveQuery(ctx context.Context, q *Query, opts Options) (
 	if err != nil {
 		return nil, err
 	}
+	_, span := telemetry.Start(ctx, "parentrag.budget")
 	results := assemble(groups, parents, opts)
+	span.End()
 	if len(results) == 0 && len(groups) > 0 && opts.Budget > 0 {
 		return nil, &BudgetTooSmallError{Budget: opts.Budget, Need: smallestText(groups[0], parents[0], opts)}
 	}
@@ -226,7 +232,9 @@ func (r *Retriever) candidates(ctx context.Context, query string, qv vector.Vect
 	if err != nil {
 		return nil, nil, err
 	}
-	groups, parents = r.Rerank.apply(ctx, query, groups, parents, opts.Aggregation)
+	rctx, span := telemetry.Start(ctx, "parentrag.rerank")
+	groups, parents = r.Rerank.apply(rctx, query, groups, parents, opts.Aggregation)
+	span.End()
 	n := min(len(groups), opts.MaxParents)
 	return groups[:n], parents[:n], nil
 }
@@ -239,7 +247,10 @@ func (r *Retriever) candidates(ctx context.Context, query string, qv vector.Vect
 func (r *Retriever) resolveGroups(ctx context.Context, qv vector.Vector, opts Options) ([]group, []hierarchy.Parent, error) {
 	search := opts
 	for {
-		groups, err := r.searchGroups(ctx, qv, search)
+		sctx, span := telemetry.Start(ctx, "parentrag.child_search")
+		groups, err := r.searchGroups(sctx, qv, search)
+		telemetry.Fail(span, err)
+		span.End()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -247,7 +258,10 @@ func (r *Retriever) resolveGroups(ctx context.Context, qv vector.Vector, opts Op
 		for i, g := range groups {
 			ids[i] = g.parentID
 		}
-		parents, err := r.Parents.Get(ctx, ids)
+		pctx, span := telemetry.Start(ctx, "parentrag.parent_fetch")
+		parents, err := r.Parents.Get(pctx, ids)
+		telemetry.Fail(span, err)
+		span.End()
 		if err != nil {
 			return nil, nil, fmt.Errorf("resolving parents: %w", err)
 		}

@@ -60,7 +60,11 @@ func admitted[T any](ctx context.Context, s *Server, w http.ResponseWriter, r *h
 		return none, err
 	}
 	defer release()
-	t, err := s.admit.take(ctx, s.admit.heavyBody(int64(len(body))))
+	var t *ticket
+	err = stage(ctx, "parentrag.admission", func(ctx context.Context) (err error) {
+		t, err = s.admit.take(ctx, s.admit.heavyBody(int64(len(body))))
+		return err
+	})
 	if err != nil {
 		return none, err
 	}

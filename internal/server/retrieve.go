@@ -82,12 +82,20 @@ func (s *Server) query(ctx context.Context, l *loaded, req *RetrieveRequest) (*R
 	}
 	t := ticketOf(ctx)
 	if t == nil {
-		if t, err = s.admit.take(ctx, false); err != nil {
+		err = stage(ctx, "parentrag.admission", func(ctx context.Context) (err error) {
+			t, err = s.admit.take(ctx, false)
+			return err
+		})
+		if err != nil {
 			return nil, err
 		}
 		defer t.done()
 	}
-	q, err := l.bundle.Retriever.Analyze(ctx, req.Query)
+	var q *retrieval.Query
+	err = stage(ctx, "parentrag.analyze", func(ctx context.Context) (err error) {
+		q, err = l.bundle.Retriever.Analyze(ctx, req.Query)
+		return err
+	})
 	if err == nil {
 		err = opts.CheckCost(q)
 	}

@@ -221,6 +221,9 @@ type Server struct {
 	// beforeRetrieve, when set (by tests), runs before each retrieval
 	// with the request's context.
 	beforeRetrieve func(context.Context)
+
+	// embedding records the query embeddings sent to an endpoint.
+	embedding *embeddingMetrics
 }
 
 // loaded is the bundle being served with what a request needs from it.
@@ -243,6 +246,7 @@ func New(opts Options) *Server {
 	}
 	s.metrics = newMetrics(s.opts.Registry)
 	s.rerankFallbacks = newRerankFallbacks(s.opts.Registry)
+	s.embedding = newEmbeddingMetrics(s.opts.Registry)
 	s.admit = newAdmission(s.opts)
 	s.bodies = &bodyBudget{limit: s.opts.BodyBudget}
 	s.handler = s.routes()
@@ -260,6 +264,7 @@ func (s *Server) SetBundle(b *bundle.Bundle) {
 		return
 	}
 	s.withRerank(b)
+	s.withEmbeddingMetrics(b)
 	l := &loaded{bundle: b, cost: s.opts.costLimitsFor(b.Manifest.Children)}
 	l.length, l.lengthErr = policy.LengthFunc(b.Manifest.LengthUnit, b.Manifest.Tokenizer)
 	s.loaded.Store(l)
