@@ -33,11 +33,12 @@ vet: ## Run go vet.
 # Tests that need a control plane get it from hack/control-plane.sh, which
 # builds kube-apiserver, etcd, kube-controller-manager, kube-scheduler and
 # kwok into ~/.cache/parentrag once (about 13 minutes cold on two cores,
-# instant after), and the tests' Flux controllers from
-# hack/flux/source-controller.sh (about 7 minutes cold). The demo needs only
-# the control plane.
+# instant after), the tests' Flux controllers from
+# hack/flux/source-controller.sh (about 7 minutes cold) and the tracing
+# test's OpenTelemetry Collector from hack/otelcol.sh (about 2 minutes
+# cold). The demo needs only the control plane.
 WITH_KUBE = eval "$$(hack/control-plane.sh --print)" &&
-WITH_CONTROL_PLANE = $(WITH_KUBE) eval "$$(hack/flux/source-controller.sh --print)" &&
+WITH_CONTROL_PLANE = $(WITH_KUBE) eval "$$(hack/flux/source-controller.sh --print)" && export PARENTRAG_OTELCOL="$$(hack/otelcol.sh)" &&
 
 .PHONY: control-plane
 control-plane: ## Build the control-plane binaries for tests and the demo.
@@ -48,10 +49,10 @@ test: manifests generate vet ## Run every test (unit, conformance, envtest, end 
 	$(WITH_CONTROL_PLANE) $(GO) test $(TEST_FLAGS) ./...
 	$(MAKE) test-clients
 	$(MAKE) test-monitoring
-	$(MAKE) test-tracing
 
 # parentrag serve's traces sent to a real OpenTelemetry Collector, built
-# from the collector's Go modules into ./bin (hack/otelcol.sh).
+# from the collector's Go modules into ./bin (hack/otelcol.sh); make test
+# runs it with the rest.
 .PHONY: test-tracing
 test-tracing: ## Run the tracing test against a real OpenTelemetry Collector.
 	PARENTRAG_OTELCOL=$$(hack/otelcol.sh) $(GO) test -count=1 -run 'TestServeTracesToACollector' -v ./internal/cli/
