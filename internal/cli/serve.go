@@ -50,6 +50,8 @@ type serveFlags struct {
 	auth serveAuthFlags
 	// rerank is the optional rerank stage.
 	rerank rerankFlags
+	// search chooses the vectors searched and their fusion.
+	search searchFlags
 }
 
 // register adds the serve flags to cmd. --namespace defaults to
@@ -77,6 +79,7 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.shutdownDelay, "shutdown-delay", server.DefaultShutdownDelay, "after SIGTERM, how long to keep answering with /readyz at 503 while endpoints stop routing here, before closing the listener (0: none)")
 	f.auth.register(fl)
 	f.rerank.register(fl)
+	f.search.register(cmd)
 }
 
 // check refuses flags that cannot work together or are out of range, and
@@ -117,13 +120,18 @@ func (f *serveFlags) check() error {
 			return fmt.Errorf("--index %s: %w", f.index, unwrapPathError(err))
 		}
 	}
+	if err := f.search.apply(&retrieval.Options{}); err != nil {
+		return err
+	}
 	_, err := f.rerank.stage()
 	return err
 }
 
 // defaults returns the retrieval defaults the flags set.
 func (f *serveFlags) defaults() retrieval.Options {
-	return retrieval.Options{MaxParents: f.maxParents, ChildTopK: f.childTopK, Aggregation: retrieval.Aggregation(f.aggregation)}
+	o := retrieval.Options{MaxParents: f.maxParents, ChildTopK: f.childTopK, Aggregation: retrieval.Aggregation(f.aggregation)}
+	_ = f.search.apply(&o) // check has refused what it cannot apply
+	return o
 }
 
 // serverOptions are the server options the flags set: a zero limit flag

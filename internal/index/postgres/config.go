@@ -1,12 +1,11 @@
 package postgres
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/parentrag/parentrag/internal/index/postgres/pgname"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
@@ -32,7 +31,7 @@ const (
 	// be below it (pgvector's largest).
 	SparseDim = 1_000_000_000
 	// MaxNameLength is PostgreSQL's identifier length, in bytes.
-	MaxNameLength = 63
+	MaxNameLength = pgname.MaxLength
 	// MaxTopK bounds one search, as Milvus's does.
 	MaxTopK = 16384
 	// MaxConnsLimit bounds the pool of one process.
@@ -76,6 +75,10 @@ type Config struct {
 	// InsertBatch is the number of rows per insert statement (default
 	// 256).
 	InsertBatch int
+	// RootCAs, when set, holds the CA certificates (PEM) that verify the
+	// server under sslmode verify-ca or verify-full, instead of the
+	// system's.
+	RootCAs []byte
 }
 
 // settings is a validated Config with defaults applied.
@@ -149,36 +152,8 @@ func CheckName(name string) error {
 	return nil
 }
 
-// TableName joins parts (a namespace, a corpus name, a revision) with
-// underscores into a valid identifier: upper case is lowered, every other
-// character that is not a letter, digit or underscore becomes an
-// underscore, a leading digit gets an underscore in front, and a name over
-// 63 bytes keeps its first 46 and ends with "_" and 16 hex digits of a
-// SHA-256 of the whole, so distinct long names stay distinct.
-func TableName(parts ...string) string {
-	joined := strings.Join(parts, "_")
-	var b strings.Builder
-	for i := 0; i < len(joined); i++ {
-		c := joined[i]
-		switch {
-		case c >= 'A' && c <= 'Z':
-			b.WriteByte(c + 'a' - 'A')
-		case c == '_' || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'):
-			b.WriteByte(c)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	name := b.String()
-	if name == "" || (name[0] >= '0' && name[0] <= '9') {
-		name = "_" + name
-	}
-	if len(name) > MaxNameLength {
-		sum := sha256.Sum256([]byte(joined))
-		name = name[:MaxNameLength-17] + "_" + hex.EncodeToString(sum[:8])
-	}
-	return name
-}
+// TableName joins parts into a valid identifier (see pgname.Identifier).
+func TableName(parts ...string) string { return pgname.Identifier(parts...) }
 
 // ident quotes a checked identifier.
 func ident(name string) string { return `"` + name + `"` }

@@ -60,6 +60,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("open postgres store: connection string: %w: %w", redact(err), ErrInvalidConfig)
 	}
 	pc.MaxConns = int32(set.MaxConns)
+	if len(set.RootCAs) > 0 {
+		if err := useRootCAs(&pc.ConnConfig.Config, set.RootCAs); err != nil {
+			return nil, fmt.Errorf("open postgres store: %w", err)
+		}
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres store: %w", err)

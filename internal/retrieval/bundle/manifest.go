@@ -117,6 +117,9 @@ type VectorStoreRef struct {
 	Schema  string `json:"schema,omitempty"`
 	Table   string `json:"table,omitempty"`
 	SSLMode string `json:"sslMode,omitempty"`
+	// MaxConns bounds each reader's connections to Postgres; it is not
+	// part of the revision.
+	MaxConns int `json:"maxConns,omitempty"`
 }
 
 // Vector store kinds.

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
+	"strings"
 
 	"github.com/parentrag/parentrag/internal/index/postgres"
 	"github.com/parentrag/parentrag/internal/retrieval"
@@ -160,29 +160,36 @@ func openPostgres(ctx context.Context, ref VectorStoreRef, opts OpenOptions) (*p
 	return store, nil
 }
 
-// Environment variables of a Postgres child index's readers: the
-// connection string (else libpq's PGHOST, PGPORT, PGDATABASE, PGUSER,
-// PGPASSWORD, PGSSLMODE and PGSSLROOTCERT, which pgx reads too), and the
-// most connections a process opens.
+// PostgresEnvPrefix begins the environment variables that carry a
+// Postgres child index's connection to its readers, one per key of the
+// Corpus's connection Secret (see postgres.SecretDSN):
+// PARENTRAG_POSTGRES_DSN, _URI, _HOST, _PORT, _DBNAME, _USER, _USERNAME
+// and _PASSWORD; PARENTRAG_POSTGRES_CA holds the CA certificates (PEM)
+// that verify the server. With none of them set, pgx reads libpq's PG*
+// variables.
 const (
-	PostgresDSNEnv      = "PARENTRAG_POSTGRES_DSN"
-	PostgresURIEnv      = "PARENTRAG_POSTGRES_URI"
-	PostgresMaxConnsEnv = "PARENTRAG_POSTGRES_MAX_CONNECTIONS"
+	PostgresEnvPrefix = "PARENTRAG_POSTGRES_"
+	PostgresCAEnv     = PostgresEnvPrefix + "CA"
 )
 
+// PostgresEnv names the variable that carries a connection Secret's key.
+func PostgresEnv(key string) string { return PostgresEnvPrefix + strings.ToUpper(key) }
+
 // PostgresConfig is the configuration of a Postgres reference with the
-// environment's connection: $PARENTRAG_POSTGRES_DSN, else
-// $PARENTRAG_POSTGRES_URI, else the PG* variables alone; the reference's
-// sslmode when it sets one and the connection string does not.
+// environment's connection (see PostgresEnvPrefix), the reference's
+// sslmode when the connection string sets none, and its pool bound.
 func PostgresConfig(ref VectorStoreRef) postgres.Config {
-	dsn := os.Getenv(PostgresDSNEnv)
-	if dsn == "" {
-		dsn = os.Getenv(PostgresURIEnv)
+	data := map[string][]byte{}
+	for _, k := range []string{postgres.KeyDSN, postgres.KeyURI, postgres.KeyHost, postgres.KeyPort, postgres.KeyDBName, postgres.KeyUser, postgres.KeyUsername, postgres.KeyPassword} {
+		if v, ok := os.LookupEnv(PostgresEnv(k)); ok {
+			data[k] = []byte(v)
+		}
 	}
-	maxConns, _ := strconv.Atoi(os.Getenv(PostgresMaxConnsEnv))
+	dsn, _ := postgres.SecretDSN(data) // none of them: "", libpq's PG* variables
 	return postgres.Config{
-		DSN: postgres.WithSSLMode(dsn, ref.SSLMode), Schema: ref.Schema, Table: ref.Table, Dense: ref.Dense, Metric: ref.Metric,
-		HNSWM: ref.HNSWM, HNSWEfConstruction: ref.HNSWEfConstruction, HNSWEf: ref.HNSWEf, MaxConns: maxConns,
+		DSN: postgres.WithSSLMode(dsn, ref.SSLMode), RootCAs: []byte(os.Getenv(PostgresCAEnv)),
+		Schema: ref.Schema, Table: ref.Table, Dense: ref.Dense, Metric: ref.Metric,
+		HNSWM: ref.HNSWM, HNSWEfConstruction: ref.HNSWEfConstruction, HNSWEf: ref.HNSWEf, MaxConns: ref.MaxConns,
 	}
 }
 

@@ -77,6 +77,7 @@ func Revision(policyRevision, sourceDigest string, e Embedder, vs VectorStoreRef
 	if vs.External() {
 		where := vs
 		where.Collection, where.Table = "", "" // named after the revision itself
+		where.MaxConns = 0                     // a bound of the readers, not the index
 		ref, _ := json.Marshal(where)
 		parts = append(parts, string(ref))
 	}
