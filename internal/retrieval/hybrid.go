@@ -100,6 +100,18 @@ func resolveSearch(qv vector.Vector, mode SearchMode) (vector.Vector, bool, erro
 	return qv, false, fmt.Errorf("%w: unknown search mode %q", ErrSearchMode, mode)
 }
 
+// SearchChildren returns the best topK children for a query vector as
+// Retrieve finds them, before they are grouped by parent: the search mode
+// of opts applied, a hybrid query's two searches fused.
+func (r *Retriever) SearchChildren(ctx context.Context, qv vector.Vector, topK int, opts Options) ([]vectorstore.Hit, error) {
+	qv, fused, err := resolveSearch(qv, opts.Search)
+	if err != nil {
+		return nil, err
+	}
+	hits, _, err := r.searchChildren(ctx, qv, fused, topK, opts)
+	return hits[:min(len(hits), topK)], err
+}
+
 // fusedSearch searches the sparse and the dense part of qv apart, k
 // children each and both at once, and fuses the rankings (see Fusion): at
 // most 2k children, best first, ties by id, each saying which searches

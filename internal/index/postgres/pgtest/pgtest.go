@@ -199,12 +199,19 @@ func DSN(tb testing.TB) string {
 // call it from TestMain.
 func Main(m interface{ Run() int }) {
 	code := m.Run()
+	Stop()
+	os.Exit(code)
+}
+
+// Stop stops the PGlite DSN started, if it did; a later DSN starts
+// another.
+func Stop() {
 	shared.mu.Lock()
+	defer shared.mu.Unlock()
 	if shared.srv != nil {
 		shared.srv.Stop()
 	}
-	shared.mu.Unlock()
-	os.Exit(code)
+	shared.srv, shared.err = nil, nil
 }
 
 var schemas struct {
