@@ -214,3 +214,45 @@ func TestPostgresWithGloVeHoldsBothVectors(t *testing.T) {
 		t.Fatalf("%d of %d children have both vectors, %d HNSW indexes; want all and 1", both, c.Status.ActiveRevision.Children, hnsw)
 	}
 }
+
+// TestAPIServerExplainsPostgresAndSearchRules: specs that cannot work are
+// refused by kubectl apply with a message that says what to change.
+func TestAPIServerExplainsPostgresAndSearchRules(t *testing.T) {
+	ns := newNamespace(t)
+	pg := &v1alpha1.PostgresVectorStore{SecretRef: v1alpha1.LocalObjectReference{Name: "pg-app"}}
+	for name, tc := range map[string]struct {
+		change func(*v1alpha1.Corpus)
+		want   string
+	}{
+		"two stores": {func(c *v1alpha1.Corpus) {
+			c.Spec.VectorStore = &v1alpha1.VectorStore{Postgres: pg, Milvus: &v1alpha1.MilvusVectorStore{Address: "milvus:19530"}}
+		}, "vectorStore sets at most one of embedded, milvus or postgres"},
+		"too many dimensions": {func(c *v1alpha1.Corpus) {
+			c.Spec.VectorStore = &v1alpha1.VectorStore{Postgres: pg}
+			c.Spec.Embedding = &v1alpha1.Embedding{OpenAI: &v1alpha1.OpenAIEmbedding{Endpoint: "http://tei:8080", Model: "m", Dimensions: 3072}}
+		}, "at most 2000"},
+		"a CA that verifies nothing": {func(c *v1alpha1.Corpus) {
+			c.Spec.VectorStore = &v1alpha1.VectorStore{Postgres: &v1alpha1.PostgresVectorStore{SecretRef: pg.SecretRef,
+				TLS: &v1alpha1.PostgresTLS{Mode: "require", CASecretRef: &v1alpha1.LocalObjectReference{Name: "pg-ca"}}}}
+		}, "tls.caSecretRef verifies the server: set tls.mode to verify-ca or verify-full"},
+		"an upper-case schema": {func(c *v1alpha1.Corpus) {
+			c.Spec.VectorStore = &v1alpha1.VectorStore{Postgres: &v1alpha1.PostgresVectorStore{SecretRef: pg.SecretRef, Schema: "Docs"}}
+		}, "spec.vectorStore.postgres.schema"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := inlineCorpus(ns, "any", sampleDocs()...)
+			tc.change(c)
+			err := k8s.Create(context.Background(), c)
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("create: %v, want Invalid saying %q", err, tc.want)
+			}
+		})
+	}
+	r := &v1alpha1.Retriever{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "r"}, Spec: v1alpha1.RetrieverSpec{
+		CorpusRef: v1alpha1.LocalObjectReference{Name: "any"},
+		Search:    &v1alpha1.RetrieverSearch{Mode: v1alpha1.SearchDense, Fusion: &v1alpha1.RetrieverFusion{K: 10}},
+	}}
+	if err := k8s.Create(context.Background(), r); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "search.fusion tunes Hybrid search only") {
+		t.Fatalf("a Dense Retriever with fusion: %v", err)
+	}
+}

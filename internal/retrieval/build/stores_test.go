@@ -29,7 +29,7 @@ type storeBuild struct {
 // stores are the four child indexes: the embedded store, segments, Milvus
 // (the wire-compatible test server) and Postgres (PGlite, or the server
 // of PARENTRAG_POSTGRES_DSN).
-func stores(t *testing.T) ([]storeBuild, bundle.OpenOptions) {
+func stores(t testing.TB) ([]storeBuild, bundle.OpenOptions) {
 	srv := milvustest.Start(t)
 	mcfg := milvus.Config{Address: srv.Addr(), Collection: "squad_parity", Retry: milvus.Retry{Attempts: 2, Backoff: time.Millisecond, MaxBackoff: time.Millisecond}}
 	pcfg := postgres.Config{DSN: pgtest.DSN(t), Schema: pgtest.Schema(t), Table: "squad_parity"}
@@ -49,7 +49,7 @@ func stores(t *testing.T) ([]storeBuild, bundle.OpenOptions) {
 }
 
 // dropSchema removes a test's Postgres schema.
-func dropSchema(t *testing.T, cfg postgres.Config) {
+func dropSchema(t testing.TB, cfg postgres.Config) {
 	st, err := postgres.Open(context.Background(), cfg)
 	if err != nil {
 		t.Logf("cleaning up: %v", err)
