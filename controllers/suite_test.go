@@ -30,6 +30,10 @@ var k8s client.Client
 // TestMain starts kube-apiserver and etcd once, installs the CRDs, and runs
 // the real controllers against them for every test, under the shipped
 // RBAC.
+// suiteRemoteMemory is the operator's --remote-memory in the suite: small,
+// so that a test fills it with sources of a few MiB.
+const suiteRemoteMemory = 16 << 20
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -63,7 +67,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(cacheDir)
-	if err := controllers.Setup(mgr, controllers.Options{Image: "parentrag:test", EmbeddingCacheDir: cacheDir}); err != nil {
+	if err := controllers.Setup(mgr, controllers.Options{Image: "parentrag:test", EmbeddingCacheDir: cacheDir, RemoteMemory: suiteRemoteMemory}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

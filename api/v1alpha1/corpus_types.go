@@ -86,12 +86,16 @@ type URLSource struct {
 	// +optional
 	Checksum string `json:"checksum,omitempty"`
 
-	// maxFileSize rejects larger files, each reported (default 10Mi).
+	// maxFileSize rejects larger files, each reported (default 10Mi, at
+	// most 64Mi).
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('64Mi')) <= 0",message="maxFileSize must be a quantity of at most 64Mi, such as 10Mi"
 	// +optional
 	MaxFileSize *resource.Quantity `json:"maxFileSize,omitempty"`
 
 	// maxTotalSize fails the source when the download or what it expands
-	// to is larger (default 1Gi).
+	// to is larger (default 1Gi, at most 4Gi). Indexed in the operator,
+	// its documents also count against the operator's --remote-memory.
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('4Gi')) <= 0",message="maxTotalSize must be a quantity of at most 4Gi, such as 512Mi"
 	// +optional
 	MaxTotalSize *resource.Quantity `json:"maxTotalSize,omitempty"`
 
@@ -169,12 +173,16 @@ type SourceReference struct {
 	// +optional
 	Exclude []string `json:"exclude,omitempty"`
 
-	// maxFileSize rejects larger files, each reported (default 10Mi).
+	// maxFileSize rejects larger files, each reported (default 10Mi, at
+	// most 64Mi).
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('64Mi')) <= 0",message="maxFileSize must be a quantity of at most 64Mi, such as 10Mi"
 	// +optional
 	MaxFileSize *resource.Quantity `json:"maxFileSize,omitempty"`
 
 	// maxTotalSize fails the source when the artifact or what it expands
-	// to is larger (default 1Gi).
+	// to is larger (default 1Gi, at most 4Gi). Its documents also count
+	// against the operator's --remote-memory.
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('4Gi')) <= 0",message="maxTotalSize must be a quantity of at most 4Gi, such as 512Mi"
 	// +optional
 	MaxTotalSize *resource.Quantity `json:"maxTotalSize,omitempty"`
 

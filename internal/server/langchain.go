@@ -56,9 +56,9 @@ func (s *Server) langChainRetrieve(w http.ResponseWriter, r *http.Request) {
 }
 
 // langChainAnswer retrieves for the message with the server's defaults.
-func (s *Server) langChainAnswer(ctx context.Context, w http.ResponseWriter, r *http.Request, l *loaded) (*LangChainResponse, error) {
+func (s *Server) langChainAnswer(ctx context.Context, _ *http.Request, body []byte, l *loaded) (*LangChainResponse, error) {
 	var req LangChainRequest
-	if err := decodeBody(w, r, s.opts.MaxBodyBytes, langChainShape, &req); err != nil {
+	if err := decodeStrictJSON(body, "", langChainShape, &req); err != nil {
 		return nil, err
 	}
 	resp, err := s.query(ctx, l, &RetrieveRequest{Query: req.Message})

@@ -195,12 +195,12 @@ func (s *Server) vectorStoreSearch(w http.ResponseWriter, r *http.Request) {
 
 // vectorStoreAnswer maps the search onto a retrieval and its answer onto
 // a search results page.
-func (s *Server) vectorStoreAnswer(ctx context.Context, w http.ResponseWriter, r *http.Request, l *loaded) (*VectorStoreSearchPage, error) {
+func (s *Server) vectorStoreAnswer(ctx context.Context, r *http.Request, body []byte, l *loaded) (*VectorStoreSearchPage, error) {
 	if err := s.checkStoreID(r); err != nil {
 		return nil, err
 	}
 	var search VectorStoreSearchRequest
-	if err := decodeBody(w, r, s.opts.MaxBodyBytes, searchShape, &search); err != nil {
+	if err := decodeStrictJSON(body, "", searchShape, &search); err != nil {
 		return nil, err
 	}
 	queries, req, err := retrieveRequestOf(&search)

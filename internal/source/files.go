@@ -46,7 +46,9 @@ func (e *FileError) Unwrap() error { return e.Err }
 // LoadPaths reads every document under paths: files are read whatever their
 // extension, folders are walked for files with one of Extensions, in
 // lexical order. A document's id is its path relative to the folder it was
-// found in (the file name for a file given directly). It fails on the first
+// found in (the file name for a file given directly), each byte of it that
+// is not UTF-8 written %XX. A link in a folder is followed only to a
+// regular file inside that folder (see LoadPathsReport). It fails on the first
 // unreadable, binary or non-UTF-8 file, when two documents share an id (their
 // parents and children would be mixed up), and when nothing was found.
 // Empty and white-space-only documents are left out (see LoadPathsReport).
@@ -55,24 +57,27 @@ func LoadPaths(paths []string) ([]hierarchy.Document, error) {
 	return docs, err
 }
 
-// LoadPathsReport is LoadPaths that also returns the documents it left out
-// because they are empty or only white space, as errors that name them.
+// LoadPathsReport is LoadPaths that also returns the documents it left out,
+// as errors that name them: those empty or only white space, and the
+// files of a folder that are not regular files or links to one inside the
+// folder (a link out of it, to /etc/passwd say, is never followed).
 func LoadPathsReport(paths []string) ([]hierarchy.Document, []error, error) {
 	var docs []hierarchy.Document
-	var empty []error
+	var skipped []error
 	seen := map[string]string{} // document id -> the path it came from
 	for _, p := range paths {
-		found, err := loadPath(p)
+		found, refused, err := loadPath(p)
 		if err != nil {
 			return nil, nil, err
 		}
+		skipped = append(skipped, refused...)
 		for _, f := range found {
 			if prev, dup := seen[f.doc.ID]; dup {
 				return nil, nil, &FileError{Path: f.path, Err: fmt.Errorf("document id %q is also the id of a document in %s", f.doc.ID, prev)}
 			}
 			seen[f.doc.ID] = f.path
 			if hierarchy.IsEmpty(f.doc.Text) {
-				empty = append(empty, &FileError{Path: f.path, Err: errors.New(hierarchy.EmptyMessage(f.doc.ID))})
+				skipped = append(skipped, &FileError{Path: f.path, Err: errors.New(hierarchy.EmptyMessage(f.doc.ID))})
 				continue
 			}
 			docs = append(docs, f.doc)
@@ -80,12 +85,12 @@ func LoadPathsReport(paths []string) ([]hierarchy.Document, []error, error) {
 	}
 	if len(docs) == 0 {
 		what := ""
-		if len(empty) > 0 {
-			what = fmt.Sprintf(" (%d empty ones left out)", len(empty))
+		if len(skipped) > 0 {
+			what = fmt.Sprintf(" (%d left out: empty, or not regular files of the folder)", len(skipped))
 		}
-		return nil, empty, fmt.Errorf("no documents found in %s (looked for %s and source code)%s", strings.Join(paths, ", "), strings.Join(Extensions, " "), what)
+		return nil, skipped, fmt.Errorf("no documents found in %s (looked for %s and source code)%s", strings.Join(paths, ", "), strings.Join(Extensions, " "), what)
 	}
-	return docs, empty, nil
+	return docs, skipped, nil
 }
 
 // found is a document and the file it was read from.
@@ -94,28 +99,30 @@ type found struct {
 	path string
 }
 
-// loadPath reads one file or walks one folder.
-func loadPath(root string) ([]found, error) {
+// loadPath reads one file or walks one folder, returning as well the
+// files of the folder it left out (see checkEntry).
+func loadPath(root string) ([]found, []error, error) {
 	info, err := os.Stat(root)
 	if err != nil {
-		return nil, &FileError{Path: root, Err: unwrapPathError(err)}
+		return nil, nil, &FileError{Path: root, Err: unwrapPathError(err)}
 	}
 	if !info.IsDir() {
-		return loadFound(root, filepath.Base(root))
+		docs, err := loadFound(root, documentID(filepath.Base(root)))
+		return docs, nil, err
 	}
-	files, err := listFiles(root)
+	files, refused, err := listFiles(root)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []found
 	for _, rel := range files {
-		docs, err := loadFound(filepath.Join(root, rel), filepath.ToSlash(rel))
+		docs, err := loadFound(filepath.Join(root, rel), documentID(rel))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, docs...)
 	}
-	return out, nil
+	return out, refused, nil
 }
 
 // loadFound reads one file as documents, each paired with the file's path.
@@ -131,10 +138,14 @@ func loadFound(path, id string) ([]found, error) {
 	return out, nil
 }
 
-// listFiles returns the document files under root, relative to it, sorted.
-func listFiles(root string) ([]string, error) {
-	var files []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+// listFiles returns the document files under root, relative to it, sorted,
+// and those it leaves out (see checkEntry).
+func listFiles(root string) (files []string, refused []error, err error) {
+	realRoot, err := realFolder(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = filepath.WalkDir(walkRoot(root), func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return &FileError{Path: path, Err: unwrapPathError(err)}
 		}
@@ -144,12 +155,16 @@ func listFiles(root string) ([]string, error) {
 		if !hasDocumentExtension(path) {
 			return nil
 		}
+		if err := checkEntry(realRoot, path, d); err != nil {
+			refused = append(refused, err)
+			return nil
+		}
 		rel, err := filepath.Rel(root, path)
 		files = append(files, rel)
 		return err
 	})
 	sort.Strings(files)
-	return files, err
+	return files, refused, err
 }
 
 // indexManifest marks a parentrag index directory (bundle.ManifestFile).
@@ -176,12 +191,18 @@ func skipIndexDir(path string) error {
 var bundleTempName = regexp.MustCompile(`^.+\.tmp-[0-9]+(\.old)?$`)
 
 // bundleFiles are the names an index folder holds.
-var bundleFiles = map[string]bool{indexManifest: true, "parents.jsonl": true, "parents.idx": true, "children": true, "lexical.stats": true}
+var bundleFiles = map[string]bool{indexManifest: true, "parents.jsonl": true, "parents.idx": true, "children": true, "lexical.stats": true,
+	"segments": true, "parents": true}
+
+// buildScratchName matches the files a build keeps in the folder of the
+// index it writes until it is done: a file of bundleFiles being written
+// (<name>.tmp-<digits>) and the units spilled between its passes.
+var buildScratchName = regexp.MustCompile(`^(manifest\.json|parents\.jsonl|parents\.idx|lexical\.stats)\.tmp-[0-9]+$|^\.units-[0-9]+\.spill$`)
 
 // IsBundleTemp reports whether dir is a temporary folder of an index being
 // written (or left by a killed run): its name has the temporary pattern and
-// it holds nothing but index files. Such a folder is never read as
-// documents.
+// it holds nothing but index files and a build's scratch. Such a folder
+// is never read as documents.
 func IsBundleTemp(dir string) bool {
 	if !bundleTempName.MatchString(filepath.Base(dir)) {
 		return false
@@ -191,7 +212,7 @@ func IsBundleTemp(dir string) bool {
 		return false
 	}
 	for _, e := range entries {
-		if !bundleFiles[e.Name()] {
+		if !bundleFiles[e.Name()] && !buildScratchName.MatchString(e.Name()) {
 			return false
 		}
 	}

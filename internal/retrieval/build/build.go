@@ -122,6 +122,7 @@ func Run(ctx context.Context, req Request) (Built, error) {
 		if opts.Units, err = indexer.OpenUnitCache(req.UnitCacheDir); err != nil {
 			return Built{}, err
 		}
+		defer opts.Units.Close()
 		opts.UnitScope = req.Policy.unitScope()
 	}
 	pending, err := bundle.Begin(req.Dir, req.Replace)

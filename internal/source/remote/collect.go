@@ -21,6 +21,12 @@ type collector struct {
 	errs      []DocumentError
 	origin    map[string]string // document id -> path it came from
 	files     int               // entries admitted so far
+	// hold counts the text kept of s.Memory, one file at a time when
+	// lean: a lean collector keeps no document, only their count.
+	hold *Hold
+	lean bool
+	// counted is how many documents a lean collector did not keep.
+	counted int
 }
 
 // file is an entry admitted for reading.
@@ -36,6 +42,8 @@ func newCollector(name string, s settings) *collector {
 		s:         s,
 		extracted: newBudget(s.MaxTotalBytes, "unpacked archive"),
 		origin:    map[string]string{},
+		hold:      newHold(s.Memory),
+		lean:      s.lean,
 	}
 }
 
@@ -99,10 +107,18 @@ func (c *collector) single(name string, typ docType, r io.Reader) error {
 	return c.read(file{path: name, typ: typ}, r)
 }
 
-// read reads an admitted file up to MaxFileBytes and adds its documents,
-// refusing a larger file. Only errors reading r are returned.
+// read reads an admitted file up to MaxFileBytes, counting it against the
+// Memory, and adds its documents, refusing a larger file. Only errors
+// reading r are returned, the Memory's among them. What is not kept (a
+// refused file, any file when lean) is given back to the Memory.
 func (c *collector) read(f file, r io.Reader) error {
-	data, err := io.ReadAll(io.LimitReader(r, c.s.MaxFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(c.hold.counted(r), c.s.MaxFileBytes+1))
+	kept := false
+	defer func() {
+		if !kept {
+			c.hold.give(int64(len(data)))
+		}
+	}()
 	if err != nil {
 		return err
 	}
@@ -110,7 +126,7 @@ func (c *collector) read(f file, r io.Reader) error {
 		c.reject(f.path, c.oversized("larger"))
 		return nil
 	}
-	c.addFile(f, data)
+	kept = c.addFile(f, data) && !c.lean
 	return nil
 }
 
@@ -122,19 +138,21 @@ func (c *collector) oversized(size string) string {
 // utf8BOM is dropped from the start of files, as internal/source does.
 var utf8BOM = []byte("\xef\xbb\xbf")
 
-// addFile checks that data is UTF-8 text and adds it as documents.
-func (c *collector) addFile(f file, data []byte) {
+// addFile checks that data is UTF-8 text and adds it as documents,
+// reporting whether it is text.
+func (c *collector) addFile(f file, data []byte) bool {
 	if err := source.CheckText(data); err != nil {
 		c.reject(f.path, err.Error())
-		return
+		return false
 	}
 	data = bytes.TrimPrefix(data, utf8BOM)
 	if f.typ == jsonlType {
 		c.addJSONLines(f.path, data)
-		return
+		return true
 	}
 	text := string(data)
 	c.add(f.path, hierarchy.Document{ID: c.id(f.path), Title: titleOf(f.typ, f.path, text), Text: text})
+	return true
 }
 
 // add keeps a document unless it is empty, or an earlier one has its id,
@@ -149,6 +167,10 @@ func (c *collector) add(p string, d hierarchy.Document) {
 		return
 	}
 	c.origin[d.ID] = p
+	if c.lean {
+		c.counted++
+		return
+	}
 	c.docs = append(c.docs, d)
 }
 
@@ -169,5 +191,11 @@ func (c *collector) result() Result {
 	slices.SortFunc(c.errs, func(a, b DocumentError) int {
 		return cmp.Or(cmp.Compare(a.Document, b.Document), cmp.Compare(a.Message, b.Message))
 	})
-	return Result{Documents: c.docs, Errors: c.errs}
+	res := Result{Documents: c.docs, Errors: c.errs, Count: len(c.docs) + c.counted, hold: c.hold}
+	if c.lean {
+		// It holds nothing: no one need release it.
+		c.hold.Release()
+		res.hold = nil
+	}
+	return res
 }

@@ -66,6 +66,10 @@ type Spec struct {
 	// TempDir is where a zip archive is spooled for random access.
 	// Default os.TempDir().
 	TempDir string
+	// Memory, when set, counts the text of the documents read (see
+	// Memory); the result holds it until released (Result.Release).
+	// Not part of what the source is.
+	Memory *Memory `json:"-"`
 }
 
 // settings is a Spec that passed validation, with its defaults applied.
@@ -73,6 +77,8 @@ type settings struct {
 	Spec
 	url      *url.URL
 	checksum string // "sha256:<lower hex>", or "" when none is asked for
+	// lean reads keep no documents (see Fetcher.Lean).
+	lean bool
 }
 
 // settle validates spec and applies its defaults. It guarantees an http(s)

@@ -52,7 +52,7 @@ func (c *collector) readZipFile(zf *zip.File) error {
 	}
 	defer rc.Close()
 	err = c.read(f, c.extracted.wrap(rc))
-	if errors.Is(err, ErrLimit) {
+	if errors.Is(err, ErrLimit) || errors.Is(err, ErrMemoryBusy) {
 		return err
 	}
 	if err != nil {
