@@ -31,6 +31,7 @@ type evalFlags struct {
 	endpoint, model, apiKeyEnv string
 	dimensions                 int
 	search                     searchFlags
+	stores                     evalStoreFlags
 }
 
 // newEvalCommand scores retrieval strategies on a corpus with questions.
@@ -65,6 +66,9 @@ latency. With --qrels only the queries it judges are scored (BEIR).`,
 	fl.IntVar(&f.dimensions, "embedding-dimensions", 0, "embedding dimensions to request (0: the model's own)")
 	fl.StringVar(&f.apiKeyEnv, "embedding-api-key-env", embed.DefaultOpenAIAPIKeyEnv, "environment variable holding the API key")
 	f.search.register(cmd)
+	fl.StringVar(&f.stores.childIndex, "child-index", "embedded", "where each strategy's children are indexed: "+childIndexNames+" (a table or collection per strategy, dropped after)")
+	fl.StringVar(&f.stores.postgresDSN, "postgres-dsn", "", "PostgreSQL with pgvector, with --child-index postgres (default $PARENTRAG_POSTGRES_DSN)")
+	fl.StringVar(&f.stores.milvusAddress, "milvus-address", "", "Milvus host:port, with --child-index milvus")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object per strategy")
 	fl.BoolVar(&f.quiet, "quiet", false, "do not log progress")
 	return cmd
@@ -116,6 +120,12 @@ func runEval(cmd *cobra.Command, f evalFlags) error {
 		return err
 	}
 	cfg.Search, cfg.Fusion = opts.Search, opts.Fusion
+	if f.stores.childIndex != "embedded" && f.endpoint != "" && f.dimensions == 0 {
+		return fmt.Errorf("--child-index %s with --embedding-endpoint needs --embedding-dimensions: it sizes the dense column", f.stores.childIndex)
+	}
+	if cfg.NewStore, err = f.stores.newStore(f.dimensions); err != nil {
+		return err
+	}
 	if !f.quiet {
 		cfg.Log = func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }
 	}

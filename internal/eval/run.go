@@ -13,6 +13,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // Strategies that can be evaluated.
@@ -51,8 +52,20 @@ type Config struct {
 	// retrieval.Options).
 	Search retrieval.SearchMode
 	Fusion retrieval.Fusion
+	// NewStore, when set, gives each strategy's index a child store of
+	// its own (a Milvus collection, a Postgres table), filled by the build
+	// and finished after it; nil keeps the children in an embedded store.
+	NewStore func(ctx context.Context, strategy string) (Store, error)
 	// Log, when set, receives one line per finished step.
 	Log func(format string, args ...any)
+}
+
+// Store is a child store outside the process: built into, then finished
+// (indexed and counted) before it is searched, and dropped by Close.
+type Store interface {
+	vectorstore.VectorStore
+	Finish(ctx context.Context, children int) error
+	Close(ctx context.Context) error
 }
 
 // Report is the evaluation of one strategy; its JSON keys are fixed.
@@ -142,9 +155,23 @@ func runStrategy(ctx context.Context, corpus *Corpus, queries []Query, qrels Qre
 		return Report{}, err
 	}
 	start := time.Now()
-	ix, err := indexer.Build(ctx, corpus.Docs, splitter, e, indexer.Options{ContextWeight: cfg.ContextWeight})
+	opts := indexer.Options{ContextWeight: cfg.ContextWeight}
+	if cfg.NewStore != nil {
+		store, err := cfg.NewStore(ctx, strategy)
+		if err != nil {
+			return Report{}, err
+		}
+		defer store.Close(context.WithoutCancel(ctx))
+		opts.Store = store
+	}
+	ix, err := indexer.Build(ctx, corpus.Docs, splitter, e, opts)
 	if err != nil {
 		return Report{}, err
+	}
+	if store, ok := opts.Store.(Store); ok {
+		if err := store.Finish(ctx, ix.ChildCount); err != nil {
+			return Report{}, err
+		}
 	}
 	indexSeconds := time.Since(start).Seconds()
 	cfg.logf("%s: indexed %d documents into %d parents and %d children in %.2fs", strategy, ix.Documents, len(ix.Parents), len(ix.Children), indexSeconds)

@@ -299,3 +299,49 @@ func TestTableNamesAreValidAndDistinct(t *testing.T) {
 		t.Errorf("TableName = %s", got)
 	}
 }
+
+// TestConcurrentSearchesKeepTheirAnswers runs searches on several
+// connections at once while another store writes: each search still gets
+// its own answer, the embedded store's (PGlite shares one session between
+// connections, which its DSN must allow for).
+func TestConcurrentSearchesKeepTheirAnswers(t *testing.T) {
+	st, f := filled(t, 0)
+	ctx := context.Background()
+	other := open(t, denseDims)
+	if err := other.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 9)
+	go func() {
+		for i := 0; i < 5; i++ {
+			if err := other.Upsert(ctx, f.records[i*100:(i+1)*100]); err != nil {
+				errs <- err
+				return
+			}
+		}
+		errs <- nil
+	}()
+	for w := range 8 {
+		go func() {
+			for i := w; i < len(f.queries); i += 8 {
+				req := vectorstore.SearchRequest{Vector: f.queries[i], TopK: 10}
+				want, _ := f.ref.Search(ctx, req)
+				got, err := st.Search(ctx, req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(got) != len(want) || (len(got) > 0 && got[0] != want[0]) {
+					errs <- errors.New("a concurrent search got another answer")
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 9 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

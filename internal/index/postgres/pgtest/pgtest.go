@@ -5,9 +5,12 @@
 // stops.
 //
 // PGlite is one database session shared by its connections: its socket
-// server queues their statements and keeps a transaction to the
-// connection that began it, but named prepared statements would collide,
-// so its DSN asks pgx for unnamed statements (default_query_exec_mode=exec).
+// server queues their messages and keeps a transaction to the connection
+// that began it, but prepared statements, named or not, are the session's:
+// one connection's Parse can land between another's Parse and Bind. So
+// its DSN asks pgx for the simple protocol
+// (default_query_exec_mode=simple_protocol): each statement is one
+// message, its parameters written into it by pgx.
 package pgtest
 
 import (
@@ -92,7 +95,7 @@ func StartPGlite(ctx context.Context, host, dataDir string) (*Server, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting PGlite (node): %w", err)
 	}
-	s := &Server{cmd: cmd, DSN: fmt.Sprintf("postgres://postgres:postgres@%s/postgres?sslmode=disable&default_query_exec_mode=exec", net.JoinHostPort(host, strconv.Itoa(port)))}
+	s := &Server{cmd: cmd, DSN: fmt.Sprintf("postgres://postgres:postgres@%s/postgres?sslmode=disable&default_query_exec_mode=simple_protocol", net.JoinHostPort(host, strconv.Itoa(port)))}
 	log := make(chan string, 64)
 	go drain(out, log)
 	if err := s.await(ctx, log); err != nil {
