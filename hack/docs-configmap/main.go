@@ -32,10 +32,14 @@ func main() {
 }
 
 // ownConfigMap names the pages kept in a ConfigMap of their own: the
-// measurements, which grow the most, so that no ConfigMap of the samples
-// passes what `kubectl apply` can keep in its last-applied annotation
-// (256 KiB of JSON). The Corpus selects every one by its label.
-var ownConfigMap = map[string]string{"benchmarks.md": "parentrag-docs-benchmarks"}
+// measurements and the Corpus reference, which grow the most, so that no
+// ConfigMap of the samples passes what `kubectl apply` can keep in its
+// last-applied annotation (256 KiB of JSON). The Corpus selects every one
+// by its label.
+var ownConfigMap = map[string]string{
+	"benchmarks.md":  "parentrag-docs-benchmarks",
+	"spec/corpus.md": "parentrag-docs-corpus",
+}
 
 // write renders the ConfigMaps, parentrag-docs first and the others by
 // name; keys are the pages' paths with "/" as ".".
