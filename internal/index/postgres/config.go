@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/parentrag/parentrag/internal/index/postgres/pgname"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
@@ -18,6 +19,9 @@ const (
 	DefaultHNSWEf             = 40
 	DefaultMaxConns           = 4
 	DefaultInsertBatch        = 256
+	DefaultTimeout            = time.Minute
+	DefaultBuildTimeout       = time.Hour
+	DefaultConnectTimeout     = 10 * time.Second
 )
 
 // Limits of the schema and of pgvector.
@@ -75,6 +79,11 @@ type Config struct {
 	// InsertBatch is the number of rows per insert statement (default
 	// 256).
 	InsertBatch int
+	// Timeout bounds each statement (a search, a batch of rows, a count)
+	// and BuildTimeout each index build of Finish (default 1 minute and 1
+	// hour), so that a database that stops answering fails the call
+	// instead of holding it.
+	Timeout, BuildTimeout time.Duration
 	// RootCAs, when set, holds the CA certificates (PEM) that verify the
 	// server under sslmode verify-ca or verify-full, instead of the
 	// system's.
@@ -118,6 +127,12 @@ func (c Config) settings() (settings, error) {
 	s.HNSWEf = orDefault(c.HNSWEf, DefaultHNSWEf)
 	s.MaxConns = min(orDefault(c.MaxConns, DefaultMaxConns), MaxConnsLimit)
 	s.InsertBatch = orDefault(c.InsertBatch, DefaultInsertBatch)
+	if s.Timeout <= 0 {
+		s.Timeout = DefaultTimeout
+	}
+	if s.BuildTimeout <= 0 {
+		s.BuildTimeout = DefaultBuildTimeout
+	}
 	if s.HNSWM < 2 || s.HNSWM > 100 || s.HNSWEfConstruction < 4 || s.HNSWEfConstruction > 1000 || s.HNSWEf > 1000 {
 		return s, fmt.Errorf("hnsw m %d, ef_construction %d, ef_search %d out of pgvector's ranges (2-100, 4-1000, 1-1000): %w", s.HNSWM, s.HNSWEfConstruction, s.HNSWEf, ErrInvalidConfig)
 	}

@@ -35,6 +35,8 @@ func (s *Store) Search(ctx context.Context, req vectorstore.SearchRequest) ([]ve
 		sp = nil
 	}
 	topK := min(req.TopK, MaxTopK)
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	var hits []vectorstore.Hit
 	var err error
 	switch {

@@ -60,6 +60,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("open postgres store: connection string: %w: %w", redact(err), ErrInvalidConfig)
 	}
 	pc.MaxConns = int32(set.MaxConns)
+	if pc.ConnConfig.ConnectTimeout == 0 {
+		pc.ConnConfig.ConnectTimeout = DefaultConnectTimeout
+	}
 	if len(set.RootCAs) > 0 {
 		if err := useRootCAs(&pc.ConnConfig.Config, set.RootCAs); err != nil {
 			return nil, fmt.Errorf("open postgres store: %w", err)
@@ -87,8 +90,15 @@ func redact(err error) error {
 	return err
 }
 
+// bound limits one statement to the configured timeout.
+func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.cfg.Timeout)
+}
+
 // prepare creates the vector extension and the schema when missing.
 func (s *Store) prepare(ctx context.Context) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	var has bool
 	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')`).Scan(&has); err != nil {
 		return err
@@ -160,6 +170,8 @@ sparse sparsevec(` + strconv.Itoa(SparseDim) + `),
 // same shape (left by an interrupted build) is accepted, one of another
 // shape fails with ErrSchemaMismatch. Indexes are built by Finish.
 func (s *Store) Create(ctx context.Context) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	got, err := s.describe(ctx)
 	if err != nil {
 		return fmt.Errorf("create table %s: %w", s.cfg.Table, err)
@@ -217,6 +229,8 @@ func (s *Store) sameShape(got [][3]string) error {
 
 // Exists reports whether the table exists.
 func (s *Store) Exists(ctx context.Context) (bool, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	cols, err := s.describe(ctx)
 	if err != nil {
 		return false, fmt.Errorf("check table %s: %w", s.cfg.Table, err)
@@ -251,12 +265,14 @@ func opClass(m vectorstore.Metric) string {
 // indexes, analyses it, and checks that it holds exactly want rows
 // (ErrRowCount otherwise). Every step is idempotent.
 func (s *Store) Finish(ctx context.Context, want int) error {
+	build, cancel := context.WithTimeout(ctx, s.cfg.BuildTimeout)
+	defer cancel()
 	for _, stmt := range s.indexSQL() {
-		if _, err := s.pool.Exec(ctx, stmt); err != nil {
+		if _, err := s.pool.Exec(build, stmt); err != nil {
 			return fmt.Errorf("finish table %s: %w", s.cfg.Table, err)
 		}
 	}
-	if _, err := s.pool.Exec(ctx, `ANALYZE `+s.cfg.qualified(s.cfg.Table)); err != nil {
+	if _, err := s.pool.Exec(build, `ANALYZE `+s.cfg.qualified(s.cfg.Table)); err != nil {
 		return fmt.Errorf("finish table %s: analyze: %w", s.cfg.Table, err)
 	}
 	got, err := s.Count(ctx)
@@ -271,6 +287,8 @@ func (s *Store) Finish(ctx context.Context, want int) error {
 
 // Count returns the number of rows.
 func (s *Store) Count(ctx context.Context) (int, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	var n int64
 	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM `+s.cfg.qualified(s.cfg.Table)).Scan(&n)
 	if err != nil {
@@ -294,6 +312,8 @@ func (s *Store) SetView(ctx context.Context, name string) error {
 	if err := CheckName(name); err != nil {
 		return fmt.Errorf("set view: %w: %w", err, ErrInvalidConfig)
 	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	// A view of the same columns replaces the old one in place: readers
 	// never see it missing.
 	_, err := s.pool.Exec(ctx, `CREATE OR REPLACE VIEW `+s.cfg.qualified(name)+` AS SELECT * FROM `+s.cfg.qualified(s.cfg.Table))
@@ -323,6 +343,8 @@ func (s *Store) replaceView(ctx context.Context, name string) error {
 
 // Views lists the views that read this table.
 func (s *Store) Views(ctx context.Context) ([]string, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT v.relname
 FROM pg_depend d
 JOIN pg_rewrite r ON r.oid = d.objid
@@ -348,6 +370,8 @@ func (s *Store) DropView(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	for _, v := range views {
 		if v == name {
 			if _, err := s.pool.Exec(ctx, `DROP VIEW IF EXISTS `+s.cfg.qualified(name)); err != nil {
@@ -369,6 +393,8 @@ func (s *Store) Drop(ctx context.Context) error {
 	if len(views) > 0 {
 		return fmt.Errorf("drop table %s: views %v read it: %w", s.cfg.Table, views, ErrViewed)
 	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if _, err := s.pool.Exec(ctx, `DROP TABLE IF EXISTS `+s.cfg.qualified(s.cfg.Table)); err != nil {
 		return fmt.Errorf("drop table %s: %w", s.cfg.Table, err)
 	}

@@ -6,8 +6,10 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parentrag/parentrag/internal/index/postgres"
+	"github.com/parentrag/parentrag/internal/index/postgres/pgtest"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
@@ -344,4 +346,33 @@ func TestConcurrentSearchesKeepTheirAnswers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestAStalledDatabaseFailsInTime: a database that stops answering fails
+// each call after Config.Timeout instead of holding it.
+func TestAStalledDatabaseFailsInTime(t *testing.T) {
+	st := open(t, 0)
+	ctx := context.Background()
+	if err := st.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	proxy, dsn, err := pgtest.ProxyDSN(pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	cfg := st.Config()
+	cfg.DSN, cfg.Timeout = dsn, 300*time.Millisecond
+	slow, err := postgres.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	proxy.SetDelay(2 * time.Second)
+	start := time.Now()
+	_, err = slow.Count(ctx)
+	if err == nil || time.Since(start) > 1500*time.Millisecond {
+		t.Fatalf("count on a stalled database: %v after %s, want an error within about 0.3s", err, time.Since(start))
+	}
+	proxy.SetDelay(0)
 }

@@ -261,7 +261,9 @@ func (s *Store) Insert(ctx context.Context, records []vectorstore.Record, progre
 		if err != nil {
 			return fmt.Errorf("insert into %s: %w", s.cfg.Table, err)
 		}
-		_, err = s.pool.Exec(ctx, sql, b.ids, b.parents, b.docs, b.ordinals, b.texts, b.terms, b.sparse, b.dense, b.meta)
+		bctx, cancel := s.bound(ctx)
+		_, err = s.pool.Exec(bctx, sql, b.ids, b.parents, b.docs, b.ordinals, b.texts, b.terms, b.sparse, b.dense, b.meta)
+		cancel()
 		if err != nil {
 			return fmt.Errorf("insert into %s: rows %d-%d of %d: %w", s.cfg.Table, done, done+len(batch)-1, len(records), notFound(err))
 		}
@@ -282,7 +284,10 @@ func (s *Store) Upsert(ctx context.Context, records []vectorstore.Record) error 
 func (s *Store) Delete(ctx context.Context, ids []string) error {
 	for start := 0; start < len(ids); start += s.cfg.InsertBatch {
 		part := ids[start:min(start+s.cfg.InsertBatch, len(ids))]
-		if _, err := s.pool.Exec(ctx, `DELETE FROM `+s.cfg.qualified(s.cfg.Table)+` WHERE id = ANY($1::text[])`, part); err != nil {
+		bctx, cancel := s.bound(ctx)
+		_, err := s.pool.Exec(bctx, `DELETE FROM `+s.cfg.qualified(s.cfg.Table)+` WHERE id = ANY($1::text[])`, part)
+		cancel()
+		if err != nil {
 			return fmt.Errorf("delete from %s: %w", s.cfg.Table, notFound(err))
 		}
 	}
