@@ -53,7 +53,9 @@ func heapNow() uint64 {
 // query pod does, and measures Retrieve with the default options (3
 // parents), one question per iteration: p50 and p99 latency, the build's
 // time, and what opening the bundle added to the heap (what a query pod
-// holds for its child index and parent store, files mapped aside). Sizes come from PARENTRAG_STORE_BENCH_SIZES.
+// holds for its child index and parent store, files mapped aside). Sizes
+// come from PARENTRAG_STORE_BENCH_SIZES, and PARENTRAG_STORE_BENCH_STORES
+// (such as embedded,segments) keeps some stores only.
 func BenchmarkRetrieveByStore(b *testing.B) {
 	for _, n := range storeBenchSizes(b) {
 		gen := synthtest.New(5, 20000)
@@ -61,6 +63,9 @@ func BenchmarkRetrieveByStore(b *testing.B) {
 		queries := gen.Questions(1000)
 		builds, open := stores(b)
 		for _, sb := range builds {
+			if only := os.Getenv("PARENTRAG_STORE_BENCH_STORES"); only != "" && !slices.Contains(strings.Split(only, ","), sb.name) {
+				continue
+			}
 			b.Run("children="+strconv.Itoa(n)+"/store="+sb.name, func(b *testing.B) {
 				req := bundletest.LexicalRequest(b, docs, sb.ref, filepath.Join(b.TempDir(), sb.name))
 				if sb.prepare != nil {
