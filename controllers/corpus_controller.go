@@ -166,7 +166,7 @@ func (r *CorpusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 		log.FromContext(ctx).V(1).Info("reconciliation is suspended")
 		return ctrl.Result{}, nil
 	}
-	for _, step := range []corpusStep{r.resolvePolicy, r.readSources, r.resolveEmbedder, r.computeRevision, r.ensureRevision, r.checkRevision, r.checkPinnedRevision, r.promote, r.moveAlias, r.collectGarbage} {
+	for _, step := range []corpusStep{r.resolvePolicy, r.readSources, r.resolveEmbedder, r.computeRevision, r.ensureRevision, r.checkRevision, r.checkPinnedRevision, r.promote, r.moveAlias, r.moveView, r.collectGarbage} {
 		if result, err = step(ctx, s); err != nil || !result.IsZero() {
 			return result, err
 		}

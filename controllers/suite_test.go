@@ -18,6 +18,7 @@ import (
 
 	"github.com/parentrag/parentrag/controllers"
 	"github.com/parentrag/parentrag/internal/devcluster"
+	"github.com/parentrag/parentrag/internal/index/postgres/pgtest"
 )
 
 // env is the control plane shared by the suite, with the operator running.
@@ -44,6 +45,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer env.Stop()
+	defer pgtest.Stop()
 	k8s = env.Client
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
 	// The operator acts as its own ServiceAccount under the RBAC that

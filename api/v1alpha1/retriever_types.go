@@ -195,6 +195,59 @@ type RetrieverRerank struct {
 	Retries *int32 `json:"retries,omitempty"`
 }
 
+// SearchMode chooses which vectors of a Corpus a Retriever's queries
+// search.
+// +kubebuilder:validation:Enum=Hybrid;Dense;Sparse
+type SearchMode string
+
+// Search modes.
+const (
+	// SearchHybrid searches BM25 and the embedding model's vectors and
+	// fuses the two rankings.
+	SearchHybrid SearchMode = "Hybrid"
+	// SearchDense searches the embedding model's vectors alone.
+	SearchDense SearchMode = "Dense"
+	// SearchSparse searches the BM25 vectors alone.
+	SearchSparse SearchMode = "Sparse"
+)
+
+// RetrieverFusion tunes how a Hybrid search merges its two rankings:
+// weighted reciprocal rank fusion, a child scoring the sum of
+// weight/(k + rank) over the rankings it is in.
+type RetrieverFusion struct {
+	// k dampens the lead of the first ranks (1 to 1000; default 60).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	K int `json:"k,omitempty"`
+
+	// sparseWeight weighs the BM25 ranking, as a decimal string; default
+	// "1".
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,3}(\.[0-9]{1,6})?$`
+	// +optional
+	SparseWeight string `json:"sparseWeight,omitempty"`
+
+	// denseWeight weighs the embedding model's ranking, as a decimal
+	// string; default "1".
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,3}(\.[0-9]{1,6})?$`
+	// +optional
+	DenseWeight string `json:"denseWeight,omitempty"`
+}
+
+// RetrieverSearch chooses how queries search the children.
+// +kubebuilder:validation:XValidation:rule="!has(self.fusion) || !has(self.mode) || self.mode == 'Hybrid'",message="search.fusion tunes Hybrid search only: remove it, or set search.mode to Hybrid"
+type RetrieverSearch struct {
+	// mode is Hybrid (BM25 and the embedding model, fused), Dense (the
+	// model alone) or Sparse (BM25 alone). Unset, Hybrid when the Corpus
+	// embeds with a model (embedding.openAI), Sparse otherwise.
+	// +optional
+	Mode SearchMode `json:"mode,omitempty"`
+
+	// fusion tunes Hybrid search.
+	// +optional
+	Fusion *RetrieverFusion `json:"fusion,omitempty"`
+}
+
 // RetrieverSpec declares a query service over a Corpus.
 type RetrieverSpec struct {
 	// corpusRef names the Corpus, in the same namespace, to serve.
@@ -228,6 +281,11 @@ type RetrieverSpec struct {
 	// +kubebuilder:default=Max
 	// +optional
 	Aggregation Aggregation `json:"aggregation,omitempty"`
+
+	// search chooses which vectors queries search (BM25, the embedding
+	// model's, or both fused); unset, both when the Corpus has both.
+	// +optional
+	Search *RetrieverSearch `json:"search,omitempty"`
 
 	// replicas of the query Deployment. Default 1.
 	// +kubebuilder:validation:Minimum=0

@@ -32,13 +32,15 @@ func main() {
 }
 
 // ownConfigMap names the pages kept in ConfigMaps of their own: the
-// measurements (benchmarks, formats), which grow the most, and the pages
-// on operating parentrag (clusters, observability), so that no ConfigMap
-// of the samples passes what `kubectl apply` can keep in its last-applied
-// annotation (256 KiB of JSON). The Corpus selects every one by its label.
+// measurements (benchmarks, formats) and the Corpus reference, which grow
+// the most, and the pages on operating parentrag (clusters,
+// observability), so that no ConfigMap of the samples passes what
+// `kubectl apply` can keep in its last-applied annotation (256 KiB of
+// JSON). The Corpus selects every one by its label.
 var ownConfigMap = map[string]string{
 	"benchmarks.md":    "parentrag-docs-benchmarks",
 	"formats.md":       "parentrag-docs-formats",
+	"spec/corpus.md":   "parentrag-docs-corpus",
 	"cluster.md":       "parentrag-docs-operations",
 	"observability.md": "parentrag-docs-operations",
 }

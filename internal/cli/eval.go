@@ -27,6 +27,11 @@ type evalFlags struct {
 	aggregation                        string
 	contextWeight, k1, b               float64
 	asJSON, quiet                      bool
+	// An embedding model, fused with BM25 (hybrid) by default.
+	endpoint, model, apiKeyEnv string
+	dimensions                 int
+	search                     searchFlags
+	stores                     evalStoreFlags
 }
 
 // newEvalCommand scores retrieval strategies on a corpus with questions.
@@ -56,6 +61,14 @@ latency. With --qrels only the queries it judges are scored (BEIR).`,
 	fl.Float64Var(&f.contextWeight, "context-weight", indexer.DefaultContextWeight, "weight of each child's context (title and parent text) in its vector, for every strategy")
 	fl.Float64Var(&f.k1, "k1", embed.DefaultK1, "BM25 term-frequency saturation of the offline embedder")
 	fl.Float64Var(&f.b, "b", embed.DefaultB, "BM25 length normalisation of the offline embedder, 0 to 1")
+	fl.StringVar(&f.endpoint, "embedding-endpoint", "", "OpenAI-compatible embeddings endpoint whose vectors every child also gets, beside BM25 (default: BM25 alone)")
+	fl.StringVar(&f.model, "embedding-model", "", "embedding model name, with --embedding-endpoint")
+	fl.IntVar(&f.dimensions, "embedding-dimensions", 0, "embedding dimensions to request (0: the model's own)")
+	fl.StringVar(&f.apiKeyEnv, "embedding-api-key-env", embed.DefaultOpenAIAPIKeyEnv, "environment variable holding the API key")
+	f.search.register(cmd)
+	fl.StringVar(&f.stores.childIndex, "child-index", "embedded", "where each strategy's children are indexed: "+childIndexNames+" (a table or collection per strategy, dropped after)")
+	fl.StringVar(&f.stores.postgresDSN, "postgres-dsn", "", "PostgreSQL with pgvector, with --child-index postgres (default $PARENTRAG_POSTGRES_DSN)")
+	fl.StringVar(&f.stores.milvusAddress, "milvus-address", "", "Milvus host:port, with --child-index milvus")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object per strategy")
 	fl.BoolVar(&f.quiet, "quiet", false, "do not log progress")
 	return cmd
@@ -97,10 +110,21 @@ func runEval(cmd *cobra.Command, f evalFlags) error {
 	}
 	cfg := eval.Config{
 		Builder:     compiled.Builder,
-		NewEmbedder: func() (embed.Embedder, error) { return embed.NewLexical(f.k1, f.b) },
+		NewEmbedder: f.newEmbedder,
 		Budgets:     budgets, MaxParents: f.maxParents, BudgetMaxParents: f.budgetMaxParents, ChildTopK: f.childTopK,
 		Aggregation:   retrieval.Aggregation(f.aggregation),
 		ContextWeight: float32(f.contextWeight),
+	}
+	var opts retrieval.Options
+	if err := f.search.apply(&opts); err != nil {
+		return err
+	}
+	cfg.Search, cfg.Fusion = opts.Search, opts.Fusion
+	if f.stores.childIndex != "embedded" && f.endpoint != "" && f.dimensions == 0 {
+		return fmt.Errorf("--child-index %s with --embedding-endpoint needs --embedding-dimensions: it sizes the dense column", f.stores.childIndex)
+	}
+	if cfg.NewStore, err = f.stores.newStore(f.dimensions); err != nil {
+		return err
 	}
 	if !f.quiet {
 		cfg.Log = func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }
@@ -120,6 +144,20 @@ func runEval(cmd *cobra.Command, f evalFlags) error {
 	}
 	printReports(cmd.OutOrStdout(), reports, budgets)
 	return nil
+}
+
+// newEmbedder is a fresh embedder of each strategy's index: BM25, and
+// with --embedding-endpoint the model's vectors beside it.
+func (f evalFlags) newEmbedder() (embed.Embedder, error) {
+	lex, err := embed.NewLexical(f.k1, f.b)
+	if err != nil || f.endpoint == "" {
+		return lex, err
+	}
+	dense, err := embed.NewOpenAI(embed.OpenAIOptions{Endpoint: f.endpoint, Model: f.model, Dimensions: f.dimensions, APIKeyEnv: f.apiKeyEnv, Concurrency: 4})
+	if err != nil {
+		return nil, fmt.Errorf("--embedding-endpoint: %w", err)
+	}
+	return &embed.Hybrid{Lexical: lex, Dense: dense}, nil
 }
 
 // parseBudgets reads a comma-separated list of positive word budgets.

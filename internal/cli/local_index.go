@@ -57,7 +57,10 @@ func (f *embeddingFlags) weight() float64 {
 func (f *embeddingFlags) build() (embed.Embedder, bundle.Embedder, error) {
 	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB, ContextWeight: f.weight()}
 	if f.endpoint != "" {
-		cfg = bundle.Embedder{Kind: bundle.EmbedderOpenAI, Endpoint: f.endpoint, Model: f.model, Dimensions: f.dimensions, APIKeyEnv: f.apiKeyEnv, ContextWeight: f.weight()}
+		// Both vectors, BM25 and the model's: a query searches either or
+		// both (--search).
+		cfg = bundle.Embedder{Kind: bundle.EmbedderHybrid, K1: embed.DefaultK1, B: embed.DefaultB,
+			Endpoint: f.endpoint, Model: f.model, Dimensions: f.dimensions, APIKeyEnv: f.apiKeyEnv, ContextWeight: f.weight()}
 	}
 	e, err := build.NewEmbedder(cfg)
 	return e, cfg, err

@@ -23,6 +23,7 @@ type queryFlags struct {
 	aggregation string
 	budget      int
 	asJSON      bool
+	search      searchFlags
 }
 
 // register adds the query flags to cmd.
@@ -32,6 +33,7 @@ func (f *queryFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.aggregation, "aggregation", string(retrieval.AggregateMax), "how child scores make a parent score: Max, Mean or Sum")
 	cmd.Flags().IntVar(&f.budget, "budget", 0, "cap on the returned text, in the policy's length unit (0: none)")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the results as JSON")
+	f.search.register(cmd)
 }
 
 // options converts the flags, refusing values out of range.
@@ -47,7 +49,8 @@ func (f *queryFlags) options(m bundle.Manifest) (retrieval.Options, error) {
 	if err != nil {
 		return retrieval.Options{}, err
 	}
-	return retrieval.Options{ChildTopK: f.childTopK, MaxParents: f.maxParents, Aggregation: agg, Budget: f.budget, Length: length}, nil
+	o := retrieval.Options{ChildTopK: f.childTopK, MaxParents: f.maxParents, Aggregation: agg, Budget: f.budget, Length: length}
+	return o, f.search.apply(&o)
 }
 
 // newLocalQueryCommand answers one question from a local index.

@@ -56,6 +56,8 @@ type serveFlags struct {
 	rerank rerankFlags
 	// otlpEndpoint, when set, turns tracing on and sends spans there.
 	otlpEndpoint string
+	// search chooses the vectors searched and their fusion.
+	search searchFlags
 }
 
 // register adds the serve flags to cmd. --namespace defaults to
@@ -86,6 +88,7 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "send a trace of each request over OTLP to this URL (http://collector:4318; with OTEL_EXPORTER_OTLP_PROTOCOL=grpc, :4317); without it the standard OTEL_* variables decide, and tracing is off when none is set")
 	f.auth.register(fl)
 	f.rerank.register(fl)
+	f.search.register(cmd)
 }
 
 // check refuses flags that cannot work together or are out of range, and
@@ -126,13 +129,18 @@ func (f *serveFlags) check() error {
 			return fmt.Errorf("--index %s: %w", f.index, unwrapPathError(err))
 		}
 	}
+	if err := f.search.apply(&retrieval.Options{}); err != nil {
+		return err
+	}
 	_, err := f.rerank.stage()
 	return err
 }
 
 // defaults returns the retrieval defaults the flags set.
 func (f *serveFlags) defaults() retrieval.Options {
-	return retrieval.Options{MaxParents: f.maxParents, ChildTopK: f.childTopK, Aggregation: retrieval.Aggregation(f.aggregation)}
+	o := retrieval.Options{MaxParents: f.maxParents, ChildTopK: f.childTopK, Aggregation: retrieval.Aggregation(f.aggregation)}
+	_ = f.search.apply(&o) // check has refused what it cannot apply
+	return o
 }
 
 // serverOptions are the server options the flags set: a zero limit flag

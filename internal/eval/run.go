@@ -13,6 +13,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // Strategies that can be evaluated.
@@ -47,8 +48,24 @@ type Config struct {
 	BudgetMaxParents int
 	ChildTopK        int
 	Aggregation      retrieval.Aggregation
+	// Search and Fusion choose which vectors a query searches (see
+	// retrieval.Options).
+	Search retrieval.SearchMode
+	Fusion retrieval.Fusion
+	// NewStore, when set, gives each strategy's index a child store of
+	// its own (a Milvus collection, a Postgres table), filled by the build
+	// and finished after it; nil keeps the children in an embedded store.
+	NewStore func(ctx context.Context, strategy string) (Store, error)
 	// Log, when set, receives one line per finished step.
 	Log func(format string, args ...any)
+}
+
+// Store is a child store outside the process: built into, then finished
+// (indexed and counted) before it is searched, and dropped by Close.
+type Store interface {
+	vectorstore.VectorStore
+	Finish(ctx context.Context, children int) error
+	Close(ctx context.Context) error
 }
 
 // Report is the evaluation of one strategy; its JSON keys are fixed.
@@ -138,9 +155,23 @@ func runStrategy(ctx context.Context, corpus *Corpus, queries []Query, qrels Qre
 		return Report{}, err
 	}
 	start := time.Now()
-	ix, err := indexer.Build(ctx, corpus.Docs, splitter, e, indexer.Options{ContextWeight: cfg.ContextWeight})
+	opts := indexer.Options{ContextWeight: cfg.ContextWeight}
+	if cfg.NewStore != nil {
+		store, err := cfg.NewStore(ctx, strategy)
+		if err != nil {
+			return Report{}, err
+		}
+		defer store.Close(context.WithoutCancel(ctx))
+		opts.Store = store
+	}
+	ix, err := indexer.Build(ctx, corpus.Docs, splitter, e, opts)
 	if err != nil {
 		return Report{}, err
+	}
+	if store, ok := opts.Store.(Store); ok {
+		if err := store.Finish(ctx, ix.ChildCount); err != nil {
+			return Report{}, err
+		}
 	}
 	indexSeconds := time.Since(start).Seconds()
 	cfg.logf("%s: indexed %d documents into %d parents and %d children in %.2fs", strategy, ix.Documents, len(ix.Parents), len(ix.Children), indexSeconds)
@@ -195,15 +226,19 @@ func (ev *evaluator) all(ctx context.Context, queries []Query) ([]queryOutcome, 
 // top units, and answer-in-context at each budget.
 func (ev *evaluator) one(ctx context.Context, q Query) (queryOutcome, error) {
 	var o queryOutcome
-	base := retrieval.Options{ChildTopK: ev.cfg.ChildTopK, MaxParents: ev.cfg.MaxParents, Aggregation: ev.cfg.Aggregation}
+	base := retrieval.Options{ChildTopK: ev.cfg.ChildTopK, MaxParents: ev.cfg.MaxParents, Aggregation: ev.cfg.Aggregation, Search: ev.cfg.Search, Fusion: ev.cfg.Fusion}
 	start := time.Now()
-	if _, err := ev.retriever.Retrieve(ctx, q.Text, base); err != nil {
+	analysed, err := ev.retriever.Analyze(ctx, q.Text)
+	if err != nil {
+		return o, err
+	}
+	if _, err := ev.retriever.RetrieveQuery(ctx, analysed, base); err != nil {
 		return o, err
 	}
 	o.latency = time.Since(start)
 	deep := base
 	deep.MaxParents = rankDepth
-	ranked, err := ev.retriever.Retrieve(ctx, q.Text, deep)
+	ranked, err := ev.retriever.RetrieveQuery(ctx, analysed, deep)
 	if err != nil {
 		return o, err
 	}
@@ -211,7 +246,7 @@ func (ev *evaluator) one(ctx context.Context, q Query) (queryOutcome, error) {
 		o.ranking = scoreRanking(ev.rankedIDs(ranked), ev.qrels[q.ID])
 	}
 	if len(q.Answers) > 0 || len(q.Evidence) > 0 {
-		o.answered, o.evidence, err = ev.contexts(ctx, q, base, ranked)
+		o.answered, o.evidence, err = ev.contexts(ctx, q, analysed, base, ranked)
 	}
 	return o, err
 }
@@ -220,7 +255,7 @@ func (ev *evaluator) one(ctx context.Context, q Query) (queryOutcome, error) {
 // whether a whole evidence paragraph, is in the context. Flat strategies
 // fill the budget with their ranked units in order; grouped ones retrieve
 // with the budget, trimming parents around their hit children.
-func (ev *evaluator) contexts(ctx context.Context, q Query, base retrieval.Options, ranked []retrieval.Result) (answered, evidence map[int]bool, err error) {
+func (ev *evaluator) contexts(ctx context.Context, q Query, analysed *retrieval.Query, base retrieval.Options, ranked []retrieval.Result) (answered, evidence map[int]bool, err error) {
 	answered, evidence = make(map[int]bool, len(ev.cfg.Budgets)), make(map[int]bool, len(ev.cfg.Budgets))
 	for _, budget := range ev.cfg.Budgets {
 		results := ranked
@@ -228,7 +263,7 @@ func (ev *evaluator) contexts(ctx context.Context, q Query, base retrieval.Optio
 			opts := base
 			opts.Budget, opts.Length = budget, wordCount
 			opts.MaxParents = max(ev.cfg.BudgetMaxParents, base.MaxParents)
-			if results, err = ev.retriever.Retrieve(ctx, q.Text, opts); err != nil {
+			if results, err = ev.retriever.RetrieveQuery(ctx, analysed, opts); err != nil {
 				return nil, nil, err
 			}
 		}

@@ -102,7 +102,7 @@ func (c *candidate) result() (Result, bool) {
 		r.Spans = append([]Interval(nil), c.keep...)
 	}
 	for _, h := range c.group.hits {
-		m := Match{ChildID: h.ID, Score: h.Score, Start: -1, End: -1}
+		m := Match{ChildID: h.ID, Score: h.Score, Start: -1, End: -1, FoundBy: foundBy(h.Found)}
 		if iv, ok := c.spans[h.ID]; ok {
 			m.Start, m.End = iv.Start, iv.End
 		}

@@ -57,6 +57,12 @@ type Options struct {
 	// MaxPostings, when positive, refuses a query whose terms reach more
 	// postings in the child index (see vectorstore.SearchRequest).
 	MaxPostings int
+	// Search chooses which parts of the query's vector search the
+	// children: both, fused, when the index has both (the default), or
+	// one of them.
+	Search SearchMode
+	// Fusion tunes how a hybrid search merges its rankings.
+	Fusion Fusion
 }
 
 // ErrQueryTooCostly marks a query refused by MaxQueryTerms or MaxPostings.
@@ -98,6 +104,10 @@ type Match struct {
 	Score   float32 `json:"score"`
 	Start   int     `json:"start"`
 	End     int     `json:"end"`
+	// FoundBy says which searches of a hybrid query found the child:
+	// "sparse" (BM25), "dense" (the embedding model) or "both"; it is left
+	// out when one search answered the query.
+	FoundBy string `json:"foundBy,omitempty"`
 }
 
 // Result is one returned parent.
@@ -338,11 +348,16 @@ const groupedMatches = 3
 
 // searchGroups returns the best MaxParents groups. A store that groups by
 // parent itself (Milvus) answers in one search when parents are scored by
-// their best child; otherwise children are fetched, doubling the number,
-// until MaxParents distinct parents are found or the index has no more
-// hits. Both ways rank the same parents the same way.
+// their best child and one part of the query is searched; otherwise
+// children are fetched, doubling the number, until MaxParents distinct
+// parents are found or the index has no more hits. Both ways rank the same
+// parents the same way.
 func (r *Retriever) searchGroups(ctx context.Context, qv vector.Vector, opts Options) ([]group, error) {
-	if grouper, ok := r.Children.(vectorstore.ParentGrouper); ok && opts.Aggregation == AggregateMax && !hybrid(qv) {
+	qv, fused, err := resolveSearch(qv, opts.Search)
+	if err != nil {
+		return nil, err
+	}
+	if grouper, ok := r.Children.(vectorstore.ParentGrouper); ok && opts.Aggregation == AggregateMax && !fused {
 		hits, err := grouper.SearchByParent(ctx, vectorstore.SearchRequest{Vector: qv, TopK: opts.MaxParents, MaxPostings: opts.MaxPostings}, groupedMatches)
 		if err != nil {
 			return nil, fmt.Errorf("searching children grouped by parent: %w", err)
@@ -350,29 +365,34 @@ func (r *Retriever) searchGroups(ctx context.Context, qv vector.Vector, opts Opt
 		groups := groupHits(hits, opts.Aggregation)
 		return groups[:min(len(groups), opts.MaxParents)], nil
 	}
-	return r.overFetch(ctx, qv, opts)
-}
-
-// hybrid reports whether a query has both a sparse and a dense part.
-func hybrid(v vector.Vector) bool {
-	return v.Sparse != nil && len(v.Sparse.Indices) > 0 && len(v.Dense) > 0
+	return r.overFetch(ctx, qv, fused, opts)
 }
 
 // overFetch searches children, doubling the number fetched until
 // MaxParents distinct parents are found or the index has no more hits, and
-// returns the best MaxParents groups.
-func (r *Retriever) overFetch(ctx context.Context, qv vector.Vector, opts Options) ([]group, error) {
+// returns the best MaxParents groups. A fused query searches each part
+// for that many children and fuses them (fusedSearch).
+func (r *Retriever) overFetch(ctx context.Context, qv vector.Vector, fused bool, opts Options) ([]group, error) {
 	k := min(opts.ChildTopK, MaxOverFetch)
 	for {
-		hits, err := r.Children.Search(ctx, vectorstore.SearchRequest{Vector: qv, TopK: k, MaxPostings: opts.MaxPostings})
+		hits, exhausted, err := r.searchChildren(ctx, qv, fused, k, opts)
 		if err != nil {
 			return nil, fmt.Errorf("searching children: %w", err)
 		}
 		groups := groupHits(hits, opts.Aggregation)
-		exhausted := len(hits) < k || k == MaxOverFetch
-		if len(groups) >= opts.MaxParents || exhausted {
+		if len(groups) >= opts.MaxParents || exhausted || k == MaxOverFetch {
 			return groups[:min(len(groups), opts.MaxParents)], nil
 		}
 		k = min(k*2, MaxOverFetch)
 	}
+}
+
+// searchChildren fetches k children, or with fused k per part, fused; the
+// index is exhausted when it had fewer to give.
+func (r *Retriever) searchChildren(ctx context.Context, qv vector.Vector, fused bool, k int, opts Options) ([]vectorstore.Hit, bool, error) {
+	if fused {
+		return r.fusedSearch(ctx, qv, k, opts)
+	}
+	hits, err := r.Children.Search(ctx, vectorstore.SearchRequest{Vector: qv, TopK: k, MaxPostings: opts.MaxPostings})
+	return hits, len(hits) < k, err
 }

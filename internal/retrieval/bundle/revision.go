@@ -80,9 +80,10 @@ func Revision(policyRevision, sourceDigest string, e Embedder, vs VectorStoreRef
 	var schema [8]byte
 	binary.LittleEndian.PutUint64(schema[:], SchemaVersion)
 	parts := []string{policyRevision, sourceDigest, string(cfg), string(schema[:])}
-	if vs.Kind == VectorStoreMilvus {
+	if vs.External() {
 		where := vs
-		where.Collection = "" // named after the revision itself
+		where.Collection, where.Table = "", "" // named after the revision itself
+		where.MaxConns = 0                     // a bound of the readers, not the index
 		ref, _ := json.Marshal(where)
 		parts = append(parts, string(ref))
 	}
