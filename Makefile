@@ -174,7 +174,7 @@ CLUSTER_TEST_FLAGS ?= -count=1 -timeout 45m -v
 CLUSTER_TEST_IMAGE ?= registry.example/parentrag:cluster-suite
 
 .PHONY: test-cluster
-test-cluster: cluster-image ## Run the cluster suite on the one-node cluster (make cluster-up first).
+test-cluster: cluster-image postgres-engine ## Run the cluster suite on the one-node cluster (make cluster-up first).
 	KUBECONFIG=$${KUBECONFIG:-$(CLUSTER_KUBECONFIG)} \
 	PARENTRAG_TEST_IMAGE=$(CLUSTER_TEST_IMAGE) \
 	PARENTRAG_LOAD_IMAGE="hack/cluster/load-image.sh $${IMG:-parentrag:cluster}" \
