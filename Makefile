@@ -113,9 +113,10 @@ bench-bleve: ## Compare child search with bleve's BM25 on the same children (BLE
 	cd test/blevebench && PARENTRAG_BLEVE_SIZES=$(BLEVE_SIZES) $(GO) test -run '^$$' -bench SideBySide -cpu 1 -benchtime 1000x -timeout 60m .
 
 .PHONY: verify
-verify: manifests generate ## Fail when generated files or formatting are stale.
+verify: manifests generate ## Fail when generated files, formatting or a module's go.mod are stale.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	@git diff --exit-code -- api config || { echo "generated files are stale: run make manifests generate"; exit 1; }
+	@for m in $$(git ls-files '*go.mod'); do (cd "$$(dirname "$$m")" && $(GO) mod tidy -diff >/dev/null) || { echo "$$m is not tidy: run go mod tidy in $$(dirname "$$m")"; exit 1; }; done
 
 ##@ Build
 
