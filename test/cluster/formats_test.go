@@ -72,10 +72,12 @@ func TestArchiveOfHTMLPDFAndCodeAnswersWithPages(t *testing.T) {
 
 	e := endpointOf(t, ns, rt.Name)
 	e.waitAnswering(t)
-	for _, q := range []struct{ question, doc, heading string }{
-		{"How many times does the proxy retry another upstream when a connection is refused?", "manual.pdf", "4.2 Configuring the proxy"},
-		{"Which header carries the client address to the upstream?", "proxy.html", "Forwarded headers"},
-		{"How does the token bucket refill its tokens?", "ratelimit.go", "func (b *Bucket) refill"},
+	// The HTML page fits one parent, its h1 section with both h2s; the Go
+	// file's parents are its definitions.
+	for _, q := range []struct{ question, doc, heading, holds string }{
+		{"How many times does the proxy retry another upstream when a connection is refused?", "manual.pdf", "4.2 Configuring the proxy", ""},
+		{"Which header carries the client address to the upstream?", "proxy.html", "Headers", "## Forwarded headers"},
+		{"What does refill add for each interval passed since the last refill?", "ratelimit.go", "func (b *Bucket) refill", "func (b *Bucket) refill(now time.Time) {"},
 	} {
 		resp, err := e.retrieve(ctx, q.question, 3)
 		if err != nil || len(resp.Results) == 0 {
@@ -85,6 +87,14 @@ func TestArchiveOfHTMLPDFAndCodeAnswersWithPages(t *testing.T) {
 		if !strings.HasSuffix(top.DocID, q.doc) || !slices.Contains(top.HeadingPath, q.heading) {
 			t.Errorf("%q answered first by %s %q, want %s under %q", q.question, top.DocID, top.HeadingPath, q.doc, q.heading)
 			continue
+		}
+		if !strings.Contains(top.Text, q.holds) {
+			t.Errorf("%q: the parent does not hold %q: %q", q.question, q.holds, top.Text)
+		}
+		for _, noise := range []string{"tracking", "Copyright", "Install"} {
+			if strings.Contains(top.Text, noise) {
+				t.Errorf("%q: the parent holds %q, which the page's script, navigation or footer says", q.question, noise)
+			}
 		}
 		if q.doc == "manual.pdf" && (top.Pages == nil || top.Pages.First < 1 || top.Pages.Last < top.Pages.First) {
 			t.Errorf("%q: the PDF's parent carries no pages: %+v", q.question, top.Pages)
