@@ -52,6 +52,9 @@ func deployOperator(ctx context.Context) error {
 			crds = append(crds, o)
 		case "Namespace":
 			namespaces = append(namespaces, o)
+		case "Deployment":
+			restartOnApply(o)
+			rest = append(rest, o)
 		default:
 			rest = append(rest, o)
 		}
@@ -67,6 +70,21 @@ func deployOperator(ctx context.Context) error {
 		return err
 	}
 	return waitOperatorAvailable(ctx)
+}
+
+// restartOnApply stamps the Deployment's pod template as kubectl rollout
+// restart does, so that an operator already running from an earlier run
+// of the suite is replaced by one of the image just loaded under the same
+// name.
+func restartOnApply(d *unstructured.Unstructured) {
+	annotations, _, _ := unstructured.NestedStringMap(d.Object, "spec", "template", "metadata", "annotations")
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations["kubectl.kubernetes.io/restartedAt"] = time.Now().Format(time.RFC3339)
+	if err := unstructured.SetNestedStringMap(d.Object, annotations, "spec", "template", "metadata", "annotations"); err != nil {
+		panic(err) // the map holds strings only
+	}
 }
 
 // userOverlay writes a kustomization over config/default that sets the
