@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -130,8 +131,26 @@ func waitCurrent(t *testing.T, obj client.Object, timeout time.Duration) {
 	t.Helper()
 	eventually(t, timeout, fmt.Sprintf("%T %s to be Current", obj, obj.GetName()), func() (bool, error) {
 		res := kstatusOf(t, obj)
-		return res.Status == status.CurrentStatus, fmt.Errorf("%s: %s", res.Status, res.Message)
+		observed, err := observedGeneration(obj)
+		if err != nil {
+			return false, err
+		}
+		// kstatus calls an object with no status at all Current: one the
+		// operator has not reconciled yet must not pass.
+		return res.Status == status.CurrentStatus && observed == obj.GetGeneration(),
+			fmt.Errorf("%s: %s (observed generation %d of %d)", res.Status, res.Message, observed, obj.GetGeneration())
 	})
+}
+
+// observedGeneration reads status.observedGeneration of obj, 0 when it
+// has none.
+func observedGeneration(obj client.Object) (int64, error) {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return 0, err
+	}
+	g, _, err := unstructured.NestedInt64(u, "status", "observedGeneration")
+	return g, err
 }
 
 // waitSamplesReady waits as a user would, with kubectl wait, until the
