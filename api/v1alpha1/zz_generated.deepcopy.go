@@ -171,6 +171,16 @@ func (in *ChunkingPolicySpec) DeepCopyInto(out *ChunkingPolicySpec) {
 		*out = new(ChunkSize)
 		**out = **in
 	}
+	if in.Levels != nil {
+		in, out := &in.Levels, &out.Levels
+		*out = make([]Level, len(*in))
+		copy(*out, *in)
+	}
+	if in.Section != nil {
+		in, out := &in.Section, &out.Section
+		*out = new(ChunkSize)
+		**out = **in
+	}
 	if in.Window != nil {
 		in, out := &in.Window, &out.Window
 		*out = new(Window)
