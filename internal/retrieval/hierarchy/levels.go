@@ -39,6 +39,12 @@ func (b *Builder) shape() []Level {
 	return b.Shape
 }
 
+// Leaf names the level of the builder's children, the smallest.
+func (b *Builder) Leaf() Level {
+	shape := b.shape()
+	return shape[len(shape)-1]
+}
+
 // IsTwoLevels reports whether the builder makes the default shape, parents
 // and children, whose units carry no level or link up.
 func (b *Builder) IsTwoLevels() bool { return slices.Equal(b.shape(), TwoLevels) }

@@ -105,6 +105,8 @@ type Index struct {
 	// Windows is true when the parents are sentence windows, which
 	// overlap: its Retriever merges overlapping hits.
 	Windows bool
+	// Leaf names the level of the children (child, or sentence).
+	Leaf hierarchy.Level
 }
 
 // Build splits, embeds and indexes docs. Parents and children come out in
@@ -128,7 +130,7 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 		return nil, err
 	}
 	defer source.close()
-	ix := &Index{Documents: len(docs), Embedder: e, Windows: isWindows(b)}
+	ix := &Index{Documents: len(docs), Embedder: e, Windows: isWindows(b), Leaf: leafOf(b)}
 	if source.storeErr != nil {
 		ix.UnitsNotStored, ix.UnitStoreErr = len(docs), source.storeErr
 	}
@@ -335,7 +337,16 @@ func releaseFinished(batch []slot) {
 // Retriever returns a retriever over the in-memory index; it merges
 // overlapping sentence windows.
 func (ix *Index) Retriever() *retrieval.Retriever {
-	return &retrieval.Retriever{Embedder: ix.Embedder, Children: ix.Store, Parents: parentstore.NewMemory(ix.Parents), MergeOverlaps: ix.Windows}
+	return &retrieval.Retriever{Embedder: ix.Embedder, Children: ix.Store, Parents: parentstore.NewMemory(ix.Parents), MergeOverlaps: ix.Windows, Leaf: ix.Leaf}
+}
+
+// leafOf names the level of a document splitter's children: its
+// builder's smallest level, child for any other splitter.
+func leafOf(s hierarchy.DocumentSplitter) hierarchy.Level {
+	if b, ok := s.(*hierarchy.Builder); ok {
+		return b.Leaf()
+	}
+	return hierarchy.LevelChild
 }
 
 // isWindows reports whether a document splitter makes sentence windows.
