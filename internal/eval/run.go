@@ -21,10 +21,11 @@ const (
 	FlatChild      = "flat-child"
 	FlatParent     = "flat-parent"
 	SentenceWindow = "sentence-window"
+	Adaptive       = "adaptive"
 )
 
 // AllStrategies lists every strategy, baselines first.
-var AllStrategies = []string{FlatChild, FlatParent, ParentChild, SentenceWindow}
+var AllStrategies = []string{FlatChild, FlatParent, ParentChild, SentenceWindow, Adaptive}
 
 // rankDepth is how many units are ranked for recall@100.
 const rankDepth = 100
@@ -47,6 +48,8 @@ type Config struct {
 	BudgetMaxParents int
 	ChildTopK        int
 	Aggregation      retrieval.Aggregation
+	// Adaptive tunes the adaptive strategy.
+	Adaptive retrieval.AdaptiveOptions
 	// Log, when set, receives one line per finished step.
 	Log func(format string, args ...any)
 }
@@ -107,7 +110,7 @@ func splitterFor(strategy string, b *hierarchy.Builder) (hierarchy.DocumentSplit
 	pc, sw := *b, *b
 	pc.Strategy, sw.Strategy = hierarchy.ParentChild, hierarchy.SentenceWindow
 	switch strategy {
-	case ParentChild:
+	case ParentChild, Adaptive:
 		return &pc, nil
 	case SentenceWindow:
 		return &sw, nil
@@ -116,7 +119,7 @@ func splitterFor(strategy string, b *hierarchy.Builder) (hierarchy.DocumentSplit
 	case FlatParent:
 		return hierarchy.FlatParents{Builder: &pc}, nil
 	}
-	return nil, fmt.Errorf("unknown strategy %q (want %s, %s, %s or %s)", strategy, ParentChild, FlatChild, FlatParent, SentenceWindow)
+	return nil, fmt.Errorf("unknown strategy %q (want %s, %s, %s, %s or %s)", strategy, ParentChild, FlatChild, FlatParent, SentenceWindow, Adaptive)
 }
 
 // queryOutcome is what one query contributed.
@@ -144,7 +147,10 @@ func runStrategy(ctx context.Context, corpus *Corpus, queries []Query, qrels Qre
 	}
 	indexSeconds := time.Since(start).Seconds()
 	cfg.logf("%s: indexed %d documents into %d parents and %d children in %.2fs", strategy, ix.Documents, len(ix.Parents), len(ix.Children), indexSeconds)
-	ev := &evaluator{corpus: corpus, retriever: ix.Retriever(), qrels: qrels, cfg: cfg, grouped: strategy == ParentChild || strategy == SentenceWindow}
+	ev := &evaluator{corpus: corpus, retriever: ix.Retriever(), qrels: qrels, cfg: cfg, grouped: strategy != FlatChild && strategy != FlatParent}
+	if strategy == Adaptive {
+		ev.mode = retrieval.ModeAdaptive
+	}
 	outcomes, err := ev.all(ctx, queries)
 	if err != nil {
 		return Report{}, err
@@ -161,6 +167,7 @@ type evaluator struct {
 	qrels     Qrels
 	cfg       Config
 	grouped   bool
+	mode      retrieval.Mode
 }
 
 // all scores every query on GOMAXPROCS workers; outcomes are in query order.
@@ -195,7 +202,7 @@ func (ev *evaluator) all(ctx context.Context, queries []Query) ([]queryOutcome, 
 // top units, and answer-in-context at each budget.
 func (ev *evaluator) one(ctx context.Context, q Query) (queryOutcome, error) {
 	var o queryOutcome
-	base := retrieval.Options{ChildTopK: ev.cfg.ChildTopK, MaxParents: ev.cfg.MaxParents, Aggregation: ev.cfg.Aggregation}
+	base := retrieval.Options{ChildTopK: ev.cfg.ChildTopK, MaxParents: ev.cfg.MaxParents, Aggregation: ev.cfg.Aggregation, Mode: ev.mode, Adaptive: ev.cfg.Adaptive}
 	start := time.Now()
 	if _, err := ev.retriever.Retrieve(ctx, q.Text, base); err != nil {
 		return o, err
@@ -245,8 +252,9 @@ func (ev *evaluator) contexts(ctx context.Context, q Query, base retrieval.Optio
 
 // rankedIDs maps ranked results to judged ids, first occurrence wins. A
 // result in a document made of paragraphs names the paragraphs its hit
-// children lie in first, then the other paragraphs it overlaps; otherwise
-// it names its document.
+// children lie in first, then the other paragraphs its text overlaps (its
+// spans, when it is pieces of its parent); otherwise it names its
+// document.
 func (ev *evaluator) rankedIDs(results []retrieval.Result) []string {
 	var ids []string
 	for _, r := range results {
@@ -260,7 +268,13 @@ func (ev *evaluator) rankedIDs(results []retrieval.Result) []string {
 				ids = append(ids, overlapping(paras, r.Start+m.Start, r.Start+m.End)...)
 			}
 		}
-		ids = append(ids, overlapping(paras, r.Start, r.Start+utf8.RuneCountInString(r.Text))...)
+		spans := r.Spans
+		if spans == nil {
+			spans = []retrieval.Interval{{Start: 0, End: utf8.RuneCountInString(r.Text)}}
+		}
+		for _, s := range spans {
+			ids = append(ids, overlapping(paras, r.Start+s.Start, r.Start+s.End)...)
+		}
 	}
 	return firstOccurrences(ids)
 }

@@ -28,6 +28,8 @@ const (
 const (
 	DefaultMergeShare      = 0.5
 	DefaultWindowSentences = 1
+	// MaxWindowSentences is the widest window a query may ask for.
+	MaxWindowSentences = 10
 )
 
 // AdaptiveOptions tune ModeAdaptive.

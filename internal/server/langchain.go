@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 
 // LangChainPath is where LangChain's remote retriever posts its query.
@@ -32,15 +33,18 @@ type LangChainDocument struct {
 
 // LangChainMetadata is what parentrag says of a parent beside its text.
 type LangChainMetadata struct {
-	ParentID string               `json:"parentId"`
-	DocID    string               `json:"docId"`
-	Title    string               `json:"title,omitempty"`
-	Score    float32              `json:"score"`
-	Revision string               `json:"revision"`
-	Start    int                  `json:"start"`
-	Trimmed  bool                 `json:"trimmed,omitempty"`
-	Spans    []retrieval.Interval `json:"spans,omitempty"`
-	Matches  []retrieval.Match    `json:"matches"`
+	ParentID string `json:"parentId"`
+	DocID    string `json:"docId"`
+	Title    string `json:"title,omitempty"`
+	// HeadingPath and Level are the result's (see retrieval.Result).
+	HeadingPath []string             `json:"headingPath,omitempty"`
+	Level       hierarchy.Level      `json:"level"`
+	Score       float32              `json:"score"`
+	Revision    string               `json:"revision"`
+	Start       int                  `json:"start"`
+	Trimmed     bool                 `json:"trimmed,omitempty"`
+	Spans       []retrieval.Interval `json:"spans,omitempty"`
+	Matches     []retrieval.Match    `json:"matches"`
 }
 
 // langChainShape is the request body, spelt exactly.
@@ -73,7 +77,7 @@ func toLangChain(resp *RetrieveResponse) *LangChainResponse {
 	docs := make([]LangChainDocument, len(resp.Results))
 	for i, res := range resp.Results {
 		docs[i] = LangChainDocument{PageContent: res.Text, Metadata: LangChainMetadata{
-			ParentID: res.ParentID, DocID: res.DocID, Title: res.Title, Score: res.Score,
+			ParentID: res.ParentID, DocID: res.DocID, Title: res.Title, HeadingPath: res.HeadingPath, Level: res.Level, Score: res.Score,
 			Revision: resp.Revision, Start: res.Start, Trimmed: res.Trimmed, Spans: res.Spans, Matches: res.Matches,
 		}}
 	}

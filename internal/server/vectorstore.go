@@ -323,7 +323,7 @@ func searchPage(queries []string, resp *RetrieveResponse, metadata []map[string]
 }
 
 // attributesOf are a result's attributes: its document's metadata, then
-// parentId, revision and, when there is one, title, which win over
+// parentId, level, revision and, when there is one, title, which win over
 // metadata keys of the same name.
 func attributesOf(res retrieval.Result, revision string, metadata map[string]string) map[string]any {
 	attrs := make(map[string]any, len(metadata)+3)
@@ -331,6 +331,7 @@ func attributesOf(res retrieval.Result, revision string, metadata map[string]str
 		attrs[k] = v
 	}
 	attrs["parentId"] = res.ParentID
+	attrs["level"] = string(res.Level)
 	attrs["revision"] = revision
 	if res.Title != "" {
 		attrs["title"] = res.Title
