@@ -45,7 +45,7 @@ func newUnit(doc hierarchy.Document, b hierarchy.DocumentSplitter, shape unitSha
 	l := leadOf(doc, res.Parents)
 	u := &Unit{Parents: res.Parents, Children: res.Children, Ancestors: res.Ancestors, LeadText: l.text, LeadEnd: l.end}
 	if shape.analysed {
-		analyse(u, shape.contexts, scratch)
+		analyse(u, shape.contexts, isProse(doc), scratch)
 	}
 	return u
 }
