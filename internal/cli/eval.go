@@ -192,7 +192,7 @@ func printReports(w io.Writer, reports []eval.Report, budgets []int) {
 			header = append(header, fmt.Sprintf("EiC@%d", b))
 		}
 	}
-	header = append(header, "index s", "p50 ms", "p99 ms")
+	header = append(header, "AiC@def", "words", "index s", "p50 ms", "p99 ms")
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, r := range reports {
 		row := []string{r.Strategy, strconv.Itoa(r.Queries), num(r.NDCG10), num(r.Recall100), num(r.Hit1), num(r.Hit5), num(r.MRR10)}
@@ -200,7 +200,7 @@ func printReports(w io.Writer, reports []eval.Report, budgets []int) {
 		if evidence {
 			row = append(row, shares(r.EvidenceInContext, budgets)...)
 		}
-		row = append(row, fmt.Sprintf("%.2f", r.IndexSeconds), fmt.Sprintf("%.3f", r.QueryP50Ms), fmt.Sprintf("%.3f", r.QueryP99Ms))
+		row = append(row, num(r.AnswerInDefault), fmt.Sprintf("%.0f", r.DefaultWords), fmt.Sprintf("%.2f", r.IndexSeconds), fmt.Sprintf("%.3f", r.QueryP50Ms), fmt.Sprintf("%.3f", r.QueryP99Ms))
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()

@@ -68,7 +68,13 @@ type Report struct {
 	// evidence whose context holds a whole evidence paragraph; empty when
 	// no query has evidence.
 	EvidenceInContext map[string]float64 `json:"evidenceInContext,omitempty"`
-	IndexSeconds      float64            `json:"indexSeconds"`
+	// AnswerInDefault is the share of the queries with answers whose
+	// default retrieval (MaxParents, no budget) holds an answer, and
+	// DefaultWords the mean number of words that retrieval returns: how
+	// much text a strategy spends on its answers when no budget says.
+	AnswerInDefault *float64 `json:"answerInDefault,omitempty"`
+	DefaultWords    float64  `json:"defaultWords"`
+	IndexSeconds    float64  `json:"indexSeconds"`
 	QueryP50Ms        float64            `json:"queryP50Ms"`
 	QueryP99Ms        float64            `json:"queryP99Ms"`
 }
@@ -128,6 +134,10 @@ type queryOutcome struct {
 	answered map[int]bool // budget -> answer in context
 	evidence map[int]bool // budget -> an evidence paragraph in context
 	latency  time.Duration
+	// inDefault says whether the default retrieval holds an answer, and
+	// defaultWords how many words it returns.
+	inDefault    bool
+	defaultWords int
 }
 
 // runStrategy indexes the corpus for one strategy and scores every query.
@@ -204,10 +214,17 @@ func (ev *evaluator) one(ctx context.Context, q Query) (queryOutcome, error) {
 	var o queryOutcome
 	base := retrieval.Options{ChildTopK: ev.cfg.ChildTopK, MaxParents: ev.cfg.MaxParents, Aggregation: ev.cfg.Aggregation, Mode: ev.mode, Adaptive: ev.cfg.Adaptive}
 	start := time.Now()
-	if _, err := ev.retriever.Retrieve(ctx, q.Text, base); err != nil {
+	def, err := ev.retriever.Retrieve(ctx, q.Text, base)
+	if err != nil {
 		return o, err
 	}
 	o.latency = time.Since(start)
+	texts := make([]string, len(def))
+	for i, r := range def {
+		texts[i] = r.Text
+		o.defaultWords += wordCount(r.Text)
+	}
+	o.inDefault = containsAnswer(contextWords(texts, o.defaultWords), q.Answers)
 	deep := base
 	deep.MaxParents = rankDepth
 	ranked, err := ev.retriever.Retrieve(ctx, q.Text, deep)
@@ -314,7 +331,30 @@ func summarize(strategy string, queries []Query, outcomes []queryOutcome, ranked
 		r.EvidenceInContext = ev
 	}
 	r.QueryP50Ms, r.QueryP99Ms = percentile(latencies, 50), percentile(latencies, 99)
+	r.AnswerInDefault, r.DefaultWords = defaultAnswers(queries, outcomes)
 	return r
+}
+
+// defaultAnswers returns the share of the queries with answers whose
+// default retrieval holds one (nil when none has answers), and the mean
+// words of every query's default retrieval.
+func defaultAnswers(queries []Query, outcomes []queryOutcome) (*float64, float64) {
+	answered, withAnswers, words := 0, 0, 0
+	for i, o := range outcomes {
+		words += o.defaultWords
+		if len(queries[i].Answers) == 0 {
+			continue
+		}
+		withAnswers++
+		if o.inDefault {
+			answered++
+		}
+	}
+	meanWords := float64(words) / float64(max(len(outcomes), 1))
+	if withAnswers == 0 {
+		return nil, meanWords
+	}
+	return ptr(float64(answered) / float64(withAnswers)), meanWords
 }
 
 // inContextShares returns, per budget, the share of the queries that
