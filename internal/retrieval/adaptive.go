@@ -30,6 +30,10 @@ const (
 	DefaultWindowSentences = 1
 	// MaxWindowSentences is the widest window a query may ask for.
 	MaxWindowSentences = 10
+	// EvidenceFloor is the least share of the best child's score an
+	// evidence child scores: a child that matches only by its context
+	// (the title, the opening section) counts for nothing.
+	EvidenceFloor = 0.5
 )
 
 // AdaptiveOptions tune ModeAdaptive.
@@ -46,7 +50,8 @@ type AdaptiveOptions struct {
 }
 
 // adapt turns ranked groups of children and their parents into the units
-// ModeAdaptive returns, best first. Evidence is the best ChildTopK hits.
+// ModeAdaptive returns, best first. Evidence is the hits among the best
+// ChildTopK that score at least EvidenceFloor times the best one.
 // A unit matches when it is evidence or holds some. From each group with
 // evidence it climbs: its parent is chosen when at least MergeShare of the
 // parent's children match, then the unit above when at least MergeShare
@@ -139,8 +144,9 @@ type adaptation struct {
 	holds map[string]bool
 }
 
-// markEvidence marks the best topK hits of groups, and every unit above
-// each of them, as holding evidence.
+// markEvidence marks the evidence among the hits of groups (the best
+// topK that score at least EvidenceFloor times the best), and every unit
+// above each of them, as holding evidence.
 func (a *adaptation) markEvidence(groups []group, topK int) {
 	var all []vectorstore.Hit
 	for _, g := range groups {
@@ -148,6 +154,9 @@ func (a *adaptation) markEvidence(groups []group, topK int) {
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Score > all[j].Score })
 	for _, h := range all[:min(len(all), max(topK, 1))] {
+		if h.Score < EvidenceFloor*all[0].Score {
+			break
+		}
 		a.holds[h.ID] = true
 		for id := h.ParentID; id != "" && !a.holds[id]; {
 			a.holds[id] = true
