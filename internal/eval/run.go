@@ -75,8 +75,8 @@ type Report struct {
 	AnswerInDefault *float64 `json:"answerInDefault,omitempty"`
 	DefaultWords    float64  `json:"defaultWords"`
 	IndexSeconds    float64  `json:"indexSeconds"`
-	QueryP50Ms        float64            `json:"queryP50Ms"`
-	QueryP99Ms        float64            `json:"queryP99Ms"`
+	QueryP50Ms      float64  `json:"queryP50Ms"`
+	QueryP99Ms      float64  `json:"queryP99Ms"`
 }
 
 // Run evaluates each strategy on the corpus. When qrels is not nil only the
