@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"unicode/utf8"
 
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
@@ -39,9 +40,8 @@ const (
 // AdaptiveOptions tune ModeAdaptive.
 type AdaptiveOptions struct {
 	// MergeShare is the share of a unit's children, from 0 (exclusive) to
-	// 1, that must hold evidence (a child among the best ChildTopK found)
-	// for the unit to be returned in their place (default
-	// DefaultMergeShare).
+	// 1, that must hold evidence for the unit to be returned in their
+	// place (default DefaultMergeShare).
 	MergeShare float64
 	// WindowSentences is how many sentences each side of its own a child
 	// returned in a window gets, within its parent; 0 returns the
@@ -51,34 +51,32 @@ type AdaptiveOptions struct {
 
 // adapt turns ranked groups of children and their parents into the units
 // ModeAdaptive returns, best first. Evidence is the hits among the best
-// ChildTopK that score at least EvidenceFloor times the best one.
-// A unit matches when it is evidence or holds some. From each group with
-// evidence it climbs: its parent is chosen when at least MergeShare of the
-// parent's children match, then the unit above when at least MergeShare
-// of its children match, and so on while the share holds. A group whose
-// parent is not chosen, or that has no evidence, returns its hit children
-// in sentence windows (see sentenceWindows) cut from its parent. Groups
-// under one chosen unit, or under a chosen unit of another group, become
-// one result: the largest chosen unit above them, with every hit, scored
-// by the aggregation; results are then ordered by score, ties by the rank
-// of their best group. No text is returned twice.
+// ChildTopK that score at least EvidenceFloor times the best one; a unit
+// holds evidence when one lies in it. From each group with evidence it
+// climbs: its parent is chosen when at least MergeShare of the parent's
+// children are evidence, then the unit above when at least MergeShare of
+// its children hold evidence, and so on while the share holds (units above
+// the parents are read from the parent store as the climb reaches them,
+// one read per level). A group whose parent is not chosen, or that has no
+// evidence, returns its hit children in sentence windows (see
+// sentenceWindows) cut from its parent. Groups whose parents lie in one
+// chosen unit become one result: the largest chosen unit, with every hit,
+// scored by the aggregation; results are then ordered by score, ties by
+// the rank of their best group. No text is returned twice.
 func (r *Retriever) adapt(ctx context.Context, groups []group, parents []hierarchy.Parent, opts Options) ([]group, []hierarchy.Parent, error) {
-	tree, err := r.ancestry(ctx, parents)
+	a := newAdaptation(groups, parents, opts)
+	chosen, err := r.climbAll(ctx, a, parents)
 	if err != nil {
 		return nil, nil, err
-	}
-	a := adaptation{tree: tree, share: opts.Adaptive.mergeShare(), holds: map[string]bool{}}
-	a.markEvidence(groups, opts.ChildTopK)
-	chosen := map[string]bool{}
-	for i := range groups {
-		if u := a.climb(groups[i], &parents[i]); u != nil {
-			chosen[u.ID] = true
-		}
 	}
 	var out []ranked
 	at := map[string]int{} // result key -> index in out
 	for i, g := range groups {
-		key, unit := a.target(&parents[i], chosen)
+		unit := largestHolding(chosen, &parents[i])
+		key := "window:" + parents[i].ID
+		if unit != nil {
+			key = unit.ID
+		}
 		if j, ok := at[key]; ok {
 			out[j].group.hits = unionHits(out[j].group.hits, g.hits)
 			continue
@@ -94,122 +92,170 @@ func (r *Retriever) adapt(ctx context.Context, groups []group, parents []hierarc
 	return a.finish(out, opts.Aggregation)
 }
 
-// ancestry returns every given parent and every unit above them, by id,
-// reading each level above from the parent store in one call.
-func (r *Retriever) ancestry(ctx context.Context, parents []hierarchy.Parent) (map[string]*hierarchy.Parent, error) {
-	tree := map[string]*hierarchy.Parent{}
-	frontier := make([]*hierarchy.Parent, len(parents))
-	for i := range parents {
-		tree[parents[i].ID] = &parents[i]
-		frontier[i] = &parents[i]
-	}
-	for len(frontier) > 0 {
-		var ids []string
-		for _, p := range frontier {
-			if p.ParentID != "" && tree[p.ParentID] == nil && !containsID(ids, p.ParentID) {
-				ids = append(ids, p.ParentID)
-			}
-		}
-		if len(ids) == 0 {
-			break
-		}
-		ups, err := r.Parents.Get(ctx, ids)
-		if err != nil {
-			return nil, fmt.Errorf("resolving the units above parents: %w", err)
-		}
-		frontier = frontier[:0]
-		for i := range ups {
-			tree[ups[i].ID] = &ups[i]
-			frontier = append(frontier, &ups[i])
-		}
-	}
-	return tree, nil
-}
-
-// containsID reports whether ids holds id.
-func containsID(ids []string, id string) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
-}
-
-// adaptation is the state of one adapt: the units known, the share that
-// merges, and which children and units hold evidence.
+// adaptation is the state of one adapt: the share that merges, the
+// parents of the groups, the evidence children and where each lies in its
+// document.
 type adaptation struct {
-	tree  map[string]*hierarchy.Parent
-	share float64
-	holds map[string]bool
+	share    float64
+	parents  map[string]*hierarchy.Parent
+	evidence map[string]bool
+	places   map[string][]int // document -> the offsets where evidence starts
 }
 
-// markEvidence marks the evidence among the hits of groups (the best
-// topK that score at least EvidenceFloor times the best), and every unit
-// above each of them, as holding evidence.
-func (a *adaptation) markEvidence(groups []group, topK int) {
+// newAdaptation finds the evidence among the hits of groups (the best
+// ChildTopK that score at least EvidenceFloor times the best) and where
+// each lies.
+func newAdaptation(groups []group, parents []hierarchy.Parent, opts Options) *adaptation {
+	a := &adaptation{share: opts.Adaptive.mergeShare(), parents: map[string]*hierarchy.Parent{}, evidence: map[string]bool{}, places: map[string][]int{}}
+	for i := range parents {
+		a.parents[parents[i].ID] = &parents[i]
+	}
 	var all []vectorstore.Hit
 	for _, g := range groups {
 		all = append(all, g.hits...)
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Score > all[j].Score })
-	for _, h := range all[:min(len(all), max(topK, 1))] {
+	for _, h := range all[:min(len(all), max(opts.ChildTopK, 1))] {
 		if h.Score < EvidenceFloor*all[0].Score {
 			break
 		}
-		a.holds[h.ID] = true
-		for id := h.ParentID; id != "" && !a.holds[id]; {
-			a.holds[id] = true
-			p := a.tree[id]
-			if p == nil {
-				break
+		a.evidence[h.ID] = true
+		if p := a.parents[h.ParentID]; p != nil && p.Start >= 0 {
+			if s, ok := spanOf(p, h.ID); ok {
+				a.places[p.DocID] = append(a.places[p.DocID], p.Start+s.Start)
 			}
-			id = p.ParentID
 		}
 	}
+	return a
 }
 
-// matchShare is the share of u's children that hold evidence.
+// spanOf returns the span of child id in p, when p locates it.
+func spanOf(p *hierarchy.Parent, id string) (hierarchy.Span, bool) {
+	for _, s := range p.Children {
+		if s.ID == id && s.Start >= 0 {
+			return s, true
+		}
+	}
+	return hierarchy.Span{}, false
+}
+
+// matchShare is the share of u's children that hold evidence: for a
+// parent of hit children, those that are evidence; for a larger unit,
+// those where some evidence starts.
 func (a *adaptation) matchShare(u *hierarchy.Parent) float64 {
 	if len(u.Children) == 0 {
 		return 0
 	}
 	n := 0
+	_, isParent := a.parents[u.ID]
 	for _, s := range u.Children {
-		if a.holds[s.ID] {
+		if isParent && a.evidence[s.ID] || !isParent && a.holdsEvidence(u, s) {
 			n++
 		}
 	}
 	return float64(n) / float64(len(u.Children))
 }
 
-// climb returns the largest unit chosen for group g of parent p: p when
-// it has evidence and enough of its children match, then each unit above
-// while enough of its children match; nil when p is not chosen.
-func (a *adaptation) climb(g group, p *hierarchy.Parent) *hierarchy.Parent {
-	if !a.holds[p.ID] {
-		return nil
+// holdsEvidence reports whether evidence starts in the child of u at span
+// s.
+func (a *adaptation) holdsEvidence(u *hierarchy.Parent, s hierarchy.Span) bool {
+	if u.Start < 0 || s.Start < 0 {
+		return false
 	}
-	var chosen *hierarchy.Parent
-	for u := p; u != nil && a.matchShare(u) >= a.share; u = a.tree[u.ParentID] {
-		chosen = u
-	}
-	return chosen
-}
-
-// target returns the result a group of parent p joins: the largest chosen
-// unit at or above p, keyed by its id, or p's own window (a nil unit).
-func (a *adaptation) target(p *hierarchy.Parent, chosen map[string]bool) (string, *hierarchy.Parent) {
-	var unit *hierarchy.Parent
-	for u := p; u != nil; u = a.tree[u.ParentID] {
-		if chosen[u.ID] {
-			unit = u
+	for _, at := range a.places[u.DocID] {
+		if at >= u.Start+s.Start && at < u.Start+s.End {
+			return true
 		}
 	}
-	if unit == nil {
-		return "window:" + p.ID, nil
+	return false
+}
+
+// climbAll returns the largest unit each group's climb chose, once each:
+// a parent with evidence whose share of matching children reaches the
+// merge share, then each unit above while its share does, the units of
+// each level read in one call.
+func (r *Retriever) climbAll(ctx context.Context, a *adaptation, parents []hierarchy.Parent) ([]*hierarchy.Parent, error) {
+	var climbing []*hierarchy.Parent
+	for i := range parents {
+		if p := &parents[i]; a.matchShare(p) >= a.share {
+			climbing = append(climbing, p)
+		}
 	}
-	return unit.ID, unit
+	var chosen []*hierarchy.Parent
+	for len(climbing) > 0 {
+		ups, err := r.unitsAbove(ctx, climbing)
+		if err != nil {
+			return nil, err
+		}
+		var next []*hierarchy.Parent
+		for _, u := range climbing {
+			if up := ups[u.ParentID]; up != nil && a.matchShare(up) >= a.share {
+				next = append(next, up)
+				continue
+			}
+			chosen = append(chosen, u)
+		}
+		climbing = uniqueUnits(next)
+	}
+	return uniqueUnits(chosen), nil
+}
+
+// unitsAbove reads the units that hold units, by id, in one call.
+func (r *Retriever) unitsAbove(ctx context.Context, units []*hierarchy.Parent) (map[string]*hierarchy.Parent, error) {
+	var ids []string
+	seen := map[string]bool{}
+	for _, u := range units {
+		if u.ParentID != "" && !seen[u.ParentID] {
+			seen[u.ParentID] = true
+			ids = append(ids, u.ParentID)
+		}
+	}
+	out := map[string]*hierarchy.Parent{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	ups, err := r.Parents.Get(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("resolving the units above parents: %w", err)
+	}
+	for i := range ups {
+		out[ups[i].ID] = &ups[i]
+	}
+	return out, nil
+}
+
+// uniqueUnits returns units without repeats, in order.
+func uniqueUnits(units []*hierarchy.Parent) []*hierarchy.Parent {
+	seen := map[string]bool{}
+	var out []*hierarchy.Parent
+	for _, u := range units {
+		if !seen[u.ID] {
+			seen[u.ID] = true
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// largestHolding returns the longest of the chosen units that holds p (of
+// its document, from at or before p's start to at or after its end), or
+// nil when none does.
+func largestHolding(chosen []*hierarchy.Parent, p *hierarchy.Parent) *hierarchy.Parent {
+	var best *hierarchy.Parent
+	for _, u := range chosen {
+		if u.ID == p.ID || holds(u, p) {
+			if best == nil || utf8.RuneCountInString(u.Text) > utf8.RuneCountInString(best.Text) {
+				best = u
+			}
+		}
+	}
+	return best
+}
+
+// holds reports whether unit u's text covers p's, in one document.
+func holds(u, p *hierarchy.Parent) bool {
+	return u.DocID == p.DocID && u.Start >= 0 && p.Start >= 0 && u.Start <= p.Start &&
+		p.Start+utf8.RuneCountInString(p.Text) <= u.Start+utf8.RuneCountInString(u.Text)
 }
 
 // finish scores each result by agg over its hits, gives each chosen unit
@@ -233,22 +279,21 @@ func (a *adaptation) finish(out []ranked, agg Aggregation) ([]group, []hierarchy
 
 // withHitSpans returns unit with the spans of the hit children in its
 // text, each placed from its parent's span and the parent's offset in the
-// document (a hit whose place is unknown is left out).
+// document (a hit whose place is unknown is left out). A unit that is the
+// hits' parent keeps its own spans.
 func (a *adaptation) withHitSpans(unit hierarchy.Parent, hits []vectorstore.Hit) hierarchy.Parent {
+	if _, isParent := a.parents[unit.ID]; isParent {
+		return unit
+	}
 	spans := make([]hierarchy.Span, 0, len(hits))
 	for _, h := range hits {
-		p := a.tree[h.ParentID]
-		if p == nil {
+		p := a.parents[h.ParentID]
+		if p == nil || p.Start < 0 || unit.Start < 0 {
 			continue
 		}
-		if p.ID == unit.ID {
-			return unit // the unit is the hits' parent: its spans are the children's
-		}
-		for _, s := range p.Children {
-			if s.ID == h.ID && s.Start >= 0 && p.Start >= 0 && unit.Start >= 0 {
-				delta := p.Start - unit.Start
-				spans = append(spans, hierarchy.Span{ID: s.ID, Start: s.Start + delta, End: s.End + delta})
-			}
+		if s, ok := spanOf(p, h.ID); ok {
+			delta := p.Start - unit.Start
+			spans = append(spans, hierarchy.Span{ID: s.ID, Start: s.Start + delta, End: s.End + delta})
 		}
 	}
 	unit.Children = spans
