@@ -57,9 +57,9 @@ type AdaptiveOptions struct {
 // children are evidence, then the unit above when at least MergeShare of
 // its children hold evidence, and so on while the share holds (units above
 // the parents are read from the parent store as the climb reaches them,
-// one read per level). A group whose parent is not chosen, or that has no
-// evidence, returns its hit children in sentence windows (see
-// sentenceWindows) cut from its parent. Groups whose parents lie in one
+// one read per level). A group whose parent is not chosen returns its
+// evidence children, or without evidence its best child, in sentence
+// windows (see sentenceWindows) cut from its parent. Groups whose parents lie in one
 // chosen unit become one result: the largest chosen unit, with every hit,
 // scored by the aggregation; results are then ordered by score, ties by
 // the rank of their best group. No text is returned twice.
@@ -83,7 +83,7 @@ func (r *Retriever) adapt(ctx context.Context, groups []group, parents []hierarc
 		}
 		at[key] = len(out)
 		if unit == nil {
-			out = append(out, r.window(g, parents[i], opts.Adaptive.WindowSentences))
+			out = append(out, r.window(a.windowed(g), parents[i], opts.Adaptive.WindowSentences))
 			continue
 		}
 		g.parentID, g.level = unit.ID, levelOf(unit)
@@ -127,6 +127,22 @@ func newAdaptation(groups []group, parents []hierarchy.Parent, opts Options) *ad
 		}
 	}
 	return a
+}
+
+// windowed returns g with the hits a window shows: its evidence, or its
+// best hit when it has none.
+func (a *adaptation) windowed(g group) group {
+	var kept []vectorstore.Hit
+	for _, h := range g.hits {
+		if a.evidence[h.ID] {
+			kept = append(kept, h)
+		}
+	}
+	if len(kept) == 0 && len(g.hits) > 0 {
+		kept = g.hits[:1]
+	}
+	g.hits = kept
+	return g
 }
 
 // spanOf returns the span of child id in p, when p locates it.
