@@ -201,14 +201,14 @@ const (
 // RetrieverAdaptive tunes the Adaptive mode.
 type RetrieverAdaptive struct {
 	// mergePercent is the share, in percent, of a unit's children that
-	// must match for the unit to be returned in their place. Default 50.
+	// must match for the unit to be returned in their place. Default 25.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	// +optional
 	MergePercent int32 `json:"mergePercent,omitempty"`
 
 	// windowSentences is how many sentences each side of its own a child
-	// returned in a window gets. Default 1.
+	// returned in a window gets. Default 2.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=10
 	// +optional

@@ -27,8 +27,8 @@ const (
 // Defaults of AdaptiveOptions, chosen on held-out halves of SQuAD and
 // QASPER (docs/evaluation.md).
 const (
-	DefaultMergeShare      = 0.5
-	DefaultWindowSentences = 1
+	DefaultMergeShare      = 0.25
+	DefaultWindowSentences = 2
 	// MaxWindowSentences is the widest window a query may ask for.
 	MaxWindowSentences = 10
 	// EvidenceFloor is the least share of the best child's score an
