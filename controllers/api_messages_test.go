@@ -126,3 +126,34 @@ func expectInvalid(t *testing.T, u *unstructured.Unstructured, want string) {
 		t.Fatalf("error %q does not say %q", err, want)
 	}
 }
+
+// A URL source's maxTotalSize is at most 4Gi and its maxFileSize at most
+// 64Mi: past them, or not a quantity, the API server refuses the Corpus
+// with a message that says the bound; at the bounds it is accepted.
+func TestAPIServerBoundsRemoteSourceSizes(t *testing.T) {
+	ns := newNamespace(t)
+	corpus := func(field, value string) *unstructured.Unstructured {
+		c := inlineCorpus(ns, "any", sampleDocs()...)
+		c.Spec.Sources = []v1alpha1.Source{{Name: "site", URL: &v1alpha1.URLSource{URL: "https://docs.example.com/site.tar.gz"}}}
+		u := toUnstructured(t, c)
+		sources, _, _ := unstructured.NestedSlice(u.Object, "spec", "sources")
+		sources[0].(map[string]any)["url"].(map[string]any)[field] = value
+		if err := unstructured.SetNestedSlice(u.Object, sources, "spec", "sources"); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	for _, c := range []struct{ field, value, want string }{
+		{"maxTotalSize", "5Gi", "maxTotalSize must be a quantity of at most 4Gi"},
+		{"maxTotalSize", "1Ti", "maxTotalSize must be a quantity of at most 4Gi"},
+		{"maxTotalSize", "10 GB", "maxTotalSize must be a quantity of at most 4Gi"},
+		{"maxFileSize", "65Mi", "maxFileSize must be a quantity of at most 64Mi"},
+	} {
+		expectInvalid(t, corpus(c.field, c.value), c.want)
+	}
+	for field, value := range map[string]string{"maxTotalSize": "4Gi", "maxFileSize": "64Mi"} {
+		if err := k8s.Create(context.Background(), corpus(field, value), client.DryRunAll); err != nil {
+			t.Errorf("%s %s: %v, want it accepted", field, value, err)
+		}
+	}
+}

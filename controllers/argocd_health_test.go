@@ -188,14 +188,15 @@ func TestArgoCDHealthOfLiveObjects(t *testing.T) {
 	h.expect(c, "Corpus", "built revision awaits promotion (Manual)", "Suspended", "awaits promotion")
 
 	updateCorpus(t, k8s, c, func(c *v1alpha1.Corpus) { c.Spec.Suspend = true })
-	h.expect(c, "Corpus", "spec.suspend", "Suspended", "suspended")
+	// "waits": the operator's message, once it has seen the suspension.
+	h.expect(c, "Corpus", "spec.suspend", "Suspended", "waits")
 	get(t, rt)
 	patch := client.MergeFrom(rt.DeepCopy())
 	rt.Spec.Suspend = true
 	if err := k8s.Patch(context.Background(), rt, patch); err != nil {
 		t.Fatal(err)
 	}
-	h.expect(rt, "Retriever", "spec.suspend", "Suspended", "suspended")
+	h.expect(rt, "Retriever", "spec.suspend", "Suspended", "waits")
 
 	orphan := inlineCorpus(ns, uniqueName("no-such-policy"), sampleDocs()...)
 	if err := k8s.Create(context.Background(), orphan); err != nil {
@@ -313,4 +314,52 @@ func patchArgoCDConfigMap(t *testing.T, patchYAML []byte) *corev1.ConfigMap {
 		t.Fatalf("kubectl patch --patch-file would fail: %v", err)
 	}
 	return cm
+}
+
+// suspendedStatuses are statuses a suspended object may still hold from
+// before, or never have had, each on an object whose generation (3) is
+// newer than its status's observedGeneration (2).
+var suspendedStatuses = map[string]map[string]any{
+	"no status yet": nil,
+	"Ready, an older generation": {"observedGeneration": int64(2), "conditions": []any{
+		map[string]any{"type": "Ready", "status": "True", "reason": "Succeeded", "message": "serving revision abc"}}},
+	"Reconciling": {"observedGeneration": int64(2), "conditions": []any{
+		map[string]any{"type": "Ready", "status": "Unknown", "reason": "Progressing", "message": "building revision def"},
+		map[string]any{"type": "Reconciling", "status": "True", "reason": "Progressing", "message": "building revision def"}}},
+	"Stalled": {"observedGeneration": int64(2), "conditions": []any{
+		map[string]any{"type": "Ready", "status": "False", "reason": "IndexFailed", "message": "indexing failed"},
+		map[string]any{"type": "Stalled", "status": "True", "reason": "IndexFailed", "message": "indexing failed"}}},
+	"Ready False": {"observedGeneration": int64(2), "conditions": []any{
+		map[string]any{"type": "Ready", "status": "False", "reason": "SourceError", "message": "source unreachable"}}},
+	"Suspended by the operator": {"observedGeneration": int64(2), "conditions": []any{
+		map[string]any{"type": "Ready", "status": "False", "reason": "Suspended", "message": "reconciliation is suspended (spec.suspend): generation 3 waits"}}},
+}
+
+// A Corpus or Retriever with spec.suspend reads Suspended whatever its
+// status says, as Argo CD's own script for Flux sources checks
+// spec.suspend first: the operator may not have seen the suspension yet,
+// or may not be running. With spec.suspend false it is never Suspended
+// for want of a promotion, even where the status still says it was.
+func TestArgoCDHealthHonoursSpecSuspend(t *testing.T) {
+	for _, kind := range []string{"Corpus", "Retriever"} {
+		script := healthScript(t, kind)
+		for state, status := range suspendedStatuses {
+			obj := map[string]any{
+				"apiVersion": v1alpha1.GroupVersion.String(), "kind": kind,
+				"metadata": map[string]any{"name": "docs", "namespace": "team", "generation": int64(3)},
+				"spec":     map[string]any{"suspend": true},
+			}
+			if status != nil {
+				obj["status"] = status
+			}
+			got := runHealthScript(t, script, obj)
+			if got.Status != "Suspended" || !strings.Contains(got.Message, "spec.suspend") {
+				t.Errorf("%s with spec.suspend, %s: %+v, want Suspended naming spec.suspend", kind, state, got)
+			}
+			obj["spec"] = map[string]any{"suspend": false}
+			if got := runHealthScript(t, script, obj); got.Status == "Suspended" {
+				t.Errorf("%s with spec.suspend false, %s: %+v, want not Suspended", kind, state, got)
+			}
+		}
+	}
 }

@@ -98,8 +98,9 @@ func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name strin
 	return err
 }
 
-// buildRequest describes the revision's build into dir; with Milvus it
-// records the revision's collection in the inventory first.
+// buildRequest describes the revision's build into dir; with Milvus or
+// Postgres it records the revision's collection or table in the inventory
+// first.
 func (r *CorpusReconciler) buildRequest(ctx context.Context, s *corpusState, e embed.Embedder, dir string) (build.Request, error) {
 	req := build.Request{
 		Docs: s.sources.Docs, Policy: s.compiled.Manifested(), Embedder: e, EmbedderConfig: s.embedCfg,
@@ -107,12 +108,19 @@ func (r *CorpusReconciler) buildRequest(ctx context.Context, s *corpusState, e e
 		Workers: 2, OnProgress: s.progress.report, SaveProgress: indexer.Progress{Stage: StageSave}, Dir: dir,
 		UnitCacheDir: r.unitCacheDir(s.corpus), UnitCacheMaxAge: build.DefaultUnitCacheMaxAge,
 	}
-	if s.corpus.UsesMilvus() {
+	switch {
+	case s.corpus.UsesMilvus():
 		cfg, err := r.collectionConfig(ctx, s, s.vectorStore)
 		if err != nil {
 			return req, err
 		}
 		req.Collection = &cfg
+	case s.corpus.UsesPostgres():
+		cfg, err := r.tableConfig(ctx, s, s.vectorStore)
+		if err != nil {
+			return req, err
+		}
+		req.Postgres = &cfg
 	}
 	return req, nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/cmbundle"
+	"github.com/parentrag/parentrag/internal/index/postgres"
 	"github.com/parentrag/parentrag/internal/indexjob"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
@@ -147,14 +148,21 @@ func (r *CorpusReconciler) runGate(ctx context.Context, s *corpusState, candidat
 
 // openRevision unpacks a revision from its ConfigMaps, read from the API
 // server rather than the cache, and opens it with the Corpus's Milvus
-// credentials.
+// credentials or Postgres connection.
 func (r *CorpusReconciler) openRevision(ctx context.Context, c *v1alpha1.Corpus, revision, dir string) (*bundle.Bundle, error) {
 	if _, err := cmbundle.Unpack(ctx, r.reader(), c.Namespace, c.RevisionObjectName(revision), dir); err != nil {
 		return nil, err
 	}
-	return bundle.OpenWith(ctx, dir, bundle.OpenOptions{MilvusConfig: func(ref bundle.VectorStoreRef) (milvus.Config, error) {
-		return r.milvusConfig(ctx, c, ref)
-	}})
+	return bundle.OpenWith(ctx, dir, bundle.OpenOptions{
+		MilvusConfig: func(ref bundle.VectorStoreRef) (milvus.Config, error) { return r.milvusConfig(ctx, c, ref) },
+		PostgresConfig: func(ref bundle.VectorStoreRef) (postgres.Config, error) {
+			if !c.UsesPostgres() {
+				return postgres.Config{}, fmt.Errorf("revision %s is in Postgres, but the Corpus no longer names its connection Secret", revision)
+			}
+			conn, err := r.postgresConnection(ctx, c)
+			return postgresConfig(conn, ref), err
+		},
+	})
 }
 
 // readGolden reads and parses the quality gate's golden queries, nil when

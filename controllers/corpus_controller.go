@@ -19,6 +19,7 @@ import (
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/source/remote"
 	"github.com/parentrag/parentrag/internal/sourceset"
 )
 
@@ -38,6 +39,10 @@ type CorpusReconciler struct {
 	// EmbeddingCacheDir holds one embedding cache per Corpus (default: a
 	// directory in os.TempDir()).
 	EmbeddingCacheDir string
+	// RemoteMemory bounds the text of remote documents (URL and sourceRef
+	// sources) the operator holds at once, for every Corpus together
+	// (default DefaultRemoteMemory).
+	RemoteMemory *remote.Memory
 	// fetchers keep URL sources between reconciles: with their documents
 	// for builds in process, without them (leanFetchers) for Jobs.
 	fetchers, leanFetchers sourceset.Fetchers
@@ -116,6 +121,15 @@ type corpusState struct {
 	superseded bool
 }
 
+// releaseSources gives back what the documents of the state's remote
+// sources take of the operator's memory for them, once they are no
+// longer used.
+func (s *corpusState) releaseSources() {
+	if s.sources != nil {
+		s.sources.Release()
+	}
+}
+
 // corpusStep is one step of a reconcile. A step returns a non-zero result
 // to wait, an error to stop; the next step runs otherwise.
 type corpusStep func(ctx context.Context, s *corpusState) (ctrl.Result, error)
@@ -138,6 +152,9 @@ func (r *CorpusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 	}
 	base := c.DeepCopy()
 	s := &corpusState{corpus: &c, progress: r.newProgressPatcher(ctx, &c, base)}
+	// Last: the documents of remote sources are used until the reconcile
+	// ends, then left to the caches, which drop them when room is needed.
+	defer s.releaseSources()
 	defer func() {
 		r.summarize(s, result, err)
 		if perr := patchStatus(ctx, r.Client, &c, base); perr != nil {
@@ -149,7 +166,7 @@ func (r *CorpusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 		log.FromContext(ctx).V(1).Info("reconciliation is suspended")
 		return ctrl.Result{}, nil
 	}
-	for _, step := range []corpusStep{r.resolvePolicy, r.readSources, r.resolveEmbedder, r.computeRevision, r.ensureRevision, r.checkRevision, r.checkPinnedRevision, r.promote, r.moveAlias, r.collectGarbage} {
+	for _, step := range []corpusStep{r.resolvePolicy, r.readSources, r.resolveEmbedder, r.computeRevision, r.ensureRevision, r.checkRevision, r.checkPinnedRevision, r.promote, r.moveAlias, r.moveView, r.collectGarbage} {
 		if result, err = step(ctx, s); err != nil || !result.IsZero() {
 			return result, err
 		}
@@ -167,6 +184,10 @@ func (r *CorpusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.MaxConcurrentBuilds = 2
 	}
 	r.leanFetchers.Lean = true
+	if r.RemoteMemory == nil {
+		r.RemoteMemory = remote.NewMemory(DefaultRemoteMemory)
+	}
+	r.fetchers.Memory, r.leanFetchers.Memory = r.RemoteMemory, r.RemoteMemory
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Corpus{}).
 		Owns(&batchv1.Job{}).

@@ -263,10 +263,14 @@ func startOperator(t *testing.T, env *devcluster.Env) *operator {
 	// Controller names are registered per process; the suite's operator
 	// has registered them already.
 	skip := true
+	// The cache and client options of the real operator: Secrets and
+	// ConfigMaps are read from the API server, as its RBAC allows.
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     controllers.NewScheme(),
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: &skip},
+		Cache:      controllers.CacheOptions(),
+		Client:     controllers.ClientOptions(),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -20,8 +20,8 @@ import (
 // collectGarbage deletes the ConfigMaps of every revision that is neither
 // in the history, nor the one just built, nor loaded by a query pod of a
 // Retriever, including shards that a crashed build left without a
-// manifest, and drops their Milvus collections once the alias no longer
-// points at them.
+// manifest, and drops their Milvus collections and Postgres tables once the
+// alias or view no longer points at them.
 func (r *CorpusReconciler) collectGarbage(ctx context.Context, s *corpusState) (ctrl.Result, error) {
 	// A pod of a rollout still under way may restart and load its
 	// revision again, whatever the retention: what a ReplicaSet runs stays.
@@ -43,6 +43,9 @@ func (r *CorpusReconciler) collectGarbage(ctx context.Context, s *corpusState) (
 		if err := r.dropCollections(ctx, s.corpus, func(c v1alpha1.InventoryCollection) bool { return keep[c.Revision] }); err != nil {
 			return ctrl.Result{}, err
 		}
+	}
+	if err := r.collectTables(ctx, s.corpus, keep); err != nil {
+		return ctrl.Result{}, err
 	}
 	present, err := r.storedRevisions(ctx, s.corpus)
 	if err != nil {
@@ -154,6 +157,9 @@ func (r *CorpusReconciler) release(ctx context.Context, c *v1alpha1.Corpus) erro
 	r.fetchers.ForgetSourceRefs(c.Namespace, c.Spec.Sources)
 	if err := r.releaseMilvus(ctx, c); err != nil {
 		return fmt.Errorf("releasing Milvus objects (deletionPolicy %s): %w", c.GetDeletionPolicy(), err)
+	}
+	if err := r.releasePostgres(ctx, c); err != nil {
+		return fmt.Errorf("releasing Postgres tables (deletionPolicy %s): %w", c.GetDeletionPolicy(), err)
 	}
 	if err := r.deleteLabelled(ctx, c.Namespace, map[string]string{cmbundle.LabelCorpus: c.Name}); err != nil {
 		return fmt.Errorf("deleting revisions: %w", err)

@@ -42,13 +42,11 @@ func TestCollectGarbageRecordsHistoryBeforeDeleting(t *testing.T) {
 				calls = append(calls, "status history="+strings.Join(names, ","))
 				return cl.SubResource(sub).Patch(ctx, obj, patch, opts...)
 			},
-			DeleteAllOf: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.DeleteAllOfOption) error {
+			Delete: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 				if _, ok := obj.(*corev1.ConfigMap); ok {
-					var o client.DeleteAllOfOptions
-					o.ApplyOptions(opts)
-					calls = append(calls, "delete "+o.LabelSelector.String())
+					calls = append(calls, "delete "+obj.GetName())
 				}
-				return cl.DeleteAllOf(ctx, obj, opts...)
+				return cl.Delete(ctx, obj, opts...)
 			},
 		}).Build()
 	r := &CorpusReconciler{Client: cl, Recorder: events.NewFakeRecorder(10)}

@@ -16,8 +16,8 @@ type applyConfiguration = runtime.ApplyConfiguration
 
 // planJob describes the revision for its Job: the compiled policy, the
 // sources exactly as the operator read them, the embedder and vector
-// store, and the quality gate. A Milvus collection is recorded in the
-// inventory (and published) before any Job can create it.
+// store, and the quality gate. A Milvus collection or Postgres table is
+// recorded in the inventory (and published) before any Job can create it.
 func (r *CorpusReconciler) planJob(ctx context.Context, s *corpusState, names jobObjects) (*indexjob.Plan, error) {
 	plan := &indexjob.Plan{
 		Namespace: s.corpus.Namespace, Corpus: s.corpus.Name, Revision: s.revision,
@@ -28,6 +28,11 @@ func (r *CorpusReconciler) planJob(ctx context.Context, s *corpusState, names jo
 	if s.corpus.UsesMilvus() {
 		plan.MilvusShards = s.corpus.Spec.VectorStore.Milvus.Shards
 		if err := r.recordCollection(s, s.vectorStore); err != nil {
+			return nil, err
+		}
+	}
+	if s.corpus.UsesPostgres() {
+		if err := r.recordTable(s, s.vectorStore); err != nil {
 			return nil, err
 		}
 	}

@@ -51,7 +51,7 @@ func (r *CorpusReconciler) repairRevision(ctx context.Context, s *corpusState, s
 	}
 	gone := describeMissing(missing)
 	log.FromContext(ctx).Info("revision ConfigMaps are missing", "revision", s.revision, "missing", len(missing), "first", missing[0])
-	if s.corpus.UsesMilvus() {
+	if s.corpus.UsesExternalIndex() {
 		r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeWarning, reasonRevisionConfigMapsMissing, "Repair",
 			"revision %s names ConfigMaps that are gone (%s); a Corpus on Milvus does not store them again: delete the revision's manifest %s to build it anew", s.revision, gone, manifest.Name)
 		return ctrl.Result{}, nil

@@ -140,18 +140,15 @@ func (r *CorpusReconciler) resolveOpenAI(ctx context.Context, s *corpusState, o 
 		s.reason = v1alpha1.ReasonEmbeddingError
 		return ctrl.Result{}, stalled(err)
 	}
-	s.embedder = e
-	s.embedCfg = bundle.Embedder{Kind: bundle.EmbedderOpenAI, Endpoint: o.Endpoint, Model: o.Model, Dimensions: o.Dimensions, APIKeyEnv: apiKeyEnv}
-	if s.corpus.UsesMilvus() {
-		// Milvus holds both fields: BM25 for words, the model for meaning,
-		// fused at query time.
-		lex, err := embed.NewLexical(v1alpha1.DefaultK1, v1alpha1.DefaultB)
-		if err != nil {
-			return ctrl.Result{}, stalled(err)
-		}
-		s.embedder = &embed.Hybrid{Lexical: lex, Dense: e}
-		s.embedCfg.Kind, s.embedCfg.K1, s.embedCfg.B = bundle.EmbedderHybrid, v1alpha1.DefaultK1, v1alpha1.DefaultB
+	// Every store holds both vectors: BM25 for words, the model for
+	// meaning; a Retriever's search mode says which its queries search.
+	lex, err := embed.NewLexical(v1alpha1.DefaultK1, v1alpha1.DefaultB)
+	if err != nil {
+		return ctrl.Result{}, stalled(err)
 	}
+	s.embedder = &embed.Hybrid{Lexical: lex, Dense: e}
+	s.embedCfg = bundle.Embedder{Kind: bundle.EmbedderHybrid, K1: v1alpha1.DefaultK1, B: v1alpha1.DefaultB,
+		Endpoint: o.Endpoint, Model: o.Model, Dimensions: o.Dimensions, APIKeyEnv: apiKeyEnv}
 	return ctrl.Result{}, nil
 }
 
@@ -163,12 +160,25 @@ func secretKey(ref *v1alpha1.SecretKeyReference) string {
 	return ref.Key
 }
 
-// computeRevision names the revision the spec and sources call for.
-func (r *CorpusReconciler) computeRevision(_ context.Context, s *corpusState) (ctrl.Result, error) {
+// computeRevision names the revision the spec and sources call for. With
+// Postgres, the server and database the connection Secret leads to are
+// part of it; a Secret that does not exist yet is waited for.
+func (r *CorpusReconciler) computeRevision(ctx context.Context, s *corpusState) (ctrl.Result, error) {
 	digest := s.sources.Digest()
 	switch {
 	case s.corpus.UsesMilvus():
 		s.vectorStore = milvusRef(s.corpus, "", s.embedCfg.Dimensions)
+	case s.corpus.UsesPostgres():
+		conn, err := r.postgresConnection(ctx, s.corpus)
+		if apierrors.IsNotFound(err) {
+			s.reason, s.message = v1alpha1.ReasonVectorStoreError, err.Error()
+			return ctrl.Result{RequeueAfter: waitInterval}, nil
+		}
+		if err != nil {
+			s.reason = v1alpha1.ReasonVectorStoreError
+			return ctrl.Result{}, stalled(err)
+		}
+		s.vectorStore = postgresRef(s.corpus, conn, "", s.embedCfg.Dimensions)
 	case s.corpus.UsesSegments():
 		s.vectorStore = bundle.VectorStoreRef{Kind: bundle.VectorStoreSegments}
 	}
@@ -180,6 +190,9 @@ func (r *CorpusReconciler) computeRevision(_ context.Context, s *corpusState) (c
 	s.revision = bundle.Revision(s.compiled.Revision, digest, s.embedCfg, s.vectorStore, parentStore)
 	if s.corpus.UsesMilvus() {
 		s.vectorStore.Collection = s.corpus.MilvusCollection(s.revision)
+	}
+	if s.corpus.UsesPostgres() {
+		s.vectorStore.Table = s.corpus.PostgresTable(s.revision)
 	}
 	s.corpus.Status.LastAttemptedRevision = s.revision
 	return ctrl.Result{}, nil

@@ -82,6 +82,7 @@ func (r *CorpusReconciler) supersededBy(ctx context.Context, key client.ObjectKe
 		return "deletion"
 	}
 	probe := &corpusState{corpus: &c}
+	defer probe.releaseSources()
 	for _, step := range []corpusStep{r.resolvePolicy, r.readSources, r.resolveEmbedder, r.computeRevision} {
 		if result, err := step(ctx, probe); err != nil || !result.IsZero() {
 			return ""

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -68,8 +69,8 @@ func TestURLSourceIndexesAnArchiveAndReportsWhatItRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitCurrent(t, c, 60*time.Second)
-	if c.Status.ActiveRevision.Documents != 3 {
-		t.Fatalf("indexed %d documents, want README.md, tides.md and bread.txt", c.Status.ActiveRevision.Documents)
+	if c.Status.ActiveRevision.Documents != 4 {
+		t.Fatalf("indexed %d documents, want README.md, tides.md, bread.txt and main.go", c.Status.ActiveRevision.Documents)
 	}
 	var rejected []string
 	for _, e := range c.Status.SourceErrors {
@@ -105,5 +106,59 @@ func TestURLSourceIndexesAnArchiveAndReportsWhatItRejects(t *testing.T) {
 	waitCurrent(t, broken, 30*time.Second)
 	if broken.Status.ActiveRevision.Documents != 1 || len(broken.Status.SourceErrors) != 1 || !strings.Contains(broken.Status.SourceErrors[0].Message, "404") {
 		t.Fatalf("documents %d, errors %+v", broken.Status.ActiveRevision.Documents, broken.Status.SourceErrors)
+	}
+}
+
+// largeArchive is a gzipped tar of files of size bytes of text each.
+func largeArchive(t *testing.T, files, size int) []byte {
+	t.Helper()
+	var entries [][2]string
+	for i := range files {
+		var b strings.Builder
+		fmt.Fprintf(&b, "# Part %d\n\n", i)
+		for n := 0; b.Len() < size; n++ {
+			fmt.Fprintf(&b, "Paragraph %d of part %d explains how glaciers carve valleys and why their ice flows downhill.\n\n", n, i)
+		}
+		entries = append(entries, [2]string{fmt.Sprintf("repo/part-%d.md", i), b.String()})
+	}
+	return tarGz(t, entries)
+}
+
+// Corpora indexed in the operator share its memory for remote documents
+// (16 MiB in the suite): two whose URL sources unpack to 10 MiB each,
+// created at once, both become Ready, the one that finds the memory taken
+// retried until the other's reconcile is over; one whose source alone is
+// over the memory is refused, saying so, and left to index in a Job.
+func TestCorporaShareTheOperatorsRemoteMemory(t *testing.T) {
+	srv := archiveServer(t, largeArchive(t, 4, 10<<20/4))
+	big := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(largeArchive(t, 4, 20<<20/4))
+	}))
+	t.Cleanup(big.Close)
+	ns := newNamespace(t)
+	p := newPolicy(t, 4000, 800)
+	var corpora []*v1alpha1.Corpus
+	for range 2 {
+		c := inlineCorpus(ns, p.Name)
+		c.Spec.Sources = []v1alpha1.Source{{Name: "repo", URL: &v1alpha1.URLSource{URL: srv.URL + "/docs.tar.gz"}}}
+		if err := k8s.Create(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+		corpora = append(corpora, c)
+	}
+	for _, c := range corpora {
+		waitCurrent(t, c, 5*time.Minute)
+		if c.Status.ActiveRevision.Documents != 4 || len(c.Status.SourceErrors) != 0 {
+			t.Errorf("%s: %d documents, errors %+v; want the 4 parts", c.Name, c.Status.ActiveRevision.Documents, c.Status.SourceErrors)
+		}
+	}
+	over := inlineCorpus(ns, p.Name, sampleDocs()[0])
+	over.Spec.Sources = append(over.Spec.Sources, v1alpha1.Source{Name: "big", URL: &v1alpha1.URLSource{URL: big.URL + "/big.tar.gz"}})
+	if err := k8s.Create(context.Background(), over); err != nil {
+		t.Fatal(err)
+	}
+	waitCurrent(t, over, 2*time.Minute)
+	if len(over.Status.SourceErrors) != 1 || !strings.Contains(over.Status.SourceErrors[0].Message, "over the 16 MiB of remote documents the operator keeps in memory") {
+		t.Errorf("a source over the operator's memory: errors %+v, want it refused saying so", over.Status.SourceErrors)
 	}
 }

@@ -119,6 +119,10 @@ func (r *RetrieverReconciler) plan(ctx context.Context, s *retrieverState) (*que
 		s.reason = v1alpha1.ReasonClaimAccessMode
 		return nil, ctrl.Result{}, stalled(fmt.Errorf("%s", msg))
 	}
+	if msg := searchModeProblem(rt, &c); msg != "" {
+		s.reason = v1alpha1.ReasonSearchMode
+		return nil, ctrl.Result{}, stalled(fmt.Errorf("%s", msg))
+	}
 	names, claim, err := r.revisionStore(ctx, &c, s.revision)
 	if apierrors.IsNotFound(err) {
 		// The Corpus stores a revision's lost ConfigMaps again
@@ -184,6 +188,17 @@ func claimAccessProblem(rt *v1alpha1.Retriever, c *v1alpha1.Corpus) string {
 	}
 	return fmt.Sprintf("%d replicas cannot all mount Corpus %s's claims (access modes %v): set its parentStore.persistentVolumeClaim.accessModes to include ReadOnlyMany or ReadWriteMany, or use 1 replica",
 		rt.GetReplicas(), c.Name, modes)
+}
+
+// searchModeProblem explains why the Retriever's search mode cannot
+// search the Corpus's vectors, "" when it can: Dense and Hybrid need an
+// embedding model.
+func searchModeProblem(rt *v1alpha1.Retriever, c *v1alpha1.Corpus) string {
+	s := rt.Spec.Search
+	if s == nil || s.Mode == "" || s.Mode == v1alpha1.SearchSparse || c.Spec.Embedding.IsOpenAI() {
+		return ""
+	}
+	return fmt.Sprintf("search.mode %s needs an embedding model's vectors, and Corpus %s embeds with the builtin BM25 embedder alone: set its embedding.openAI, or search.mode Sparse", s.Mode, c.Name)
 }
 
 // apply writes every object with server-side apply under one field

@@ -58,12 +58,41 @@ func TestRetrieverRerankShapesTheDeployment(t *testing.T) {
 		t.Fatalf("args %v, want %v among them", d.Spec.Template.Spec.Containers[0].Args, want)
 	}
 	updateRetriever(t, rt, func(r *v1alpha1.Retriever) { r.Spec.Rerank = nil })
-	deploymentWith(t, rt, func(d *appsv1.Deployment) bool {
+	deploymentWith(t, rt, withoutArg("--rerank"))
+}
+
+// withoutArg holds for a Deployment whose server has no argument starting
+// with prefix.
+func withoutArg(prefix string) func(*appsv1.Deployment) bool {
+	return func(d *appsv1.Deployment) bool {
 		for _, a := range d.Spec.Template.Spec.Containers[0].Args {
-			if contains(a, "--rerank") {
+			if contains(a, prefix) {
 				return false
 			}
 		}
 		return true
-	})
+	}
+}
+
+// A Retriever's spec.tracing reaches its query pods as --otlp-endpoint,
+// and the API server refuses an endpoint that is not an http(s) URL.
+func TestRetrieverTracingShapesTheDeployment(t *testing.T) {
+	ns := newNamespace(t)
+	bad := &v1alpha1.Retriever{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "traced"},
+		Spec: v1alpha1.RetrieverSpec{CorpusRef: v1alpha1.LocalObjectReference{Name: "c"},
+			Tracing: &v1alpha1.RetrieverTracing{OTLPEndpoint: "otel-collector:4318"}}}
+	expectInvalid(t, toUnstructured(t, bad), "tracing.otlpEndpoint must be an http:// or https:// URL")
+	_, c := readyCorpus(t, ns)
+	rt := &v1alpha1.Retriever{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "traced"},
+		Spec: v1alpha1.RetrieverSpec{CorpusRef: v1alpha1.LocalObjectReference{Name: c.Name},
+			Tracing: &v1alpha1.RetrieverTracing{OTLPEndpoint: "http://otel-collector.monitoring:4318"}}}
+	if err := k8s.Create(context.Background(), rt); err != nil {
+		t.Fatal(err)
+	}
+	d := deploymentWith(t, rt, func(d *appsv1.Deployment) bool { return true })
+	if !hasArgs(d, "--otlp-endpoint=http://otel-collector.monitoring:4318") {
+		t.Fatalf("args %v lack --otlp-endpoint", d.Spec.Template.Spec.Containers[0].Args)
+	}
+	updateRetriever(t, rt, func(r *v1alpha1.Retriever) { r.Spec.Tracing = nil })
+	deploymentWith(t, rt, withoutArg("--otlp-endpoint"))
 }

@@ -13,7 +13,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/index/postgres"
 	"github.com/parentrag/parentrag/internal/indexjob"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 )
 
 // Query server settings shared by the Deployment and its probes.
@@ -197,15 +199,45 @@ func ClaimServeArgs(r *v1alpha1.Retriever) []string {
 
 // queryArgs are the server address, the Corpus served (the id of its
 // OpenAI vector store, whatever holds the revision), the Retriever's query
-// settings, its auth flags and its rerank stage.
+// settings, its auth flags, its rerank stage and where its traces go.
 func queryArgs(r *v1alpha1.Retriever) []string {
-	return append([]string{
+	args := append([]string{
 		"--addr=:" + itoa(serverPort),
 		"--corpus=" + r.Spec.CorpusRef.Name,
 		"--max-parents=" + itoa(r.GetMaxParents()),
 		"--child-top-k=" + itoa(r.GetChildTopK()),
 		"--aggregation=" + string(r.GetAggregation()),
-	}, slices.Concat(modeArgs(r), authArgs(r), rerankArgs(r))...)
+	}, slices.Concat(modeArgs(r), searchArgs(r), authArgs(r), rerankArgs(r))...)
+	if t := r.Spec.Tracing; t != nil {
+		args = append(args, "--otlp-endpoint="+t.OTLPEndpoint)
+	}
+	return args
+}
+
+// searchArgs are the flags of the Retriever's search mode and fusion;
+// none when it sets none, so the query pods' arguments are those of
+// before the field existed.
+func searchArgs(r *v1alpha1.Retriever) []string {
+	s := r.Spec.Search
+	if s == nil {
+		return nil
+	}
+	var out []string
+	if s.Mode != "" {
+		out = append(out, "--search="+string(s.Mode))
+	}
+	if f := s.Fusion; f != nil {
+		if f.K > 0 {
+			out = append(out, "--rrf-k="+itoa(f.K))
+		}
+		if f.SparseWeight != "" {
+			out = append(out, "--sparse-weight="+f.SparseWeight)
+		}
+		if f.DenseWeight != "" {
+			out = append(out, "--dense-weight="+f.DenseWeight)
+		}
+	}
+	return out
 }
 
 // env gives the pod its namespace and the Corpus's credentials.
@@ -223,8 +255,9 @@ func (p *queryPlan) env() []*corev1ac.EnvVarApplyConfiguration {
 }
 
 // credentialEnv gives query pods and indexing Jobs what they need from
-// the Corpus's Secrets: the embedding API key, and the Milvus token or
-// user name and password (either may be absent).
+// the Corpus's Secrets: the embedding API key, the Milvus token or user
+// name and password (either may be absent), and the keys of the Postgres
+// connection Secret with its CA certificates.
 func credentialEnv(c *v1alpha1.Corpus) []corev1.EnvVar {
 	secret := func(variable, name, key string, optional bool) corev1.EnvVar {
 		return corev1.EnvVar{Name: variable, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
@@ -238,6 +271,16 @@ func credentialEnv(c *v1alpha1.Corpus) []corev1.EnvVar {
 		name := c.Spec.VectorStore.Milvus.SecretRef.Name
 		env = append(env, secret("MILVUS_TOKEN", name, milvusTokenKey, true),
 			secret("MILVUS_USERNAME", name, milvusUsernameKey, true), secret("MILVUS_PASSWORD", name, milvusPasswordKey, true))
+	}
+	if c.UsesPostgres() {
+		p := c.Spec.VectorStore.Postgres
+		// Each key of the connection Secret, those it lacks left unset.
+		for _, key := range []string{postgres.KeyDSN, postgres.KeyURI, postgres.KeyHost, postgres.KeyPort, postgres.KeyDBName, postgres.KeyUser, postgres.KeyUsername, postgres.KeyPassword} {
+			env = append(env, secret(bundle.PostgresEnv(key), p.SecretRef.Name, key, true))
+		}
+		if p.TLS != nil && p.TLS.CASecretRef != nil {
+			env = append(env, secret(bundle.PostgresCAEnv, p.TLS.CASecretRef.Name, postgresCAKey, false))
+		}
 	}
 	return env
 }

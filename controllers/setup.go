@@ -9,6 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/source/remote"
 )
 
 // NewScheme returns a scheme with the Kubernetes kinds and parentrag's.
@@ -31,10 +32,18 @@ type Options struct {
 	// NoCrossNamespaceRefs refuses a Corpus's sourceRef to a Flux source
 	// object in another namespace.
 	NoCrossNamespaceRefs bool
+	// RemoteMemory bounds, in bytes, the text of remote documents the
+	// operator holds at once (default DefaultRemoteMemory).
+	RemoteMemory int64
 }
 
+// DefaultRemoteMemory is how much text of remote documents the operator
+// holds at once, for every Corpus together, by default.
+const DefaultRemoteMemory = 256 << 20
+
 // Setup registers the ChunkingPolicy, Corpus and Retriever controllers
-// with mgr.
+// with mgr, and the series of their objects' conditions on the operator's
+// /metrics.
 func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Image == "" {
 		return fmt.Errorf("no image for query pods and indexing Jobs: the operator's own image is required")
@@ -44,12 +53,18 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		return fmt.Errorf("setting up the ChunkingPolicy controller: %w", err)
 	}
 	corpus := &CorpusReconciler{Client: mgr.GetClient(), Image: o.Image, APIReader: mgr.GetAPIReader(), MetadataCache: mgr.GetCache(), Recorder: mgr.GetEventRecorder("corpus-controller"), MaxConcurrentBuilds: o.ConcurrentBuilds, EmbeddingCacheDir: o.EmbeddingCacheDir, NoCrossNamespaceRefs: o.NoCrossNamespaceRefs}
+	if o.RemoteMemory > 0 {
+		corpus.RemoteMemory = remote.NewMemory(o.RemoteMemory)
+	}
 	if err := corpus.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Corpus controller: %w", err)
 	}
 	retriever := &RetrieverReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("retriever-controller"), DefaultImage: o.Image}
 	if err := retriever.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Retriever controller: %w", err)
+	}
+	if err := registerStatusMetrics(mgr); err != nil {
+		return fmt.Errorf("registering the status metrics: %w", err)
 	}
 	return nil
 }

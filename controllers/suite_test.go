@@ -18,6 +18,7 @@ import (
 
 	"github.com/parentrag/parentrag/controllers"
 	"github.com/parentrag/parentrag/internal/devcluster"
+	"github.com/parentrag/parentrag/internal/index/postgres/pgtest"
 )
 
 // env is the control plane shared by the suite, with the operator running.
@@ -29,6 +30,10 @@ var k8s client.Client
 // TestMain starts kube-apiserver and etcd once, installs the CRDs, and runs
 // the real controllers against them for every test, under the shipped
 // RBAC.
+// suiteRemoteMemory is the operator's --remote-memory in the suite: small,
+// so that a test fills it with sources of a few MiB.
+const suiteRemoteMemory = 16 << 20
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -40,6 +45,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer env.Stop()
+	defer pgtest.Stop()
 	k8s = env.Client
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
 	// The operator acts as its own ServiceAccount under the RBAC that
@@ -61,7 +67,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(cacheDir)
-	if err := controllers.Setup(mgr, controllers.Options{Image: "parentrag:test", EmbeddingCacheDir: cacheDir}); err != nil {
+	if err := controllers.Setup(mgr, controllers.Options{Image: "parentrag:test", EmbeddingCacheDir: cacheDir, RemoteMemory: suiteRemoteMemory}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

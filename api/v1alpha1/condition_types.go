@@ -47,6 +47,9 @@ const (
 	ReasonNoDocuments = "NoDocuments"
 	// ReasonEmbeddingError: the embedder could not be set up or failed.
 	ReasonEmbeddingError = "EmbeddingError"
+	// ReasonVectorStoreError: the vector store's connection Secret does
+	// not exist yet, or cannot be used.
+	ReasonVectorStoreError = "VectorStoreError"
 	// ReasonPodNotRunning: a pod the operator created cannot run (it cannot
 	// be scheduled, its image cannot be pulled, its container crash-loops);
 	// the message gives the pod and Kubernetes' reason and message.
@@ -111,6 +114,9 @@ const (
 	// ReasonClaimAccessMode: more Retriever replicas than the Corpus's
 	// claims can be mounted by.
 	ReasonClaimAccessMode = "ClaimAccessMode"
+	// ReasonSearchMode: the Retriever's search mode needs vectors its
+	// Corpus does not hold (Dense or Hybrid without an embedding model).
+	ReasonSearchMode = "SearchMode"
 	// ReasonAuthSecretNotReady: the Secret of a BearerToken Retriever's
 	// auth.secretRef does not exist or holds no key, so its pods could
 	// not start.

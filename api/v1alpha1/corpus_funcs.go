@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/parentrag/parentrag/internal/index/postgres/pgname"
 )
 
 // Defaults of a Corpus.
@@ -123,6 +125,26 @@ func (c *Corpus) MilvusCollection(revision string) string {
 func (c *Corpus) UsesMilvus() bool {
 	return c.Spec.VectorStore != nil && c.Spec.VectorStore.Milvus != nil
 }
+
+// PostgresView is the view that reads the serving revision's table:
+// "<namespace>_<corpus>", lower case, cut with a hash past 63 bytes.
+func (c *Corpus) PostgresView() string { return pgname.Identifier(c.Namespace, c.Name) }
+
+// PostgresTable is the table of one revision:
+// "<namespace>_<corpus>_<revision>", lower case, cut with a hash past 63
+// bytes.
+func (c *Corpus) PostgresTable(revision string) string {
+	return pgname.Identifier(c.Namespace, c.Name, revision)
+}
+
+// UsesPostgres reports whether children are indexed in PostgreSQL.
+func (c *Corpus) UsesPostgres() bool {
+	return c.Spec.VectorStore != nil && c.Spec.VectorStore.Postgres != nil
+}
+
+// UsesExternalIndex reports whether children live in a database outside
+// the revision (Milvus or PostgreSQL).
+func (c *Corpus) UsesExternalIndex() bool { return c.UsesMilvus() || c.UsesPostgres() }
 
 // UsesSegments reports whether the children are kept as segments of
 // counts (vectorStore.embedded.layout Segments).

@@ -38,7 +38,9 @@ type InlineDocument struct {
 	Title string `json:"title,omitempty"`
 
 	// text is the document's content, at most 1 MiB; larger documents
-	// belong in a ConfigMap or behind a url source.
+	// belong in a ConfigMap or behind a url source. HTML (an id ending
+	// in .html, or text that starts as an HTML page does) is converted
+	// to Markdown of its main content.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1048576
 	// +required
@@ -70,7 +72,8 @@ type URLSource struct {
 	URL string `json:"url"`
 
 	// include selects archive paths by glob (** crosses directories);
-	// Markdown, text, reStructuredText and JSON Lines files when empty.
+	// every format parentrag reads when empty: Markdown, text,
+	// reStructuredText, JSON Lines, HTML, PDF and DOCX files.
 	// +kubebuilder:validation:MaxItems=32
 	// +optional
 	Include []string `json:"include,omitempty"`
@@ -86,12 +89,16 @@ type URLSource struct {
 	// +optional
 	Checksum string `json:"checksum,omitempty"`
 
-	// maxFileSize rejects larger files, each reported (default 10Mi).
+	// maxFileSize rejects larger files, each reported (default 10Mi, at
+	// most 64Mi).
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('64Mi')) <= 0",message="maxFileSize must be a quantity of at most 64Mi, such as 10Mi"
 	// +optional
 	MaxFileSize *resource.Quantity `json:"maxFileSize,omitempty"`
 
 	// maxTotalSize fails the source when the download or what it expands
-	// to is larger (default 1Gi).
+	// to is larger (default 1Gi, at most 4Gi). Indexed in the operator,
+	// its documents also count against the operator's --remote-memory.
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('4Gi')) <= 0",message="maxTotalSize must be a quantity of at most 4Gi, such as 512Mi"
 	// +optional
 	MaxTotalSize *resource.Quantity `json:"maxTotalSize,omitempty"`
 
@@ -159,7 +166,8 @@ type SourceReference struct {
 	Path string `json:"path,omitempty"`
 
 	// include selects files under path by glob (** crosses directories);
-	// Markdown, text, reStructuredText and JSON Lines files when empty.
+	// every format parentrag reads when empty: Markdown, text,
+	// reStructuredText, JSON Lines, HTML, PDF and DOCX files.
 	// +kubebuilder:validation:MaxItems=32
 	// +optional
 	Include []string `json:"include,omitempty"`
@@ -169,12 +177,16 @@ type SourceReference struct {
 	// +optional
 	Exclude []string `json:"exclude,omitempty"`
 
-	// maxFileSize rejects larger files, each reported (default 10Mi).
+	// maxFileSize rejects larger files, each reported (default 10Mi, at
+	// most 64Mi).
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('64Mi')) <= 0",message="maxFileSize must be a quantity of at most 64Mi, such as 10Mi"
 	// +optional
 	MaxFileSize *resource.Quantity `json:"maxFileSize,omitempty"`
 
 	// maxTotalSize fails the source when the artifact or what it expands
-	// to is larger (default 1Gi).
+	// to is larger (default 1Gi, at most 4Gi). Its documents also count
+	// against the operator's --remote-memory.
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('4Gi')) <= 0",message="maxTotalSize must be a quantity of at most 4Gi, such as 512Mi"
 	// +optional
 	MaxTotalSize *resource.Quantity `json:"maxTotalSize,omitempty"`
 
@@ -215,7 +227,9 @@ type Source struct {
 	// +optional
 	Inline []InlineDocument `json:"inline,omitempty"`
 
-	// configMap reads each key of one ConfigMap as a document.
+	// configMap reads each key of one ConfigMap as a document, in the
+	// format its content and name tell (a PDF or DOCX in binaryData, HTML),
+	// else as Markdown.
 	// +optional
 	ConfigMap *ConfigMapSource `json:"configMap,omitempty"`
 
@@ -410,8 +424,89 @@ type MilvusVectorStore struct {
 	Consistency string `json:"consistency,omitempty"`
 }
 
+// PostgresIndex tunes the HNSW index of the dense vector column.
+type PostgresIndex struct {
+	// m is the HNSW graph degree (2 to 100; default 16).
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	M int `json:"m,omitempty"`
+
+	// efConstruction is the HNSW build breadth (4 to 1000; default 64).
+	// +kubebuilder:validation:Minimum=4
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	EfConstruction int `json:"efConstruction,omitempty"`
+
+	// ef is the HNSW search breadth, hnsw.ef_search (1 to 1000; default
+	// 40), raised to the number of children a query asks for.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	Ef int `json:"ef,omitempty"`
+}
+
+// PostgresTLS secures the connections to PostgreSQL.
+type PostgresTLS struct {
+	// mode is libpq's sslmode: disable, require, verify-ca or verify-full.
+	// Unset, the connection string's own, else libpq's default (prefer).
+	// +kubebuilder:validation:Enum=disable;require;verify-ca;verify-full
+	// +optional
+	Mode string `json:"mode,omitempty"`
+
+	// caSecretRef names a Secret in the Corpus's namespace whose "ca.crt"
+	// key holds the CA certificates (PEM) that verify the server, such as
+	// CloudNativePG's "<cluster>-ca" Secret.
+	// +optional
+	CASecretRef *LocalObjectReference `json:"caSecretRef,omitempty"`
+}
+
+// PostgresVectorStore indexes children in PostgreSQL with pgvector: one
+// table per revision, "<namespace>_<corpus>_<revision>", in schema, and
+// the view "<namespace>_<corpus>" on the serving one for readers outside
+// parentrag.
+// +kubebuilder:validation:XValidation:rule="!has(self.tls) || !has(self.tls.caSecretRef) || !has(self.tls.mode) || self.tls.mode == 'verify-ca' || self.tls.mode == 'verify-full'",message="tls.caSecretRef verifies the server: set tls.mode to verify-ca or verify-full, or remove it"
+type PostgresVectorStore struct {
+	// secretRef names a Secret in the Corpus's namespace with the
+	// connection: a "dsn" or "uri" key (a libpq connection string or
+	// URL), or "host", "port", "dbname", "user" and "password" keys, the
+	// shape of CloudNativePG's "<cluster>-app" Secret.
+	// +required
+	SecretRef LocalObjectReference `json:"secretRef"`
+
+	// schema holds the tables and the view; "parentrag" when unset. It is
+	// created if it does not exist.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z_][a-z0-9_]*$`
+	// +optional
+	Schema string `json:"schema,omitempty"`
+
+	// tls secures the connections.
+	// +optional
+	TLS *PostgresTLS `json:"tls,omitempty"`
+
+	// index tunes the HNSW index of the dense column, when an embedding
+	// model is set.
+	// +optional
+	Index *PostgresIndex `json:"index,omitempty"`
+
+	// metric of the dense column: COSINE (default), IP or L2. BM25 is
+	// always scored by inner product.
+	// +kubebuilder:validation:Enum=COSINE;IP;L2
+	// +kubebuilder:default=COSINE
+	// +optional
+	Metric string `json:"metric,omitempty"`
+
+	// maxConnections bounds the connections of each query pod, and of the
+	// build (1 to 64; default 4).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	// +optional
+	MaxConnections int `json:"maxConnections,omitempty"`
+}
+
 // VectorStore chooses where children are indexed.
-// +kubebuilder:validation:XValidation:rule="!(has(self.embedded) && has(self.milvus))",message="vectorStore sets at most one of embedded or milvus"
+// +kubebuilder:validation:XValidation:rule="[has(self.embedded), has(self.milvus), has(self.postgres)].filter(x, x).size() <= 1",message="vectorStore sets at most one of embedded, milvus or postgres"
 type VectorStore struct {
 	// embedded keeps an exact in-process index in the revision's parent
 	// store (the default).
@@ -421,6 +516,10 @@ type VectorStore struct {
 	// milvus indexes children in Milvus collections.
 	// +optional
 	Milvus *MilvusVectorStore `json:"milvus,omitempty"`
+
+	// postgres indexes children in PostgreSQL tables with pgvector.
+	// +optional
+	Postgres *PostgresVectorStore `json:"postgres,omitempty"`
 }
 
 // Promotion says when a built revision becomes active.
@@ -628,6 +727,7 @@ type Indexing struct {
 // indexed.
 // +kubebuilder:validation:XValidation:rule="self.sources.map(s, has(s.inline) ? s.inline.map(d, size(d.text)).sum() : 0).sum() <= 1048576",message="the inline documents of all sources hold more than 1048576 characters (1 MiB) of text, and a Corpus is stored whole in etcd: put the documents in a ConfigMap or behind a url source"
 // +kubebuilder:validation:XValidation:rule="!has(self.vectorStore) || !has(self.vectorStore.milvus) || !has(self.embedding) || !has(self.embedding.openAI) || has(self.embedding.openAI.dimensions)",message="embedding.openAI.dimensions is required with vectorStore.milvus: it sizes the collection's dense vector field"
+// +kubebuilder:validation:XValidation:rule="!has(self.vectorStore) || !has(self.vectorStore.postgres) || !has(self.embedding) || !has(self.embedding.openAI) || (has(self.embedding.openAI.dimensions) && self.embedding.openAI.dimensions <= 2000)",message="embedding.openAI.dimensions is required with vectorStore.postgres, at most 2000: it sizes the table's vector column, and pgvector's HNSW index takes at most 2000 dimensions"
 // +kubebuilder:validation:XValidation:rule="!has(self.parentStore) || !has(self.parentStore.persistentVolumeClaim) || !has(self.indexing) || !has(self.indexing.mode) || self.indexing.mode == 'Job'",message="a persistentVolumeClaim parent store is written by an indexing Job: indexing.mode must be Job"
 // +kubebuilder:validation:XValidation:rule="!has(self.indexing) || !has(self.indexing.mode) || self.indexing.mode != 'Job' || (has(self.parentStore) && has(self.parentStore.persistentVolumeClaim))",message="indexing.mode Job writes revisions to a persistentVolumeClaim parent store: set parentStore.persistentVolumeClaim"
 // +kubebuilder:validation:XValidation:rule="!has(self.indexing) || !has(self.indexing.mode) || self.indexing.mode != 'Job' || !self.sources.exists(s, has(s.sourceRef))",message="a sourceRef source is read by the operator and indexing.mode Job does not take one yet: index in the operator (indexing.mode InProcess), or give the artifact as a url source"
@@ -675,7 +775,7 @@ type CorpusSpec struct {
 	Rollout *Rollout `json:"rollout,omitempty"`
 
 	// deletionPolicy says what deleting the Corpus does to its Milvus
-	// collections: Delete (default) or Retain.
+	// collections and Postgres tables: Delete (default) or Retain.
 	// +kubebuilder:default=Delete
 	// +optional
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
@@ -970,7 +1070,8 @@ type CorpusStatus struct {
 	SourceErrors []SourceError `json:"sourceErrors,omitempty"`
 
 	// inventory lists what the Corpus owns outside Kubernetes, so nothing
-	// leaks: Milvus collections and the alias.
+	// leaks: Milvus collections and the alias, Postgres tables and the
+	// view.
 	// +optional
 	Inventory *Inventory `json:"inventory,omitempty"`
 
@@ -989,6 +1090,35 @@ type Inventory struct {
 	// alias is the Milvus alias and the collection it points at.
 	// +optional
 	Alias *InventoryAlias `json:"alias,omitempty"`
+
+	// tables are the Postgres tables of the Corpus's revisions.
+	// +optional
+	Tables []InventoryTable `json:"tables,omitempty"`
+
+	// view is the Postgres view and the table it reads.
+	// +optional
+	View *InventoryView `json:"view,omitempty"`
+}
+
+// InventoryTable is one Postgres table.
+type InventoryTable struct {
+	// name of the table.
+	Name string `json:"name"`
+	// revision it holds.
+	Revision string `json:"revision"`
+	// address (host:port), database and schema of the Postgres that holds
+	// it.
+	Address  string `json:"address"`
+	Database string `json:"database,omitempty"`
+	Schema   string `json:"schema"`
+}
+
+// InventoryView is the Postgres view of the serving revision.
+type InventoryView struct {
+	// name of the view, in the table's schema.
+	Name string `json:"name"`
+	// table it reads.
+	Table string `json:"table"`
 }
 
 // InventoryCollection is one Milvus collection.

@@ -134,6 +134,18 @@ const (
 	RerankChildren RerankTarget = "Children"
 )
 
+// RetrieverTracing sends a trace of each request the query pods answer to
+// an OpenTelemetry Collector.
+type RetrieverTracing struct {
+	// otlpEndpoint is the OTLP/HTTP endpoint of an OpenTelemetry
+	// Collector, such as http://otel-collector.monitoring:4318 (spans go
+	// to its /v1/traces).
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && (self.startsWith('http://') || self.startsWith('https://'))",message="tracing.otlpEndpoint must be an http:// or https:// URL, such as http://otel-collector.monitoring:4318"
+	// +required
+	OTLPEndpoint string `json:"otlpEndpoint"`
+}
+
 // RetrieverRerank rescores the best first-stage parents of each query with
 // a cross-encoder served over HTTP.
 // +kubebuilder:validation:XValidation:rule="!has(self.timeout) || (duration(self.timeout) > duration('0s') && duration(self.timeout) <= duration('60s'))",message="rerank.timeout must be more than 0s and at most 60s, such as 2s or 500ms"
@@ -215,6 +227,59 @@ type RetrieverAdaptive struct {
 	WindowSentences *int32 `json:"windowSentences,omitempty"`
 }
 
+// SearchMode chooses which vectors of a Corpus a Retriever's queries
+// search.
+// +kubebuilder:validation:Enum=Hybrid;Dense;Sparse
+type SearchMode string
+
+// Search modes.
+const (
+	// SearchHybrid searches BM25 and the embedding model's vectors and
+	// fuses the two rankings.
+	SearchHybrid SearchMode = "Hybrid"
+	// SearchDense searches the embedding model's vectors alone.
+	SearchDense SearchMode = "Dense"
+	// SearchSparse searches the BM25 vectors alone.
+	SearchSparse SearchMode = "Sparse"
+)
+
+// RetrieverFusion tunes how a Hybrid search merges its two rankings:
+// weighted reciprocal rank fusion, a child scoring the sum of
+// weight/(k + rank) over the rankings it is in.
+type RetrieverFusion struct {
+	// k dampens the lead of the first ranks (1 to 1000; default 60).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	K int `json:"k,omitempty"`
+
+	// sparseWeight weighs the BM25 ranking, as a decimal string; default
+	// "1".
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,3}(\.[0-9]{1,6})?$`
+	// +optional
+	SparseWeight string `json:"sparseWeight,omitempty"`
+
+	// denseWeight weighs the embedding model's ranking, as a decimal
+	// string; default "1".
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,3}(\.[0-9]{1,6})?$`
+	// +optional
+	DenseWeight string `json:"denseWeight,omitempty"`
+}
+
+// RetrieverSearch chooses how queries search the children.
+// +kubebuilder:validation:XValidation:rule="!has(self.fusion) || !has(self.mode) || self.mode == 'Hybrid'",message="search.fusion tunes Hybrid search only: remove it, or set search.mode to Hybrid"
+type RetrieverSearch struct {
+	// mode is Hybrid (BM25 and the embedding model, fused), Dense (the
+	// model alone) or Sparse (BM25 alone). Unset, Hybrid when the Corpus
+	// embeds with a model (embedding.openAI), Sparse otherwise.
+	// +optional
+	Mode SearchMode `json:"mode,omitempty"`
+
+	// fusion tunes Hybrid search.
+	// +optional
+	Fusion *RetrieverFusion `json:"fusion,omitempty"`
+}
+
 // RetrieverSpec declares a query service over a Corpus.
 // +kubebuilder:validation:XValidation:rule="!has(self.adaptive) || (has(self.mode) && self.mode == 'Adaptive')",message="adaptive tunes mode Adaptive only: set mode: Adaptive, or remove adaptive"
 type RetrieverSpec struct {
@@ -259,6 +324,10 @@ type RetrieverSpec struct {
 	// adaptive tunes mode Adaptive.
 	// +optional
 	Adaptive *RetrieverAdaptive `json:"adaptive,omitempty"`
+	// search chooses which vectors queries search (BM25, the embedding
+	// model's, or both fused); unset, both when the Corpus has both.
+	// +optional
+	Search *RetrieverSearch `json:"search,omitempty"`
 
 	// replicas of the query Deployment. Default 1.
 	// +kubebuilder:validation:Minimum=0
@@ -299,6 +368,12 @@ type RetrieverSpec struct {
 	// keeps its first-stage order.
 	// +optional
 	Rerank *RetrieverRerank `json:"rerank,omitempty"`
+
+	// tracing, when set, makes the query pods send an OpenTelemetry trace
+	// of each request over OTLP/HTTP; unset, they trace nothing (unless
+	// the image's environment sets the standard OTEL_* variables).
+	// +optional
+	Tracing *RetrieverTracing `json:"tracing,omitempty"`
 
 	// suspend stops reconciliation; the Deployment keeps running as it is.
 	// +optional

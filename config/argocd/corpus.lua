@@ -1,10 +1,10 @@
--- Argo CD health of a parentrag.io Corpus, from its kstatus conditions.
--- Suspended: spec.suspend holds it, or a built revision waits for the
--- promote annotation (Manual promotion, an inconclusive quality gate).
--- Degraded: Stalled (a failed quality gate or verification, a missing
--- policy), or Ready False with no work under way. Progressing: a revision
--- is being built, or the operator has not yet seen this generation.
--- Healthy: Ready on the active revision.
+-- Argo CD health of a parentrag.io Corpus, from spec.suspend and its
+-- kstatus conditions. Suspended: spec.suspend is true (whatever the status
+-- says), or a built revision waits for the promote annotation (Manual
+-- promotion, an inconclusive quality gate). Degraded: Stalled (a failed
+-- quality gate or verification, a missing policy), or Ready False with no
+-- work under way. Progressing: a revision is being built, or the operator
+-- has not yet seen this generation. Healthy: Ready on the active revision.
 local hs = {}
 local conditions = {}
 if obj.status ~= nil and obj.status.conditions ~= nil then
@@ -13,14 +13,20 @@ if obj.status ~= nil and obj.status.conditions ~= nil then
   end
 end
 local ready, stalled, reconciling = conditions["Ready"], conditions["Stalled"], conditions["Reconciling"]
+-- spec.suspend first, whatever the status says: the operator may not have
+-- seen the suspension yet, or may not be running.
+if obj.spec ~= nil and obj.spec.suspend == true then
+  hs.status = "Suspended"
+  if ready ~= nil and ready.reason == "Suspended" then
+    hs.message = ready.message
+  else
+    hs.message = "reconciliation is suspended (spec.suspend); set spec.suspend to false to resume"
+  end
+  return hs
+end
 if ready == nil then
   hs.status = "Progressing"
   hs.message = "Waiting for the operator to report the Corpus's status"
-  return hs
-end
-if ready.reason == "Suspended" then
-  hs.status = "Suspended"
-  hs.message = ready.message
   return hs
 end
 if stalled ~= nil and stalled.status == "True" then

@@ -23,22 +23,7 @@ need_root
 command -v buildah >/dev/null || die "buildah is missing: run make cluster-up first (it installs it)"
 [[ -S "${CONTAINERD_SOCK}" ]] || die "the node's containerd is not running (${CONTAINERD_SOCK}): run make cluster-up first"
 
-build_base_images
-log "downloading the module's dependencies into $(go env GOMODCACHE) (the build runs offline)"
-(cd "${ROOT}" && go mod download)
-GOMODCACHE_HOST="$(go env GOMODCACHE)"
-GOCACHE_HOST="$(go env GOCACHE)"
-mkdir -p "${GOCACHE_HOST}"
-log "building ${IMG} from ${ROOT}/Dockerfile (log ${BUILDAH_DIR}/build.log)"
-if ! "${BUILDAH[@]}" build --isolation chroot --pull=never --network host \
-    --build-arg "BUILDER_IMAGE=${BUILDER_IMAGE_LOCAL}" \
-    --build-arg "RUNTIME_IMAGE=${RUNTIME_IMAGE_LOCAL}" \
-    --volume "${GOMODCACHE_HOST}:/go/pkg/mod" \
-    --volume "${GOCACHE_HOST}:/root/.cache/go-build" \
-    --tag "${IMG}" --file "${ROOT}/Dockerfile" "${ROOT}" >"${BUILDAH_DIR}/build.log" 2>&1; then
-  tail -n 25 "${BUILDAH_DIR}/build.log" >&2
-  die "buildah build failed: see ${BUILDAH_DIR}/build.log"
-fi
+build_operator_image "${IMG}"
 take_lock
 import_buildah_image "${IMG}" "${IMG}"
 "${BUILDAH[@]}" rmi --prune >/dev/null 2>&1 || true

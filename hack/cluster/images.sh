@@ -147,3 +147,28 @@ build_base_images() {
   scratch_image "${BUILDER_IMAGE_LOCAL}" fill_builder
   scratch_image "${RUNTIME_IMAGE_LOCAL}" fill_runtime
 }
+
+# build_operator_image IMG: builds the repository's Dockerfile into
+# buildah's store as IMG, offline: the local base images stand in for the
+# Dockerfile's, and the Go build reads the host's module and build caches,
+# mounted, with the module proxy off.
+build_operator_image() {
+  local img="$1"
+  build_base_images
+  log "downloading the module's dependencies into $(go env GOMODCACHE) (the build runs offline)"
+  (cd "${ROOT}" && go mod download)
+  local gomodcache gocache
+  gomodcache="$(go env GOMODCACHE)"
+  gocache="$(go env GOCACHE)"
+  mkdir -p "${gocache}"
+  log "building ${img} from ${ROOT}/Dockerfile (log ${BUILDAH_DIR}/build.log)"
+  if ! "${BUILDAH[@]}" build --isolation chroot --pull=never --network host \
+      --build-arg "BUILDER_IMAGE=${BUILDER_IMAGE_LOCAL}" \
+      --build-arg "RUNTIME_IMAGE=${RUNTIME_IMAGE_LOCAL}" \
+      --volume "${gomodcache}:/go/pkg/mod" \
+      --volume "${gocache}:/root/.cache/go-build" \
+      --tag "${img}" --file "${ROOT}/Dockerfile" "${ROOT}" >"${BUILDAH_DIR}/build.log" 2>&1; then
+    tail -n 25 "${BUILDAH_DIR}/build.log" >&2
+    die "buildah build failed: see ${BUILDAH_DIR}/build.log"
+  fi
+}

@@ -387,10 +387,14 @@ resolvConf: ""
 podLogsDir: ${STATE_DIR}/pod-logs
 volumePluginDir: ${STATE_DIR}/kubelet-plugins
 maxPods: 110
+# The disk is the host's, shared with builds that fill and empty it: an
+# absolute floor, not a share of a large disk, so that the node evicts
+# (and reclaims images, which it does whatever the garbage collection
+# below says) only when the disk is really about to fill.
 evictionHard:
   memory.available: 100Mi
-  nodefs.available: 5%
-  imagefs.available: 5%
+  nodefs.available: 1Gi
+  imagefs.available: 1Gi
 # Images are imported, never pulled (there is no registry), so an image the
 # kubelet collected, the pause image included, could not come back: image
 # garbage collection is off. The disk is the host's, shared with builds.

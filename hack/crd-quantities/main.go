@@ -5,7 +5,8 @@
 // person can act on; a map of quantities (resources' requests and limits)
 // gets a bound on its entries, which keeps the rule's estimated cost within
 // the API server's budget. A field that already has its own rules keeps
-// them and only loses the pattern. It runs as part of make manifests:
+// them, and the length bound in place of the pattern. It runs as part of
+// make manifests:
 //
 //	go run ./hack/crd-quantities config/crd/bases/*.yaml
 package main
@@ -21,11 +22,15 @@ const quantityPattern = `pattern: ^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMG
 
 // quantityRules is what replaces the pattern, indented as the field's keys:
 // a quantity is short, and the bound keeps the rule's CEL cost small.
-const quantityRules = `maxLength: 64
+const quantityRules = quantityMaxLength + `
 x-kubernetes-int-or-string: true
 x-kubernetes-validations:
 - message: must be a quantity, such as 500m or 2 (CPU) or 512Mi or 10Gi (bytes)
   rule: isQuantity(string(self))`
+
+// quantityMaxLength bounds a quantity's length, and so the cost of its
+// rules.
+const quantityMaxLength = "maxLength: 64"
 
 func main() {
 	for _, path := range os.Args[1:] {
@@ -55,7 +60,8 @@ const maxQuantities = 32
 
 // rewriteQuantities returns the CRD text with each quantity pattern, the
 // line before "x-kubernetes-int-or-string: true", replaced by
-// quantityRules, or only removed where x-kubernetes-validations follow; a
+// quantityRules, or by the length bound alone where x-kubernetes-validations
+// follow; a
 // quantity that is the additionalProperties of a map bounds the map's
 // entries.
 func rewriteQuantities(text string) string {
@@ -69,7 +75,9 @@ func rewriteQuantities(text string) string {
 			continue
 		}
 		if i+2 < len(lines) && strings.HasPrefix(lines[i+2], indent+"x-kubernetes-validations:") {
-			continue // the field's own rules say what a quantity is
+			// The field's own rules say what a quantity is.
+			out = append(out, indent+quantityMaxLength)
+			continue
 		}
 		for _, r := range strings.Split(quantityRules, "\n") {
 			out = append(out, indent+r)

@@ -42,6 +42,7 @@ func TestRewriteQuantities(t *testing.T) {
 		"  maxProperties: 32",
 		"  type: object",
 		"size:",
+		"  maxLength: 64",
 		"  x-kubernetes-int-or-string: true",
 		"  x-kubernetes-validations:",
 		"  - message: size must be a quantity",

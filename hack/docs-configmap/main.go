@@ -31,11 +31,19 @@ func main() {
 	}
 }
 
-// ownConfigMap names the pages kept in a ConfigMap of their own: the
-// measurements, which grow the most, so that no ConfigMap of the samples
-// passes what `kubectl apply` can keep in its last-applied annotation
-// (256 KiB of JSON). The Corpus selects every one by its label.
-var ownConfigMap = map[string]string{"benchmarks.md": "parentrag-docs-benchmarks"}
+// ownConfigMap names the pages kept in ConfigMaps of their own: the
+// measurements (benchmarks, formats) and the Corpus reference, which grow
+// the most, and the pages on operating parentrag (clusters,
+// observability), so that no ConfigMap of the samples passes what
+// `kubectl apply` can keep in its last-applied annotation (256 KiB of
+// JSON). The Corpus selects every one by its label.
+var ownConfigMap = map[string]string{
+	"benchmarks.md":    "parentrag-docs-benchmarks",
+	"formats.md":       "parentrag-docs-formats",
+	"spec/corpus.md":   "parentrag-docs-corpus",
+	"cluster.md":       "parentrag-docs-operations",
+	"observability.md": "parentrag-docs-operations",
+}
 
 // write renders the ConfigMaps, parentrag-docs first and the others by
 // name; keys are the pages' paths with "/" as ".".

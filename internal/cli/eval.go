@@ -29,6 +29,11 @@ type evalFlags struct {
 	mergeShare                         float64
 	windowSentences, half              int
 	asJSON, quiet                      bool
+	// An embedding model, fused with BM25 (hybrid) by default.
+	endpoint, model, apiKeyEnv string
+	dimensions                 int
+	search                     searchFlags
+	stores                     evalStoreFlags
 }
 
 // newEvalCommand scores retrieval strategies on a corpus with questions.
@@ -61,6 +66,14 @@ latency. With --qrels only the queries it judges are scored (BEIR).`,
 	fl.Float64Var(&f.mergeShare, "merge-share", retrieval.DefaultMergeShare, "adaptive: share of a unit's children that must match for the unit to be returned, above 0 and at most 1")
 	fl.IntVar(&f.windowSentences, "window-sentences", retrieval.DefaultWindowSentences, "adaptive: sentences each side of a child returned in a window")
 	fl.IntVar(&f.half, "half", 0, "score only half 1 or half 2 of the questions (split by a hash of their ids), 0 for all: tune on one half, report on the other")
+	fl.StringVar(&f.endpoint, "embedding-endpoint", "", "OpenAI-compatible embeddings endpoint whose vectors every child also gets, beside BM25 (default: BM25 alone)")
+	fl.StringVar(&f.model, "embedding-model", "", "embedding model name, with --embedding-endpoint")
+	fl.IntVar(&f.dimensions, "embedding-dimensions", 0, "embedding dimensions to request (0: the model's own)")
+	fl.StringVar(&f.apiKeyEnv, "embedding-api-key-env", embed.DefaultOpenAIAPIKeyEnv, "environment variable holding the API key")
+	f.search.register(cmd)
+	fl.StringVar(&f.stores.childIndex, "child-index", "embedded", "where each strategy's children are indexed: "+childIndexNames+" (a table or collection per strategy, dropped after)")
+	fl.StringVar(&f.stores.postgresDSN, "postgres-dsn", "", "PostgreSQL with pgvector, with --child-index postgres (default $PARENTRAG_POSTGRES_DSN)")
+	fl.StringVar(&f.stores.milvusAddress, "milvus-address", "", "Milvus host:port, with --child-index milvus")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object per strategy")
 	fl.BoolVar(&f.quiet, "quiet", false, "do not log progress")
 	return cmd
@@ -103,11 +116,22 @@ func runEval(cmd *cobra.Command, f evalFlags) error {
 	}
 	cfg := eval.Config{
 		Builder:     compiled.Builder,
-		NewEmbedder: func() (embed.Embedder, error) { return embed.NewLexical(f.k1, f.b) },
+		NewEmbedder: f.newEmbedder,
 		Budgets:     budgets, MaxParents: f.maxParents, BudgetMaxParents: f.budgetMaxParents, ChildTopK: f.childTopK,
 		Aggregation:   retrieval.Aggregation(f.aggregation),
 		ContextWeight: float32(f.contextWeight),
 		Adaptive:      retrieval.AdaptiveOptions{MergeShare: f.mergeShare, WindowSentences: f.windowSentences},
+	}
+	var opts retrieval.Options
+	if err := f.search.apply(&opts); err != nil {
+		return err
+	}
+	cfg.Search, cfg.Fusion = opts.Search, opts.Fusion
+	if f.stores.childIndex != "embedded" && f.endpoint != "" && f.dimensions == 0 {
+		return fmt.Errorf("--child-index %s with --embedding-endpoint needs --embedding-dimensions: it sizes the dense column", f.stores.childIndex)
+	}
+	if cfg.NewStore, err = f.stores.newStore(f.dimensions); err != nil {
+		return err
 	}
 	if !f.quiet {
 		cfg.Log = func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }
@@ -127,6 +151,20 @@ func runEval(cmd *cobra.Command, f evalFlags) error {
 	}
 	printReports(cmd.OutOrStdout(), reports, budgets)
 	return nil
+}
+
+// newEmbedder is a fresh embedder of each strategy's index: BM25, and
+// with --embedding-endpoint the model's vectors beside it.
+func (f evalFlags) newEmbedder() (embed.Embedder, error) {
+	lex, err := embed.NewLexical(f.k1, f.b)
+	if err != nil || f.endpoint == "" {
+		return lex, err
+	}
+	dense, err := embed.NewOpenAI(embed.OpenAIOptions{Endpoint: f.endpoint, Model: f.model, Dimensions: f.dimensions, APIKeyEnv: f.apiKeyEnv, Concurrency: 4})
+	if err != nil {
+		return nil, fmt.Errorf("--embedding-endpoint: %w", err)
+	}
+	return &embed.Hybrid{Lexical: lex, Dense: dense}, nil
 }
 
 // parseBudgets reads a comma-separated list of positive word budgets.

@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parentrag/parentrag/docs"
+	"github.com/parentrag/parentrag/internal/document"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
-	"github.com/parentrag/parentrag/internal/source"
 )
 
 // defaultDemoQuestion is asked when the demo is given none.
@@ -80,10 +80,11 @@ func embeddedDocs() ([]hierarchy.Document, error) {
 		if err != nil {
 			return err
 		}
-		if err := source.CheckText(data); err != nil {
-			return fmt.Errorf("docs/%s: %w", path, err)
+		docs, err := document.Read(document.Markdown, "docs/"+path, "docs/"+path, data)
+		if err != nil {
+			return err
 		}
-		out = append(out, hierarchy.Document{ID: "docs/" + path, Title: source.MarkdownTitle(string(data)), Text: string(data)})
+		out = append(out, docs...)
 		return nil
 	})
 	return out, err

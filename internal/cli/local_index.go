@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,7 +57,10 @@ func (f *embeddingFlags) weight() float64 {
 func (f *embeddingFlags) build() (embed.Embedder, bundle.Embedder, error) {
 	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB, ContextWeight: f.weight()}
 	if f.endpoint != "" {
-		cfg = bundle.Embedder{Kind: bundle.EmbedderOpenAI, Endpoint: f.endpoint, Model: f.model, Dimensions: f.dimensions, APIKeyEnv: f.apiKeyEnv, ContextWeight: f.weight()}
+		// Both vectors, BM25 and the model's: a query searches either or
+		// both (--search).
+		cfg = bundle.Embedder{Kind: bundle.EmbedderHybrid, K1: embed.DefaultK1, B: embed.DefaultB,
+			Endpoint: f.endpoint, Model: f.model, Dimensions: f.dimensions, APIKeyEnv: f.apiKeyEnv, ContextWeight: f.weight()}
 	}
 	e, err := build.NewEmbedder(cfg)
 	return e, cfg, err
@@ -73,7 +77,7 @@ func newLocalIndexCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "index --policy POLICY.yaml --out DIR PATH...",
-		Short: "Index files and folders (.md, .txt, .jsonl) into a local index directory",
+		Short: "Index files and folders (Markdown, text, HTML, PDF, DOCX, JSON Lines) into a local index directory",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
@@ -100,21 +104,21 @@ func newLocalIndexCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			docs, empty, err := source.LoadPathsReport(args)
-			for _, e := range empty {
+			loaded, err := source.LoadPathsReport(args)
+			if err != nil {
+				return err // it counts what was skipped and names the first unreadable file
+			}
+			for _, e := range slices.Concat(loaded.Refused, loaded.LeftOut, loaded.Empty) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "skipped: %v\n", e)
 			}
-			if err != nil {
-				return err
-			}
-			req := indexRequest{docs: docs, compiled: compiled, emb: &emb, store: store, out: out, replace: replace, unitCache: unitCache, unitMaxAge: units.maxAge}
+			req := indexRequest{docs: loaded.Docs, compiled: compiled, emb: &emb, store: store, out: out, replace: replace, unitCache: unitCache, unitMaxAge: units.maxAge}
 			built, err := indexDocuments(cmd.Context(), req, newProgressReporter(cmd.ErrOrStderr(), quiet))
 			if err != nil {
 				return err
 			}
 			m := built.Manifest
-			fmt.Fprintf(cmd.OutOrStdout(), "indexed %d documents into %d parents and %d children (revision %s, %s) in %s\n",
-				m.Documents, m.Parents, m.Children, m.Revision, humanBytes(m.Bytes), out)
+			fmt.Fprintf(cmd.OutOrStdout(), "indexed %d documents into %d parents and %d children (revision %s, %s) in %s%s\n",
+				m.Documents, m.Parents, m.Children, m.Revision, humanBytes(m.Bytes), out, skippedNote(loaded))
 			if unitCache != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "reused %d of %d documents%s from the unit cache %s\n", built.Reused, m.Documents, runsReused(built.Runs), unitCache)
 			}
@@ -129,6 +133,25 @@ func newLocalIndexCommand() *cobra.Command {
 	emb.register(cmd)
 	units.register(cmd)
 	return cmd
+}
+
+// skippedNote says, after the summary, how many files and documents were
+// left out (each was reported on stderr), or "".
+func skippedNote(l source.Loaded) string {
+	var parts []string
+	if n := len(l.Refused); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d unreadable files skipped", n))
+	}
+	if n := len(l.LeftOut); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d files not read", n))
+	}
+	if n := len(l.Empty); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d empty documents skipped", n))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ": see above)"
 }
 
 // childIndexRef is where a local index keeps its children, refusing a

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -59,7 +60,7 @@ func TestLocalIndexSkipsEmptyDocuments(t *testing.T) {
 		}
 	}
 	_, _, err := execute(t, "local", "index", "--quiet", "--out", filepath.Join(dir, "ix2"), filepath.Join(root, "empty.md"))
-	if err == nil || !strings.Contains(err.Error(), "1 empty ones left out") {
+	if err == nil || !strings.Contains(err.Error(), "1 left out: empty") {
 		t.Errorf("only an empty file: %v", err)
 	}
 }
@@ -89,5 +90,23 @@ func TestLocalIndexIntoSegments(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), args) {
 			t.Errorf("%v: error %v, want %q", msg, err, args)
 		}
+	}
+}
+
+// A link out of an indexed folder is not followed: the run reports it on
+// standard error, naming the link, and indexes the rest.
+func TestLocalIndexReportsLinksOutOfTheFolder(t *testing.T) {
+	dir := t.TempDir()
+	root := testCorpus(t, dir)
+	secret := writeFile(t, dir, "outside/secret.txt", "the password is swordfish")
+	if err := os.Symlink(secret, filepath.Join(root, "passwd.txt")); err != nil {
+		t.Skipf("no symlinks: %v", err)
+	}
+	stdout, stderr := mustExecute(t, "local", "index", "--quiet", "--no-unit-cache", "--out", filepath.Join(dir, "ix"), root)
+	if !strings.Contains(stdout, "indexed 3 documents") {
+		t.Errorf("got %q, want the 3 documents of the folder", stdout)
+	}
+	if want := "skipped: " + filepath.Join(root, "passwd.txt") + ": a link to " + secret + ", outside the folder"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q, want %q", stderr, want)
 	}
 }

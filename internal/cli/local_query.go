@@ -26,6 +26,7 @@ type queryFlags struct {
 	asJSON      bool
 	mode        string
 	adaptive    adaptiveFlags
+	search      searchFlags
 }
 
 // register adds the query flags to cmd.
@@ -37,6 +38,7 @@ func (f *queryFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the results as JSON")
 	cmd.Flags().StringVar(&f.mode, "mode", string(retrieval.ModeParents), "what is returned: Parents (each hit child's parent) or Adaptive (the unit of the level that holds enough of the evidence)")
 	f.adaptive.register(cmd.Flags())
+	f.search.register(cmd)
 }
 
 // options converts the flags, refusing values out of range.
@@ -55,10 +57,11 @@ func (f *queryFlags) options(m bundle.Manifest) (retrieval.Options, error) {
 	if err != nil {
 		return retrieval.Options{}, err
 	}
-	return retrieval.Options{
+	o := retrieval.Options{
 		ChildTopK: f.childTopK, MaxParents: f.maxParents, Aggregation: agg, Budget: f.budget, Length: length,
 		Mode: retrieval.Mode(f.mode), Adaptive: f.adaptive.options(),
-	}, nil
+	}
+	return o, f.search.apply(&o)
 }
 
 // newLocalQueryCommand answers one question from a local index.

@@ -220,32 +220,6 @@ func badInputCases() []badInputCase {
 			want: func(dir string) []string { return []string{filepath.Join(dir, "nope.md"), "no such file"} },
 		},
 		{
-			name: "unreadable file",
-			args: func(t *testing.T, dir string) ([]string, string) {
-				corpus := filepath.Join(dir, "corpus")
-				writeFile(t, corpus, "a.md", "fine text\n")
-				// A dangling link cannot be read, even by root.
-				if err := os.Symlink(filepath.Join(dir, "gone.md"), filepath.Join(corpus, "b.md")); err != nil {
-					t.Fatal(err)
-				}
-				return index(dir, corpus)
-			},
-			want: func(dir string) []string {
-				return []string{filepath.Join(dir, "corpus", "b.md"), "open", "no such file"}
-			},
-		},
-		{
-			name: "invalid UTF-8",
-			args: func(t *testing.T, dir string) ([]string, string) {
-				writeFile(t, dir, "corpus/a.md", "fine text\n")
-				writeFile(t, dir, "corpus/b.md", "caf\xe9 latin-1\n")
-				return index(dir, filepath.Join(dir, "corpus"))
-			},
-			want: func(dir string) []string {
-				return []string{filepath.Join(dir, "corpus", "b.md"), "invalid UTF-8 at byte offset 3"}
-			},
-		},
-		{
 			name: "binary file",
 			args: func(t *testing.T, dir string) ([]string, string) {
 				return index(dir, writeFile(t, dir, "blob.txt", "abc\x00\x01\x02"))
@@ -342,6 +316,36 @@ func badInputCases() []badInputCase {
 			},
 			want: func(string) []string { return []string{"--index is required"} },
 		},
+	}
+}
+
+// TestLocalIndexSkipsUnreadableFiles checks that files that cannot be read
+// are reported one by one, each with its reason, and the rest is indexed.
+func TestLocalIndexSkipsUnreadableFiles(t *testing.T) {
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "corpus")
+	writeFile(t, dir, "corpus/a.md", "fine text\n")
+	writeFile(t, dir, "corpus/b.md", "caf\xe9 latin-1\n")
+	writeFile(t, dir, "corpus/c.pdf", "%PDF-1.7\ntruncated")
+	// A dangling link cannot be read, even by root.
+	if err := os.Symlink(filepath.Join(dir, "gone.md"), filepath.Join(corpus, "d.md")); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := execute(t, "local", "index", "--out", filepath.Join(dir, "index"), corpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"skipped: " + filepath.Join(corpus, "b.md") + ": invalid UTF-8 at byte offset 3\n",
+		"skipped: " + filepath.Join(corpus, "c.pdf") + ": ",
+		"skipped: " + filepath.Join(corpus, "d.md") + ": open: no such file",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q does not say %q", stderr, want)
+		}
+	}
+	if !strings.Contains(stdout, "indexed 1 documents") || !strings.Contains(stdout, "(3 unreadable files skipped: see above)") {
+		t.Errorf("summary %q does not count 1 document and 3 skipped files", stdout)
 	}
 }
 

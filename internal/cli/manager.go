@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -23,6 +24,7 @@ type managerFlags struct {
 	noCrossNamespaceRefs   bool
 	embeddingCacheDir      string
 	watchNamespaces        []string
+	remoteMemory           string
 }
 
 // newManagerCommand runs the operator: the ChunkingPolicy, Corpus and
@@ -51,7 +53,11 @@ func newManagerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := controllers.Setup(mgr, controllers.Options{Image: image, ConcurrentBuilds: f.concurrentBuilds, EmbeddingCacheDir: f.embeddingCacheDir, NoCrossNamespaceRefs: f.noCrossNamespaceRefs}); err != nil {
+			remoteMemory, err := resource.ParseQuantity(f.remoteMemory)
+			if err != nil || remoteMemory.Value() <= 0 {
+				return fmt.Errorf("--remote-memory %q: want a positive quantity such as 256Mi", f.remoteMemory)
+			}
+			if err := controllers.Setup(mgr, controllers.Options{Image: image, ConcurrentBuilds: f.concurrentBuilds, EmbeddingCacheDir: f.embeddingCacheDir, NoCrossNamespaceRefs: f.noCrossNamespaceRefs, RemoteMemory: remoteMemory.Value()}); err != nil {
 				return err
 			}
 			if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -71,6 +77,7 @@ func newManagerCommand() *cobra.Command {
 	fl.IntVar(&f.concurrentBuilds, "concurrent-builds", 2, "how many Corpora index at once")
 	fl.StringVar(&f.embeddingCacheDir, "embedding-cache-dir", "", "where each Corpus's embedding cache is kept (default: parentrag-embedding-cache in the temporary directory)")
 	fl.BoolVar(&f.noCrossNamespaceRefs, "no-cross-namespace-refs", false, "refuse a Corpus's sourceRef to a Flux source object in another namespace, as Flux's flag of that name does")
+	fl.StringVar(&f.remoteMemory, "remote-memory", "256Mi", "most text of the documents of URL and sourceRef sources the operator holds in memory at once, for every Corpus together; a source over it alone fails (index its Corpus in a Job), one that finds it taken by others is retried")
 	fl.StringSliceVar(&f.watchNamespaces, "watch-namespace", nil, "reconcile only the objects of these namespaces (repeat or separate with commas; default: every namespace)")
 	return cmd
 }

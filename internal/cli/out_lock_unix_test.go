@@ -3,14 +3,18 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 )
 
 // A temporary folder is judged by whether the run that may own it is
@@ -87,4 +91,109 @@ func heldShared(path string) bool {
 		return false
 	}
 	return syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) == nil
+}
+
+// A run of `parentrag local index` killed with SIGKILL mid-build leaves
+// its temporary folder beside --out with the build's scratch in it (the
+// unit spill, the parent store being written) and, with a unit cache, the
+// pack it was writing there. Killed three times (the embedded child
+// index, segments, a unit cache), a run to completion then leaves nothing
+// of them: beside --out only the index, and in the unit cache only packs.
+func TestKilledLocalIndexRunsLeaveNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and a corpus of 6 MB")
+	}
+	dir := t.TempDir()
+	bin := buildBinary(t, dir)
+	root := filepath.Join(dir, "corpus")
+	writeSynthCorpus(t, root, 6<<20)
+	work := filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(work, "ix")
+	units := filepath.Join(dir, "units")
+	// Each run is killed once it has written the scratch named.
+	for _, run := range []struct {
+		flags   []string
+		scratch string
+	}{
+		{[]string{"--no-unit-cache"}, filepath.Join(work, "ix.tmp-*", ".units-*.spill")},
+		{[]string{"--no-unit-cache", "--child-index", "segments"}, filepath.Join(work, "ix.tmp-*", "parents", "*")},
+		{[]string{"--unit-cache", units}, filepath.Join(units, ".pack-*")},
+	} {
+		args := append([]string{"local", "index", "--quiet", "--replace", "--out", out}, run.flags...)
+		killOnceWritten(t, exec.Command(bin, append(args, root)...), run.scratch)
+	}
+	if left := scratchOf(t, work, units); len(left) == 0 {
+		t.Fatal("the killed runs left nothing: they were not killed mid-build")
+	} else {
+		t.Logf("the killed runs left %v", left)
+	}
+	run := exec.Command(bin, "local", "index", "--quiet", "--replace", "--unit-cache", units, "--out", out, root)
+	if msg, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("the complete run: %v\n%s", err, msg)
+	}
+	if got := listDir(t, work); !slices.Equal(got, []string{"ix"}) {
+		t.Errorf("beside --out after a complete run: %v, want only ix", got)
+	}
+	for _, name := range listDir(t, units) {
+		if !strings.HasSuffix(name, ".pack") && name != "segments" {
+			t.Errorf("the unit cache holds %s after a complete run, want only packs", name)
+		}
+	}
+}
+
+// writeSynthCorpus writes about size bytes of synthetic documents into
+// root as one JSON Lines file.
+func writeSynthCorpus(t *testing.T, root string, size int) {
+	t.Helper()
+	docs, _ := synthtest.BenchDocuments(size)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	for _, d := range docs {
+		enc.Encode(map[string]string{"id": d.ID, "text": d.Text})
+	}
+	writeFile(t, root, "docs.jsonl", b.String())
+}
+
+// killOnceWritten starts cmd and kills it with SIGKILL once a file
+// matching scratch appears.
+func killOnceWritten(t *testing.T, cmd *exec.Cmd, scratch string) {
+	t.Helper()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	for written, _ := filepath.Glob(scratch); len(written) == 0; written, _ = filepath.Glob(scratch) {
+		select {
+		case err := <-exited:
+			t.Fatalf("%v ended (%v) before it wrote %s: %s", cmd.Args, err, scratch, stderr.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	if err := <-exited; err == nil {
+		t.Fatalf("%v finished before it was killed", cmd.Args)
+	}
+}
+
+// scratchOf lists what builds write before they finish: the temporary
+// folders beside work's index and their files, and the unit cache's packs
+// being written.
+func scratchOf(t *testing.T, work, units string) []string {
+	t.Helper()
+	var found []string
+	temps, _ := filepath.Glob(filepath.Join(work, "ix.tmp-*"))
+	for _, tmp := range temps {
+		names, _ := filepath.Glob(filepath.Join(tmp, "*.tmp-*"))
+		spills, _ := filepath.Glob(filepath.Join(tmp, ".units-*"))
+		found = append(found, tmp)
+		found = append(found, append(names, spills...)...)
+	}
+	packs, _ := filepath.Glob(filepath.Join(units, ".pack-*"))
+	return append(found, packs...)
 }

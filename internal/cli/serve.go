@@ -18,6 +18,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/server"
+	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
 // serveFlags are the flags of parentrag serve.
@@ -46,13 +47,20 @@ type serveFlags struct {
 	maxQueryTerms  int
 	maxPostings    int
 	// Where the heavy lane starts, and its slots.
-	heavyBodyBytes   int64
-	heavyPostings    int
-	maxHeavyInFlight int
+	heavyBodyBytes int64
+	heavyPostings  int
+	// heavyPostingsPerChild and maxPostingsPerChild scale the cost
+	// limits with the loaded index.
+	heavyPostingsPerChild, maxPostingsPerChild int
+	maxHeavyInFlight                           int
 	// auth says who may query.
 	auth serveAuthFlags
 	// rerank is the optional rerank stage.
 	rerank rerankFlags
+	// otlpEndpoint, when set, turns tracing on and sends spans there.
+	otlpEndpoint string
+	// search chooses the vectors searched and their fusion.
+	search searchFlags
 }
 
 // register adds the serve flags to cmd. --namespace defaults to
@@ -76,12 +84,16 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.queueWait, "queue-wait", server.DefaultQueueWait, "longest a query waits for a slot before it is refused with 503 and Retry-After")
 	fl.IntVar(&f.maxQueryTerms, "max-query-terms", server.DefaultMaxQueryTerms, "most distinct terms a query may have after analysis; more is refused with 400 (0: no limit)")
 	fl.IntVar(&f.maxPostings, "max-postings", server.DefaultMaxPostings, "most postings a query's terms may reach in the child index; more is refused with 400 (0: no limit)")
-	fl.Int64Var(&f.heavyBodyBytes, "heavy-body-bytes", server.DefaultHeavyBodyBytes, "request bodies larger than this are heavy queries, admitted to the heavy lane before they are read (0: none by size)")
-	fl.IntVar(&f.heavyPostings, "heavy-postings", server.DefaultHeavyPostings, "queries whose terms reach more postings are heavy and move to the heavy lane before they are searched (0: none by cost)")
+	fl.Int64Var(&f.heavyBodyBytes, "heavy-body-bytes", server.DefaultHeavyBodyBytes, "request bodies larger than this are heavy queries, admitted to the heavy lane once read (0: none by size)")
+	fl.IntVar(&f.heavyPostings, "heavy-postings", server.DefaultHeavyPostings, "queries whose terms reach more postings are heavy and move to the heavy lane before they are searched; a floor that --heavy-postings-per-child raises with the index (0: none by cost)")
+	fl.IntVar(&f.heavyPostingsPerChild, "heavy-postings-per-child", server.DefaultHeavyPostingsPerChild, "raises --heavy-postings to this many postings per child of the loaded index (0: --heavy-postings whatever the index)")
+	fl.IntVar(&f.maxPostingsPerChild, "max-postings-per-child", server.DefaultMaxPostingsPerChild, "raises --max-postings to this many postings per child of the loaded index (0: --max-postings whatever the index)")
 	fl.IntVar(&f.maxHeavyInFlight, "max-heavy-in-flight", 0, "most heavy queries searched at once, as many more waiting; more are refused with 429 (0: a quarter of --max-in-flight, at least 1)")
 	fl.DurationVar(&f.shutdownDelay, "shutdown-delay", server.DefaultShutdownDelay, "after SIGTERM, how long to keep answering with /readyz at 503 while endpoints stop routing here, before closing the listener (0: none)")
+	fl.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "send a trace of each request over OTLP to this URL (http://collector:4318; with OTEL_EXPORTER_OTLP_PROTOCOL=grpc, :4317); without it the standard OTEL_* variables decide, and tracing is off when none is set")
 	f.auth.register(fl)
 	f.rerank.register(fl)
+	f.search.register(cmd)
 }
 
 // check refuses flags that cannot work together or are out of range, and
@@ -104,8 +116,8 @@ func (f *serveFlags) check() error {
 		return fmt.Errorf("--queue-wait %s: want more than 0", f.queueWait)
 	case f.maxInFlight < 0 || f.maxQueued < 0 || f.maxQueryTerms < 0 || f.maxPostings < 0:
 		return fmt.Errorf("--max-in-flight, --max-queued, --max-query-terms and --max-postings: want 0 or more")
-	case f.heavyBodyBytes < 0 || f.heavyPostings < 0 || f.maxHeavyInFlight < 0:
-		return fmt.Errorf("--heavy-body-bytes, --heavy-postings and --max-heavy-in-flight: want 0 or more")
+	case f.heavyBodyBytes < 0 || f.heavyPostings < 0 || f.maxHeavyInFlight < 0 || f.heavyPostingsPerChild < 0 || f.maxPostingsPerChild < 0:
+		return fmt.Errorf("--heavy-body-bytes, --heavy-postings, --max-heavy-in-flight, --heavy-postings-per-child and --max-postings-per-child: want 0 or more")
 	case f.childTopK < 1 || f.childTopK > server.MaxChildTopK:
 		return fmt.Errorf("--child-top-k %d: want 1 to %d", f.childTopK, server.MaxChildTopK)
 	}
@@ -125,16 +137,21 @@ func (f *serveFlags) check() error {
 			return fmt.Errorf("--index %s: %w", f.index, unwrapPathError(err))
 		}
 	}
+	if err := f.search.apply(&retrieval.Options{}); err != nil {
+		return err
+	}
 	_, err := f.rerank.stage()
 	return err
 }
 
 // defaults returns the retrieval defaults the flags set.
 func (f *serveFlags) defaults() retrieval.Options {
-	return retrieval.Options{
+	o := retrieval.Options{
 		MaxParents: f.maxParents, ChildTopK: f.childTopK, Aggregation: retrieval.Aggregation(f.aggregation),
 		Mode: retrieval.Mode(f.mode), Adaptive: f.adaptive.options(),
 	}
+	_ = f.search.apply(&o) // check has refused what it cannot apply
+	return o
 }
 
 // serverOptions are the server options the flags set: a zero limit flag
@@ -153,6 +170,7 @@ func (f *serveFlags) serverOptions() server.Options {
 		RequestTimeout: f.requestTimeout, MaxInFlight: f.maxInFlight, MaxQueued: f.maxQueued,
 		QueueWait: f.queueWait, MaxQueryTerms: noLimit(f.maxQueryTerms), MaxPostings: noLimit(f.maxPostings),
 		HeavyBodyBytes: int64(noLimit(int(f.heavyBodyBytes))), HeavyPostings: noLimit(f.heavyPostings),
+		HeavyPostingsPerChild: noLimit(f.heavyPostingsPerChild), MaxPostingsPerChild: noLimit(f.maxPostingsPerChild),
 		MaxHeavyInFlight: f.maxHeavyInFlight,
 	}
 }
@@ -230,6 +248,11 @@ func newServeCommandWith(reader newReader) *cobra.Command {
 // a graceful shutdown. A failed load stops the server and is returned.
 func runServe(cmd *cobra.Command, f *serveFlags, reader newReader) error {
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+	stopTracing, err := telemetry.Setup(cmd.Context(), telemetry.Config{Endpoint: f.otlpEndpoint, ServiceName: "parentrag-serve"})
+	if err != nil {
+		return fmt.Errorf("--otlp-endpoint: %w", err)
+	}
+	defer flushTraces(stopTracing, log)
 	opts := f.serverOptions()
 	auth, err := f.auth.authorizer(log)
 	if err != nil {
@@ -267,6 +290,15 @@ func runServe(cmd *cobra.Command, f *serveFlags, reader newReader) error {
 	log.Info("revision loaded", "revision", m.Revision, "documents", m.Documents, "parents", m.Parents,
 		"children", m.Children, "loadTime", time.Since(start).Round(time.Millisecond))
 	return <-served
+}
+
+// flushTraces sends the spans not yet exported, waiting at most 5 seconds.
+func flushTraces(stop func(context.Context) error, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := stop(ctx); err != nil {
+		log.Warn("exporting the last spans failed", "error", err)
+	}
 }
 
 // loadRevision opens the revision the flags name. cleanup, never nil,

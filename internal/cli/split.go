@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parentrag/parentrag/internal/policy"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/source"
 )
 
@@ -18,10 +19,11 @@ type splitOutput struct {
 }
 
 type splitParent struct {
-	ID          string   `json:"id"`
-	HeadingPath []string `json:"headingPath,omitempty"`
-	Text        string   `json:"text"`
-	Start       int      `json:"start"`
+	ID          string           `json:"id"`
+	HeadingPath []string         `json:"headingPath,omitempty"`
+	Pages       *hierarchy.Pages `json:"pages,omitempty"`
+	Text        string           `json:"text"`
+	Start       int              `json:"start"`
 }
 
 type splitChild struct {
@@ -40,9 +42,10 @@ func newSplitCommand() *cobra.Command {
 		Long: `Split one file with a ChunkingPolicy and print
 {"parents":[{"id","headingPath","text","start"}],"children":[{"id","parentId","text","start"}]}.
 start is the code-point offset in FILE, for children too (-1 when a chunk
-cannot be located). headingPath, with parent.boundaries Sections, names the
-Markdown headings or the code definitions a parent falls under. Without
---policy the default policy is used.`,
+cannot be located; in an HTML, PDF or DOCX file, in the Markdown it converts
+to). headingPath, with parent.boundaries Sections, names the Markdown
+headings or the code definitions a parent falls under; pages, for a PDF,
+the pages it spans. Without --policy the default policy is used.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			compiled, err := loadPolicy(policyPath)
@@ -59,7 +62,7 @@ Markdown headings or the code definitions a parent falls under. Without
 			for _, doc := range docs {
 				res := compiled.Builder.Build(doc)
 				for _, p := range res.Parents {
-					out.Parents = append(out.Parents, splitParent{ID: p.ID, HeadingPath: p.HeadingPath, Text: p.Text, Start: p.Start})
+					out.Parents = append(out.Parents, splitParent{ID: p.ID, HeadingPath: p.HeadingPath, Pages: p.Pages, Text: p.Text, Start: p.Start})
 				}
 				for _, c := range res.Children {
 					out.Children = append(out.Children, splitChild{ID: c.ID, ParentID: c.ParentID, Text: c.Text, Start: c.Start})

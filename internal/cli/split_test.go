@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/parentrag/parentrag/internal/document/documenttest"
 )
 
 // splitText has multi-byte characters before most chunks, so byte and
@@ -164,5 +166,36 @@ func TestSplitDefaultPolicyAndBadFile(t *testing.T) {
 	}
 	if stderr != "" {
 		t.Errorf("stderr: %q", stderr)
+	}
+}
+
+// TestSplitPDFGivesPagesAndSections splits a PDF manual with section
+// parents: every parent names its pages, and the outline its headings.
+func TestSplitPDFGivesPagesAndSections(t *testing.T) {
+	dir := t.TempDir()
+	pdf := writeFile(t, dir, "manual.pdf", string(documenttest.Manual(t, documenttest.ManualOptions{})))
+	policy := writeFile(t, dir, "policy.yaml", "apiVersion: parentrag.io/v1alpha1\nkind: ChunkingPolicy\nmetadata: {name: s}\nspec:\n  separators: {preset: Markdown}\n  parent: {chunkSize: 4000, minChunkSize: 50, boundaries: Sections}\n")
+	stdout, _, err := execute(t, "split", "--policy", policy, pdf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Parents []struct {
+			HeadingPath []string `json:"headingPath"`
+			Pages       *struct{ First, Last int }
+		} `json:"parents"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range out.Parents {
+		if p.Pages == nil || p.Pages.First < 1 || p.Pages.Last < p.Pages.First {
+			t.Errorf("parent %v has pages %+v", p.HeadingPath, p.Pages)
+		}
+		found = found || strings.Join(p.HeadingPath, " > ") == "4 Proxies > 4.2 Configuring the proxy"
+	}
+	if !found {
+		t.Errorf("no parent under 4 Proxies > 4.2 Configuring the proxy in %s", stdout)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/parentrag/parentrag/internal/document"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/source"
 )
@@ -44,9 +45,18 @@ type paragraph struct {
 }
 
 // LoadCorpus reads a JSON Lines corpus (`_id`, `title`, `text`, optional
-// `paragraph_ids`; gzip when the name ends in .gz). When paragraph_ids are
-// given, text must be those paragraphs joined by a blank line.
+// `paragraph_ids`; gzip when the name ends in .gz), or a folder or another
+// file read as `parentrag local index` reads them (HTML, PDF, Markdown...,
+// each document judged as a whole). When paragraph_ids are given, text must
+// be those paragraphs joined by a blank line.
 func LoadCorpus(path string) (*Corpus, error) {
+	if !isJSONLines(path) {
+		docs, err := source.LoadPaths([]string{path})
+		if err != nil {
+			return nil, err
+		}
+		return &Corpus{Docs: docs, paragraphs: map[string][]paragraph{}}, nil
+	}
 	docs, err := source.LoadFile(path, "")
 	if err != nil {
 		return nil, err
@@ -66,6 +76,12 @@ func LoadCorpus(path string) (*Corpus, error) {
 		}
 	}
 	return c, nil
+}
+
+// isJSONLines reports whether path names a JSON Lines file, gzipped or
+// not.
+func isJSONLines(path string) bool {
+	return document.ByName(strings.TrimSuffix(strings.ToLower(path), ".gz")) == document.JSONLines
 }
 
 // readParagraphIDs returns the paragraph_ids of every document that has
@@ -195,5 +211,5 @@ func eachJSONLine(path string, fn func([]byte) error) error {
 	if err != nil {
 		return err
 	}
-	return source.EachJSONLine(path, data, fn)
+	return document.EachJSONLine(path, data, fn)
 }

@@ -11,13 +11,13 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/docs"
+	"github.com/parentrag/parentrag/internal/document"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
-	"github.com/parentrag/parentrag/internal/source"
 )
 
 // docsQuestion is a question about parentrag's own documentation, judged
@@ -85,7 +85,7 @@ func docsCorpus(t *testing.T) *Corpus {
 		if err != nil {
 			return err
 		}
-		doc := hierarchy.Document{ID: "docs/" + path, Title: source.MarkdownTitle(string(data)), Text: string(data)}
+		doc := hierarchy.Document{ID: "docs/" + path, Title: document.MarkdownTitle(string(data)), Text: string(data)}
 		c.Docs = append(c.Docs, doc)
 		c.paragraphs[doc.ID] = sectionsOf(doc, headers)
 		return nil
@@ -279,14 +279,7 @@ func scoreDocs(t *testing.T, c *Corpus, queries []Query, qrels Qrels, spec *v1al
 		}
 	}
 	s.top1 /= float64(len(queries))
-	reports, err := Run(context.Background(), c, queries, qrels, []string{ParentChild}, Config{
-		Builder:          compiled.Builder,
-		NewEmbedder:      func() (embed.Embedder, error) { return embed.NewLexical(embed.DefaultK1, embed.DefaultB) },
-		ContextWeight:    indexer.DefaultContextWeight,
-		Budgets:          budgets,
-		MaxParents:       retrieval.DefaultMaxParents,
-		BudgetMaxParents: 20,
-	})
+	reports, err := Run(context.Background(), c, queries, qrels, []string{ParentChild}, lexicalConfig(compiled.Builder, budgets))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,4 +303,18 @@ func insideCode(text []rune) bool {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// lexicalConfig evaluates with builder, the offline embedder and its
+// default context weight, the Retriever's defaults, and budgeted
+// retrievals of up to 20 parents.
+func lexicalConfig(builder *hierarchy.Builder, budgets []int) Config {
+	return Config{
+		Builder:          builder,
+		NewEmbedder:      func() (embed.Embedder, error) { return embed.NewLexical(embed.DefaultK1, embed.DefaultB) },
+		ContextWeight:    indexer.DefaultContextWeight,
+		Budgets:          budgets,
+		MaxParents:       retrieval.DefaultMaxParents,
+		BudgetMaxParents: 20,
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // Strategies that can be evaluated.
@@ -50,8 +51,24 @@ type Config struct {
 	Aggregation      retrieval.Aggregation
 	// Adaptive tunes the adaptive strategy.
 	Adaptive retrieval.AdaptiveOptions
+	// Search and Fusion choose which vectors a query searches (see
+	// retrieval.Options).
+	Search retrieval.SearchMode
+	Fusion retrieval.Fusion
+	// NewStore, when set, gives each strategy's index a child store of
+	// its own (a Milvus collection, a Postgres table), filled by the build
+	// and finished after it; nil keeps the children in an embedded store.
+	NewStore func(ctx context.Context, strategy string) (Store, error)
 	// Log, when set, receives one line per finished step.
 	Log func(format string, args ...any)
+}
+
+// Store is a child store outside the process: built into, then finished
+// (indexed and counted) before it is searched, and dropped by Close.
+type Store interface {
+	vectorstore.VectorStore
+	Finish(ctx context.Context, children int) error
+	Close(ctx context.Context) error
 }
 
 // Report is the evaluation of one strategy; its JSON keys are fixed.
@@ -151,9 +168,23 @@ func runStrategy(ctx context.Context, corpus *Corpus, queries []Query, qrels Qre
 		return Report{}, err
 	}
 	start := time.Now()
-	ix, err := indexer.Build(ctx, corpus.Docs, splitter, e, indexer.Options{ContextWeight: cfg.ContextWeight})
+	opts := indexer.Options{ContextWeight: cfg.ContextWeight}
+	if cfg.NewStore != nil {
+		store, err := cfg.NewStore(ctx, strategy)
+		if err != nil {
+			return Report{}, err
+		}
+		defer store.Close(context.WithoutCancel(ctx))
+		opts.Store = store
+	}
+	ix, err := indexer.Build(ctx, corpus.Docs, splitter, e, opts)
 	if err != nil {
 		return Report{}, err
+	}
+	if store, ok := opts.Store.(Store); ok {
+		if err := store.Finish(ctx, ix.ChildCount); err != nil {
+			return Report{}, err
+		}
 	}
 	indexSeconds := time.Since(start).Seconds()
 	cfg.logf("%s: indexed %d documents into %d parents and %d children in %.2fs", strategy, ix.Documents, len(ix.Parents), len(ix.Children), indexSeconds)
@@ -212,9 +243,16 @@ func (ev *evaluator) all(ctx context.Context, queries []Query) ([]queryOutcome, 
 // top units, and answer-in-context at each budget.
 func (ev *evaluator) one(ctx context.Context, q Query) (queryOutcome, error) {
 	var o queryOutcome
-	base := retrieval.Options{ChildTopK: ev.cfg.ChildTopK, MaxParents: ev.cfg.MaxParents, Aggregation: ev.cfg.Aggregation, Mode: ev.mode, Adaptive: ev.cfg.Adaptive}
+	base := retrieval.Options{
+		ChildTopK: ev.cfg.ChildTopK, MaxParents: ev.cfg.MaxParents, Aggregation: ev.cfg.Aggregation,
+		Mode: ev.mode, Adaptive: ev.cfg.Adaptive, Search: ev.cfg.Search, Fusion: ev.cfg.Fusion,
+	}
 	start := time.Now()
-	def, err := ev.retriever.Retrieve(ctx, q.Text, base)
+	analysed, err := ev.retriever.Analyze(ctx, q.Text)
+	if err != nil {
+		return o, err
+	}
+	def, err := ev.retriever.RetrieveQuery(ctx, analysed, base)
 	if err != nil {
 		return o, err
 	}
@@ -227,7 +265,7 @@ func (ev *evaluator) one(ctx context.Context, q Query) (queryOutcome, error) {
 	o.inDefault = containsAnswer(contextWords(texts, o.defaultWords), q.Answers)
 	deep := base
 	deep.MaxParents = rankDepth
-	ranked, err := ev.retriever.Retrieve(ctx, q.Text, deep)
+	ranked, err := ev.retriever.RetrieveQuery(ctx, analysed, deep)
 	if err != nil {
 		return o, err
 	}
@@ -235,7 +273,7 @@ func (ev *evaluator) one(ctx context.Context, q Query) (queryOutcome, error) {
 		o.ranking = scoreRanking(ev.rankedIDs(ranked), ev.qrels[q.ID])
 	}
 	if len(q.Answers) > 0 || len(q.Evidence) > 0 {
-		o.answered, o.evidence, err = ev.contexts(ctx, q, base, ranked)
+		o.answered, o.evidence, err = ev.contexts(ctx, q, analysed, base, ranked)
 	}
 	return o, err
 }
@@ -244,7 +282,7 @@ func (ev *evaluator) one(ctx context.Context, q Query) (queryOutcome, error) {
 // whether a whole evidence paragraph, is in the context. Flat strategies
 // fill the budget with their ranked units in order; grouped ones retrieve
 // with the budget, trimming parents around their hit children.
-func (ev *evaluator) contexts(ctx context.Context, q Query, base retrieval.Options, ranked []retrieval.Result) (answered, evidence map[int]bool, err error) {
+func (ev *evaluator) contexts(ctx context.Context, q Query, analysed *retrieval.Query, base retrieval.Options, ranked []retrieval.Result) (answered, evidence map[int]bool, err error) {
 	answered, evidence = make(map[int]bool, len(ev.cfg.Budgets)), make(map[int]bool, len(ev.cfg.Budgets))
 	for _, budget := range ev.cfg.Budgets {
 		results := ranked
@@ -252,7 +290,7 @@ func (ev *evaluator) contexts(ctx context.Context, q Query, base retrieval.Optio
 			opts := base
 			opts.Budget, opts.Length = budget, wordCount
 			opts.MaxParents = max(ev.cfg.BudgetMaxParents, base.MaxParents)
-			if results, err = ev.retriever.Retrieve(ctx, q.Text, opts); err != nil {
+			if results, err = ev.retriever.RetrieveQuery(ctx, analysed, opts); err != nil {
 				return nil, nil, err
 			}
 		}

@@ -161,10 +161,14 @@ func (r *Runner) index(ctx context.Context, plan *Plan, compiled *policy.Compile
 		Dir:          filepath.Join(r.Volume, BundleDir), Replace: true,
 		UnitCacheDir: r.unitCacheDir(), UnitCacheMaxAge: build.DefaultUnitCacheMaxAge,
 	}
-	if plan.VectorStore.Kind == bundle.VectorStoreMilvus {
+	switch plan.VectorStore.Kind {
+	case bundle.VectorStoreMilvus:
 		cfg := bundle.MilvusConfig(plan.VectorStore)
 		cfg.Shards = plan.MilvusShards
 		req.Collection = &cfg
+	case bundle.VectorStorePostgres:
+		cfg := bundle.PostgresConfig(plan.VectorStore)
+		req.Postgres = &cfg
 	}
 	return build.Run(ctx, req)
 }

@@ -26,7 +26,9 @@ func TestAdaptiveMergesWhereEvidenceIsDenseAndStaysSmallElsewhere(t *testing.T) 
 	ix := buildIndex(t, adaptiveDocs, lineBuilder(t), indexer.Options{})
 	checkLineIndex(t, adaptiveDocs, ix)
 	r := ix.Retriever()
-	opts := retrieval.Options{Mode: retrieval.ModeAdaptive, MaxParents: 3}
+	// A merge share of a half: the falcons parent, three of whose four
+	// lines match, merges; the birds parent, one of four, stays small.
+	opts := retrieval.Options{Mode: retrieval.ModeAdaptive, MaxParents: 3, Adaptive: retrieval.AdaptiveOptions{MergeShare: 0.5}}
 	res, err := r.Retrieve(context.Background(), "falcon falcons", opts)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +101,10 @@ func sectionPolicy(t *testing.T) *hierarchy.Builder {
 
 func TestAdaptiveClimbsToTheSectionThatHoldsTheEvidence(t *testing.T) {
 	ix := buildIndex(t, []hierarchy.Document{sectionDoc}, sectionPolicy(t), indexer.Options{})
-	res, err := ix.Retriever().Retrieve(context.Background(), "falcon falcons", retrieval.Options{Mode: retrieval.ModeAdaptive, MaxParents: 5})
+	// With a merge share of a half, one falcon sentence of five keeps the
+	// others' parent small.
+	opts := retrieval.Options{Mode: retrieval.ModeAdaptive, MaxParents: 5, Adaptive: retrieval.AdaptiveOptions{MergeShare: 0.5}}
+	res, err := ix.Retriever().Retrieve(context.Background(), "falcon falcons", opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,14 +106,14 @@ func (c *candidate) result() (Result, bool) {
 	}
 	r := Result{
 		ParentID: c.parent.ID, DocID: c.parent.DocID, Title: c.parent.Title, HeadingPath: c.parent.HeadingPath,
-		Level: c.group.level, Score: c.group.score, Text: c.text(), Start: c.parent.Start,
+		Level: c.group.level, Pages: c.parent.Pages, Score: c.group.score, Text: c.text(), Start: c.parent.Start,
 	}
 	if !c.whole || c.group.extent != nil {
 		r.Trimmed = !c.whole
 		r.Spans = append([]Interval(nil), c.kept()...)
 	}
 	for _, h := range c.group.hits {
-		m := Match{ChildID: h.ID, Score: h.Score, Start: -1, End: -1}
+		m := Match{ChildID: h.ID, Score: h.Score, Start: -1, End: -1, FoundBy: foundBy(h.Found)}
 		if iv, ok := c.spans[h.ID]; ok {
 			m.Start, m.End = iv.Start, iv.End
 		}

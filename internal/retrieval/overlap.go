@@ -100,6 +100,7 @@ func join(a, b ranked, agg Aggregation) ranked {
 	p := a.parent
 	start := a.parent.Start
 	p.Text = unionText(a.parent, b.parent)
+	p.Pages = a.parent.Pages.Union(b.parent.Pages)
 	p.Children = nil
 	seen := map[string]bool{}
 	for _, q := range []hierarchy.Parent{a.parent, b.parent} {

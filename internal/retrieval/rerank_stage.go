@@ -4,7 +4,10 @@ import (
 	"context"
 	"sort"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
 // Reranker scores texts against a query, one score per text in order,
@@ -65,6 +68,7 @@ func (rr *Rerank) apply(ctx context.Context, query string, groups []group, paren
 		rescored, err = rr.rescoreParents(ctx, query, groups, parents)
 	}
 	if err != nil {
+		telemetry.Fail(trace.SpanFromContext(ctx), err)
 		if rr.OnFallback != nil {
 			rr.OnFallback(err)
 		}

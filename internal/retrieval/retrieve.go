@@ -13,6 +13,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
+	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
 // Aggregation names how the scores of a parent's hit children combine into
@@ -62,6 +63,12 @@ type Options struct {
 	Mode Mode
 	// Adaptive tunes ModeAdaptive.
 	Adaptive AdaptiveOptions
+	// Search chooses which parts of the query's vector search the
+	// children: both, fused, when the index has both (the default), or
+	// one of them.
+	Search SearchMode
+	// Fusion tunes how a hybrid search merges its rankings.
+	Fusion Fusion
 }
 
 // ErrQueryTooCostly marks a query refused by MaxQueryTerms or MaxPostings.
@@ -115,6 +122,10 @@ type Match struct {
 	Score   float32 `json:"score"`
 	Start   int     `json:"start"`
 	End     int     `json:"end"`
+	// FoundBy says which searches of a hybrid query found the child:
+	// "sparse" (BM25), "dense" (the embedding model) or "both"; it is left
+	// out when one search answered the query.
+	FoundBy string `json:"foundBy,omitempty"`
 }
 
 // Result is one returned parent.
@@ -129,7 +140,10 @@ type Result struct {
 	// levels or ModeAdaptive document, section, child, sentence, or window
 	// (sentences cut from the unit ParentID names, or a sentence window).
 	Level hierarchy.Level `json:"level"`
-	Score float32         `json:"score"`
+	// Pages is the range of pages the parent spans, for a document made of
+	// pages (a PDF).
+	Pages *hierarchy.Pages `json:"pages,omitempty"`
+	Score float32          `json:"score"`
 	// Text is the parent's text, or the parts of it kept under a budget
 	// (or the windows of ModeAdaptive) joined by Ellipsis.
 	Text string `json:"text"`
@@ -192,7 +206,10 @@ type Query struct {
 // Analyze embeds query and measures its cost in the child index, without
 // searching it.
 func (r *Retriever) Analyze(ctx context.Context, query string) (*Query, error) {
-	qv, err := r.Embedder.EmbedQuery(ctx, query)
+	ectx, span := telemetry.Start(ctx, "parentrag.embed_query")
+	qv, err := r.Embedder.EmbedQuery(ectx, query)
+	telemetry.Fail(span, err)
+	span.End()
 	if err != nil {
 		return nil, fmt.Errorf("embedding query: %w", err)
 	}
@@ -230,7 +247,9 @@ func (r *Retriever) RetrieveQuery(ctx context.Context, q *Query, opts Options) (
 	if err != nil {
 		return nil, err
 	}
+	_, span := telemetry.Start(ctx, "parentrag.budget")
 	results := assemble(groups, parents, opts)
+	span.End()
 	if len(results) == 0 && len(groups) > 0 && opts.Budget > 0 {
 		return nil, &BudgetTooSmallError{Budget: opts.Budget, Need: smallestText(groups[0], parents[0], opts)}
 	}
@@ -249,7 +268,9 @@ func (r *Retriever) candidates(ctx context.Context, query string, qv vector.Vect
 	if err != nil {
 		return nil, nil, err
 	}
-	groups, parents = r.Rerank.apply(ctx, query, groups, parents, opts.Aggregation)
+	rctx, span := telemetry.Start(ctx, "parentrag.rerank")
+	groups, parents = r.Rerank.apply(rctx, query, groups, parents, opts.Aggregation)
+	span.End()
 	n := min(len(groups), opts.MaxParents)
 	return groups[:n], parents[:n], nil
 }
@@ -262,7 +283,10 @@ func (r *Retriever) candidates(ctx context.Context, query string, qv vector.Vect
 func (r *Retriever) resolveGroups(ctx context.Context, qv vector.Vector, opts Options) ([]group, []hierarchy.Parent, error) {
 	search := opts
 	for {
-		groups, err := r.searchGroups(ctx, qv, search)
+		sctx, span := telemetry.Start(ctx, "parentrag.child_search")
+		groups, err := r.searchGroups(sctx, qv, search)
+		telemetry.Fail(span, err)
+		span.End()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -270,7 +294,10 @@ func (r *Retriever) resolveGroups(ctx context.Context, qv vector.Vector, opts Op
 		for i, g := range groups {
 			ids[i] = g.parentID
 		}
-		parents, err := r.Parents.Get(ctx, ids)
+		pctx, span := telemetry.Start(ctx, "parentrag.parent_fetch")
+		parents, err := r.Parents.Get(pctx, ids)
+		telemetry.Fail(span, err)
+		span.End()
 		if err != nil {
 			return nil, nil, fmt.Errorf("resolving parents: %w", err)
 		}
@@ -372,13 +399,17 @@ const groupedMatches = 3
 
 // searchGroups returns the best MaxParents groups. A store that groups by
 // parent itself (Milvus) answers in one search when parents are scored by
-// their best child; otherwise children are fetched, doubling the number,
-// until MaxParents distinct parents are found or the index has no more
-// hits. Both ways rank the same parents the same way. ModeAdaptive
-// counts the hits beyond a grouping search's few per parent, so it always
-// fetches children.
+// their best child and one part of the query is searched; otherwise
+// children are fetched, doubling the number, until MaxParents distinct
+// parents are found or the index has no more hits. Both ways rank the same
+// parents the same way. ModeAdaptive counts the hits beyond a grouping
+// search's few per parent, so it always fetches children.
 func (r *Retriever) searchGroups(ctx context.Context, qv vector.Vector, opts Options) ([]group, error) {
-	if grouper, ok := r.Children.(vectorstore.ParentGrouper); ok && opts.Aggregation == AggregateMax && opts.Mode != ModeAdaptive && !hybrid(qv) {
+	qv, fused, err := resolveSearch(qv, opts.Search)
+	if err != nil {
+		return nil, err
+	}
+	if grouper, ok := r.Children.(vectorstore.ParentGrouper); ok && opts.Aggregation == AggregateMax && opts.Mode != ModeAdaptive && !fused {
 		hits, err := grouper.SearchByParent(ctx, vectorstore.SearchRequest{Vector: qv, TopK: opts.MaxParents, MaxPostings: opts.MaxPostings}, groupedMatches)
 		if err != nil {
 			return nil, fmt.Errorf("searching children grouped by parent: %w", err)
@@ -386,29 +417,34 @@ func (r *Retriever) searchGroups(ctx context.Context, qv vector.Vector, opts Opt
 		groups := groupHits(hits, opts.Aggregation)
 		return groups[:min(len(groups), opts.MaxParents)], nil
 	}
-	return r.overFetch(ctx, qv, opts)
-}
-
-// hybrid reports whether a query has both a sparse and a dense part.
-func hybrid(v vector.Vector) bool {
-	return v.Sparse != nil && len(v.Sparse.Indices) > 0 && len(v.Dense) > 0
+	return r.overFetch(ctx, qv, fused, opts)
 }
 
 // overFetch searches children, doubling the number fetched until
 // MaxParents distinct parents are found or the index has no more hits, and
-// returns the best MaxParents groups.
-func (r *Retriever) overFetch(ctx context.Context, qv vector.Vector, opts Options) ([]group, error) {
+// returns the best MaxParents groups. A fused query searches each part
+// for that many children and fuses them (fusedSearch).
+func (r *Retriever) overFetch(ctx context.Context, qv vector.Vector, fused bool, opts Options) ([]group, error) {
 	k := min(opts.ChildTopK, MaxOverFetch)
 	for {
-		hits, err := r.Children.Search(ctx, vectorstore.SearchRequest{Vector: qv, TopK: k, MaxPostings: opts.MaxPostings})
+		hits, exhausted, err := r.searchChildren(ctx, qv, fused, k, opts)
 		if err != nil {
 			return nil, fmt.Errorf("searching children: %w", err)
 		}
 		groups := groupHits(hits, opts.Aggregation)
-		exhausted := len(hits) < k || k == MaxOverFetch
-		if len(groups) >= opts.MaxParents || exhausted {
+		if len(groups) >= opts.MaxParents || exhausted || k == MaxOverFetch {
 			return groups[:min(len(groups), opts.MaxParents)], nil
 		}
 		k = min(k*2, MaxOverFetch)
 	}
+}
+
+// searchChildren fetches k children, or with fused k per part, fused; the
+// index is exhausted when it had fewer to give.
+func (r *Retriever) searchChildren(ctx context.Context, qv vector.Vector, fused bool, k int, opts Options) ([]vectorstore.Hit, bool, error) {
+	if fused {
+		return r.fusedSearch(ctx, qv, k, opts)
+	}
+	hits, err := r.Children.Search(ctx, vectorstore.SearchRequest{Vector: qv, TopK: k, MaxPostings: opts.MaxPostings})
+	return hits, len(hits) < k, err
 }

@@ -32,7 +32,7 @@ func verifySample(ctx context.Context, r *retrieval.Retriever, id string, opts r
 		return nil
 	}
 	v.SampledQueries++
-	resolved, err := checkHits(ctx, r, query, opts.ChildTopK)
+	resolved, err := checkHits(ctx, r, query, opts)
 	if err != nil {
 		return cancelledOr(ctx, fmt.Errorf("query from parent %s: %w", id, err))
 	}
@@ -53,13 +53,15 @@ func verifySample(ctx context.Context, r *retrieval.Retriever, id string, opts r
 	return nil
 }
 
-// checkHits searches the child index with query directly, so that what
-// the index says about each hit child (its parent and document) is seen,
-// and returns how many hits resolved. Every hit child must point to a
-// parent in the parent store, of the same document, that lists the child:
-// the child index and the parent store then belong to the same revision.
-// topK 0 means retrieval.DefaultChildTopK.
-func checkHits(ctx context.Context, r *retrieval.Retriever, query string, topK int) (int, error) {
+// checkHits searches the child index with query directly (as opts's
+// search mode says), so that what the index says about each hit child (its
+// parent and document) is seen, and returns how many hits resolved. Every
+// hit child must point to a parent in the parent store, of the same
+// document, that lists the child: the child index and the parent store
+// then belong to the same revision. ChildTopK 0 means
+// retrieval.DefaultChildTopK.
+func checkHits(ctx context.Context, r *retrieval.Retriever, query string, opts retrieval.Options) (int, error) {
+	topK := opts.ChildTopK
 	if topK <= 0 {
 		topK = retrieval.DefaultChildTopK
 	}
@@ -67,7 +69,7 @@ func checkHits(ctx context.Context, r *retrieval.Retriever, query string, topK i
 	if err != nil {
 		return 0, fmt.Errorf("%w: embedding the query: %w", ErrCouldNotCheck, err)
 	}
-	hits, err := r.Children.Search(ctx, vectorstore.SearchRequest{Vector: qv, TopK: topK})
+	hits, err := r.SearchChildren(ctx, qv, topK, opts)
 	if err != nil {
 		return 0, fmt.Errorf("%w: searching the child index: %w", ErrCouldNotCheck, err)
 	}

@@ -23,6 +23,9 @@ const (
 	rejectTooCostly = "query_too_costly"
 	// rejectTimeout: the retrieval ran past the request timeout (504).
 	rejectTimeout = "timeout"
+	// rejectBodyBudget: the request's body would have passed the bytes
+	// of bodies the server holds at once (BodyBudget).
+	rejectBodyBudget = "body_budget"
 )
 
 // retryAfter is what Retry-After says to a request refused for overload.
@@ -71,24 +74,27 @@ func (a *lane) acquire(ctx context.Context) (release func(), reason string) {
 
 func (a *lane) release() { <-a.slots }
 
+// full reports whether every slot and queue place is taken now, so that
+// a request would be refused at once.
+func (a *lane) full() bool {
+	return len(a.slots) == cap(a.slots) && a.queued.Load() >= a.maxQueued
+}
+
 // admission keeps heavy queries out of the slots short questions need:
 // a request takes a slot in the light lane, or in the small heavy lane
-// when its body is over HeavyBodyBytes (decided before the body is read,
-// so that no more bodies are read and decoded at once than there are
-// slots and queue places) or its terms reach more than HeavyPostings
-// postings (decided after analysis, before any search).
+// when its body, read before it is admitted, is over HeavyBodyBytes or its
+// terms reach more than HeavyPostings postings (decided after analysis,
+// before any search).
 type admission struct {
 	light, heavy *lane
-	heavyBody    int64
-	heavyCost    int
+	heavyBytes   int64
 }
 
 func newAdmission(o Options) *admission {
 	return &admission{
-		light:     newLane(o.MaxInFlight, o.MaxQueued, o.QueueWait),
-		heavy:     newLane(o.MaxHeavyInFlight, o.MaxHeavyInFlight, o.QueueWait),
-		heavyBody: o.HeavyBodyBytes,
-		heavyCost: o.HeavyPostings,
+		light:      newLane(o.MaxInFlight, o.MaxQueued, o.QueueWait),
+		heavy:      newLane(o.MaxHeavyInFlight, o.MaxHeavyInFlight, o.QueueWait),
+		heavyBytes: o.HeavyBodyBytes,
 	}
 }
 
@@ -101,15 +107,16 @@ type overloadError struct {
 
 func (e *overloadError) Error() string { return "overloaded: " + e.reason }
 
-// heavyBodyLength reports whether a request with this Content-Length (-1 when
-// unknown) goes to the heavy lane before its body is read.
-func (a *admission) heavyBodyLength(contentLength int64) bool {
-	return a.heavyBody > 0 && (contentLength < 0 || contentLength > a.heavyBody)
+// heavyBody reports whether a request whose body is n bytes goes to the
+// heavy lane.
+func (a *admission) heavyBody(n int64) bool {
+	return a.heavyBytes > 0 && n > a.heavyBytes
 }
 
-// heavyQuery reports whether an analysed query goes to the heavy lane.
-func (a *admission) heavyQuery(q *retrieval.Query) bool {
-	return a.heavyCost > 0 && q.Postings > a.heavyCost
+// heavyQuery reports whether an analysed query goes to the heavy lane:
+// its terms reach more postings than the loaded index's limit.
+func (a *admission) heavyQuery(q *retrieval.Query, limit int) bool {
+	return limit > 0 && q.Postings > limit
 }
 
 // acquire takes a slot in the heavy lane or the light one. It returns a
@@ -180,27 +187,25 @@ func ticketOf(ctx context.Context) *ticket {
 	return t
 }
 
-// bodyReadTimeout bounds how long an admitted request may take to send its
-// body, so that a slow client cannot hold a query slot.
-const bodyReadTimeout = 2 * time.Second
-
-// admitUnread admits a request before its body is read, so that bodies
-// are read and decoded no faster than slots free up: to the heavy lane
-// when its Content-Length is over HeavyBodyBytes or unknown. Admitted, the
-// body must arrive within bodyReadTimeout. A heavy request refused is
-// answered with Connection: close, its body left unread (the server would
-// otherwise read all of it to keep the connection).
-func (s *Server) admitUnread(ctx context.Context, w http.ResponseWriter, r *http.Request) (*ticket, error) {
-	heavy := s.admit.heavyBodyLength(r.ContentLength)
-	t, err := s.admit.take(ctx, heavy)
-	if err != nil {
-		if heavy {
-			w.Header().Set("Connection", "close")
-		}
-		return nil, err
+// refuseUnread refuses, before its body is read, a request the lane its
+// Content-Length sends it to would refuse at once: every slot and queue
+// place is taken. Its body is left unread and its connection closed (the
+// server would otherwise read all of it to keep the connection). A
+// request of unknown length is read and then admitted by what it holds.
+func (s *Server) refuseUnread(w http.ResponseWriter, r *http.Request) error {
+	heavy := s.admit.heavyBody(r.ContentLength)
+	l := s.admit.light
+	if heavy {
+		l = s.admit.heavy
 	}
-	http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTimeout))
-	return t, nil
+	if !l.full() {
+		return nil
+	}
+	w.Header().Set("Connection", "close")
+	if heavy {
+		return &overloadError{reason: rejectHeavyBusy, heavy: true}
+	}
+	return &overloadError{reason: rejectQueueFull}
 }
 
 // overloaded answers a request refused by admission, with Retry-After:
@@ -222,7 +227,9 @@ func (s *Server) refusal(over *overloadError) string {
 	switch {
 	case over.heavy:
 		return sprintf("too many heavy queries: all %d slots for queries over %d bytes or %d postings are busy; retry later or shorten the query",
-			cap(s.admit.heavy.slots), s.opts.HeavyBodyBytes, s.opts.HeavyPostings)
+			cap(s.admit.heavy.slots), s.opts.HeavyBodyBytes, s.heavyPostings())
+	case over.reason == rejectBodyBudget:
+		return sprintf("server overloaded: the %d bytes it holds for request bodies at once are taken; retry later", s.bodies.limit)
 	case over.reason == rejectQueueWait:
 		return sprintf("server overloaded: no query slot of %d freed within the queue wait; retry later", cap(s.admit.light.slots))
 	}
@@ -238,4 +245,13 @@ func defaultOrNone[T int | int64](v, def T) T {
 		return 0
 	}
 	return v
+}
+
+// heavyPostings is the heavy limit of the loaded index, HeavyPostings
+// before one is loaded.
+func (s *Server) heavyPostings() int {
+	if l := s.loaded.Load(); l != nil {
+		return l.cost.heavy
+	}
+	return s.opts.HeavyPostings
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -105,8 +106,12 @@ func accessOf(r *http.Request) Access {
 }
 
 // authorize asks az about the request's bearer token; a request without
-// one is refused before az is asked.
+// one, or with more than one Authorization header (which one counts is
+// not for the server to guess), is refused before az is asked.
 func authorize(r *http.Request, az Authorizer, access Access) error {
+	if n := len(r.Header.Values("Authorization")); n > 1 {
+		return unauthenticated(fmt.Sprintf("the request has %d Authorization headers: send one Authorization header, \"Authorization: Bearer TOKEN\"", n))
+	}
 	token, ok := bearerToken(r)
 	if !ok {
 		return missingToken

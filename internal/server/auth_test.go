@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -30,16 +29,7 @@ func authRequest(t testing.TB, c *http.Client, method, url, token, body string) 
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, data
+	return doRequest(t, c, req)
 }
 
 // secretVolume writes tokens into dir laid out as the kubelet mounts a
@@ -272,4 +262,27 @@ func matrixTable(rows []authStatus) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// A request carrying two Authorization headers is refused, whatever the
+// first holds: which one counts is not for the server to guess.
+func TestTwoAuthorizationHeadersRefused(t *testing.T) {
+	dir := t.TempDir()
+	secretVolume(t, dir, map[string]string{"app": "token-of-app"})
+	tokens, err := NewTokenDir(dir, time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Options{Auth: tokens, ShutdownDelay: -1})
+	s.SetBundle(openBundle(t, corpus(), "rev-a"))
+	ts := newTestServer(t, s)
+	for _, second := range []string{"Bearer token-of-app", "Bearer someone-else", "Basic YTpi"} {
+		req, _ := http.NewRequest("POST", ts.URL+"/v1/retrieve", strings.NewReader(`{"query": "tomatoes"}`))
+		req.Header.Add("Authorization", "Bearer token-of-app")
+		req.Header.Add("Authorization", second)
+		resp, data := doRequest(t, ts.Client(), req)
+		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(errorMessage(data), "send one Authorization header") {
+			t.Errorf("Authorization twice (then %q): %d %s, want 401 asking for one header", second, resp.StatusCode, data)
+		}
+	}
 }

@@ -79,6 +79,21 @@ func send(c *http.Client, method, url, body string) (int, []byte, error) {
 	return resp.StatusCode, data, err
 }
 
+// doRequest sends req and returns the response, its body read.
+func doRequest(t testing.TB, c *http.Client, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, data
+}
+
 // decodeStrict decodes data into v, refusing fields v does not have.
 func decodeStrict(t testing.TB, data []byte, v any) {
 	t.Helper()

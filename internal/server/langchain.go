@@ -36,9 +36,10 @@ type LangChainMetadata struct {
 	ParentID string `json:"parentId"`
 	DocID    string `json:"docId"`
 	Title    string `json:"title,omitempty"`
-	// HeadingPath and Level are the result's (see retrieval.Result).
+	// HeadingPath, Level and Pages are the result's (see retrieval.Result).
 	HeadingPath []string             `json:"headingPath,omitempty"`
 	Level       hierarchy.Level      `json:"level"`
+	Pages       *hierarchy.Pages     `json:"pages,omitempty"`
 	Score       float32              `json:"score"`
 	Revision    string               `json:"revision"`
 	Start       int                  `json:"start"`
@@ -60,9 +61,9 @@ func (s *Server) langChainRetrieve(w http.ResponseWriter, r *http.Request) {
 }
 
 // langChainAnswer retrieves for the message with the server's defaults.
-func (s *Server) langChainAnswer(ctx context.Context, w http.ResponseWriter, r *http.Request, l *loaded) (*LangChainResponse, error) {
+func (s *Server) langChainAnswer(ctx context.Context, _ *http.Request, body []byte, l *loaded) (*LangChainResponse, error) {
 	var req LangChainRequest
-	if err := decodeBody(w, r, s.opts.MaxBodyBytes, langChainShape, &req); err != nil {
+	if err := decodeStrictJSON(body, "", langChainShape, &req); err != nil {
 		return nil, err
 	}
 	resp, err := s.query(ctx, l, &RetrieveRequest{Query: req.Message})
@@ -77,7 +78,7 @@ func toLangChain(resp *RetrieveResponse) *LangChainResponse {
 	docs := make([]LangChainDocument, len(resp.Results))
 	for i, res := range resp.Results {
 		docs[i] = LangChainDocument{PageContent: res.Text, Metadata: LangChainMetadata{
-			ParentID: res.ParentID, DocID: res.DocID, Title: res.Title, HeadingPath: res.HeadingPath, Level: res.Level, Score: res.Score,
+			ParentID: res.ParentID, DocID: res.DocID, Title: res.Title, HeadingPath: res.HeadingPath, Level: res.Level, Pages: res.Pages, Score: res.Score,
 			Revision: resp.Revision, Start: res.Start, Trimmed: res.Trimmed, Spans: res.Spans, Matches: res.Matches,
 		}}
 	}

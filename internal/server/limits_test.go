@@ -78,7 +78,7 @@ func TestRetrieveQueryCostLimits(t *testing.T) {
 	if code, body := do(t, ts.Client(), "POST", ts.URL+"/v1/retrieve", `{"query": "tomatoes basil"}`); code != 200 {
 		t.Fatalf("two terms: %d %s", code, body)
 	}
-	s2 := New(Options{MaxPostings: 1})
+	s2 := New(Options{MaxPostings: 1, MaxPostingsPerChild: -1})
 	s2.SetBundle(openBundle(t, corpus(), "rev-a"))
 	ts2 := newTestServer(t, s2)
 	code, body = do(t, ts2.Client(), "POST", ts2.URL+"/v1/retrieve", `{"query": "revision"}`)

@@ -2,11 +2,9 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -142,20 +140,7 @@ func loadServer(tb testing.TB, f *loadFixture) string {
 	}
 	s := New(opts)
 	s.SetBundle(f.bundle)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx, ln) }()
-	tb.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			tb.Errorf("Serve: %v", err)
-		}
-	})
-	return "http://" + ln.Addr().String() + "/v1/retrieve"
+	return "http://" + serveOnListener(tb, s) + "/v1/retrieve"
 }
 
 // loadCostLimits reports whether the served index keeps the default

@@ -85,7 +85,8 @@ func unitName(res retrieval.Result) string {
 }
 
 // mcpContent is one text content per parent, best first, each headed by
-// its rank, source document, level, parent id and score; a note when none
+// its rank, source document (and title), section (its heading path) and
+// pages when it has them, level, parent id and score; a note when none
 // matched.
 func mcpContent(resp *RetrieveResponse) []mcp.Content {
 	if len(resp.Results) == 0 {
@@ -97,6 +98,9 @@ func mcpContent(resp *RetrieveResponse) []mcp.Content {
 		fmt.Fprintf(&head, "[%d] source: %s", i+1, res.DocID)
 		if res.Title != "" {
 			fmt.Fprintf(&head, " (%s)", res.Title)
+		}
+		if where := Location(res); where != "" {
+			fmt.Fprintf(&head, ", %s", where)
 		}
 		fmt.Fprintf(&head, ", %s, score %.4g", unitName(res), res.Score)
 		content[i] = &mcp.TextContent{Text: head.String() + "\n\n" + res.Text}

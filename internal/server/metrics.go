@@ -107,12 +107,15 @@ func (m *metrics) setBundle(man *bundle.Manifest) {
 }
 
 // instrument records the latency and, for 4xx and 5xx, the error of every
-// request h answers, under endpoint.
+// request h answers, under endpoint; with tracing on, each request is a
+// server span, the child of the span its traceparent header names.
 func (s *Server) instrument(endpoint string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+		r, span := traced(r, endpoint)
 		h.ServeHTTP(rec, r)
+		endSpan(span, rec.code)
 		code := strconv.Itoa(rec.code)
 		s.metrics.duration.WithLabelValues(endpoint, code).Observe(time.Since(start).Seconds())
 		if rec.code >= 400 {

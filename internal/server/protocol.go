@@ -13,14 +13,14 @@ import (
 type errorWriter func(w http.ResponseWriter, code int, msg string)
 
 // queryHandler answers one retrieving request of a protocol from l, by
-// ctx's deadline: it decodes the request, calls Server.query and shapes
-// its answer.
-type queryHandler[T any] func(ctx context.Context, w http.ResponseWriter, r *http.Request, l *loaded) (T, error)
+// ctx's deadline: it decodes the request's body, calls Server.query and
+// shapes its answer.
+type queryHandler[T any] func(ctx context.Context, r *http.Request, body []byte, l *loaded) (T, error)
 
 // serveQuery answers a POST that retrieves, whatever its protocol: it
 // refuses other methods (405) and requests before a bundle is loaded
-// (503), admits the request before its body is read (see admitUnread),
-// runs handle in that slot under the request timeout, answers a request
+// (503), reads the body (see receiveBody) and then admits the request,
+// runs handle in its slot under the request timeout, answers a request
 // refused by admission control with 503 or 429 and Retry-After, any other
 // failure with its status code, and success with handle's answer as JSON.
 // Every error is written by writeErr.
@@ -47,15 +47,29 @@ func serveQuery[T any](s *Server, w http.ResponseWriter, r *http.Request, writeE
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// admitted runs handle in a slot taken before the body is read.
+// admitted receives the body, then takes a slot in the lane its length
+// sends it to and runs handle in it. A request its lane would refuse at
+// once is refused before its body is read (see refuseUnread).
 func admitted[T any](ctx context.Context, s *Server, w http.ResponseWriter, r *http.Request, l *loaded, handle queryHandler[T]) (T, error) {
-	t, err := s.admitUnread(ctx, w, r)
+	var none T
+	if err := s.refuseUnread(w, r); err != nil {
+		return none, err
+	}
+	body, release, err := s.receiveBody(w, r)
 	if err != nil {
-		var none T
+		return none, err
+	}
+	defer release()
+	var t *ticket
+	err = stage(ctx, "parentrag.admission", func(ctx context.Context) (err error) {
+		t, err = s.admit.take(ctx, s.admit.heavyBody(int64(len(body))))
+		return err
+	})
+	if err != nil {
 		return none, err
 	}
 	defer t.done()
-	return handle(withTicket(ctx, t), w, r, l)
+	return handle(withTicket(ctx, t), r, body, l)
 }
 
 // serveDescription answers a GET that describes the loaded bundle, in

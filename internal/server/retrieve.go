@@ -63,19 +63,20 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) {
 }
 
 // answer decodes the request and retrieves from l.
-func (s *Server) answer(ctx context.Context, w http.ResponseWriter, r *http.Request, l *loaded) (*RetrieveResponse, error) {
-	req, err := decodeRequest(w, r, s.opts.MaxBodyBytes)
-	if err != nil {
+func (s *Server) answer(ctx context.Context, _ *http.Request, body []byte, l *loaded) (*RetrieveResponse, error) {
+	var req RetrieveRequest
+	if err := decodeStrictJSON(body, "", requestShape, &req); err != nil {
 		return nil, err
 	}
-	return s.query(ctx, l, req)
+	return s.query(ctx, l, &req)
 }
 
 // query validates req, analyses its query and retrieves from l: the one
 // retrieval every protocol's endpoint makes. It runs in the slot ctx's
 // ticket holds (see serveQuery), or takes one itself when the caller read
-// the body without one (MCP); a query whose terms reach over HeavyPostings
-// postings moves to the heavy lane before it is searched. The search stops
+// the body without one (MCP); a query whose terms reach more postings than
+// the index's heavy limit (see costLimits) moves to the heavy lane before
+// it is searched. The search stops
 // at ctx's deadline, the request timeout.
 func (s *Server) query(ctx context.Context, l *loaded, req *RetrieveRequest) (*RetrieveResponse, error) {
 	opts, err := s.options(req, l)
@@ -84,19 +85,27 @@ func (s *Server) query(ctx context.Context, l *loaded, req *RetrieveRequest) (*R
 	}
 	t := ticketOf(ctx)
 	if t == nil {
-		if t, err = s.admit.take(ctx, false); err != nil {
+		err = stage(ctx, "parentrag.admission", func(ctx context.Context) (err error) {
+			t, err = s.admit.take(ctx, false)
+			return err
+		})
+		if err != nil {
 			return nil, err
 		}
 		defer t.done()
 	}
-	q, err := l.bundle.Retriever.Analyze(ctx, req.Query)
+	var q *retrieval.Query
+	err = stage(ctx, "parentrag.analyze", func(ctx context.Context) (err error) {
+		q, err = l.bundle.Retriever.Analyze(ctx, req.Query)
+		return err
+	})
 	if err == nil {
 		err = opts.CheckCost(q)
 	}
 	if err != nil {
 		return nil, s.retrievalError(ctx, err)
 	}
-	if !t.heavy && s.admit.heavyQuery(q) {
+	if !t.heavy && s.admit.heavyQuery(q, l.cost.heavy) {
 		if err := s.admit.moveToHeavy(ctx, t); err != nil {
 			return nil, err
 		}
@@ -114,15 +123,6 @@ func (s *Server) query(ctx context.Context, l *loaded, req *RetrieveRequest) (*R
 		results = []retrieval.Result{}
 	}
 	return &RetrieveResponse{Revision: l.bundle.Manifest.Revision, Results: results}, nil
-}
-
-// decodeRequest reads the RetrieveRequest in the body (see decodeBody).
-func decodeRequest(w http.ResponseWriter, r *http.Request, limit int64) (*RetrieveRequest, error) {
-	var req RetrieveRequest
-	if err := decodeBody(w, r, limit, requestShape, &req); err != nil {
-		return nil, err
-	}
-	return &req, nil
 }
 
 // options validates req and merges it with the server's defaults.
@@ -145,7 +145,7 @@ func (s *Server) options(req *RetrieveRequest, l *loaded) (retrieval.Options, er
 	}
 	opts.Budget = req.Budget
 	opts.MaxQueryTerms = max(s.opts.MaxQueryTerms, 0)
-	opts.MaxPostings = max(s.opts.MaxPostings, 0)
+	opts.MaxPostings = l.cost.max
 	if err := checkOptions(opts); err != nil {
 		return opts, err
 	}

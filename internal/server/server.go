@@ -74,6 +74,12 @@ type Options struct {
 	Defaults retrieval.Options
 	// MaxBodyBytes caps a request body (default 64 KiB); larger is 413.
 	MaxBodyBytes int64
+	// BodyBudget bounds the bytes of request bodies held at once, being
+	// received or not yet answered, counted as they arrive (default 16
+	// MiB, at least MaxBodyBytes); a body that would pass it is refused
+	// with 503 and Retry-After. Bodies are read, within 2 s, before their
+	// requests take a query slot.
+	BodyBudget int64
 	// RequestTimeout bounds one retrieval (default 10s); past it the
 	// request fails with 504.
 	RequestTimeout time.Duration
@@ -93,14 +99,22 @@ type Options struct {
 	// MaxPostings refuses (400) a query whose terms reach more postings in
 	// the child index (default 50,000,000; negative means no limit).
 	MaxPostings int
-	// HeavyBodyBytes sends a request whose body is larger (or of unknown
-	// length) to the heavy lane before its body is read (default 8 KiB;
-	// negative means none by size).
+	// HeavyBodyBytes sends a request whose body is larger to the heavy
+	// lane once the body is read (default 8 KiB; negative means none by
+	// size).
 	HeavyBodyBytes int64
 	// HeavyPostings sends a query whose terms reach more postings in the
 	// child index to the heavy lane once it is analysed (default
-	// 2,000,000; negative means none by cost).
+	// 2,000,000; negative means none by cost). It is a floor: with
+	// HeavyPostingsPerChild the limit grows with the index.
 	HeavyPostings int
+	// HeavyPostingsPerChild raises HeavyPostings to this many postings per
+	// child of the loaded index (default 8; negative keeps HeavyPostings
+	// whatever the index).
+	HeavyPostingsPerChild int
+	// MaxPostingsPerChild raises MaxPostings likewise (default 64;
+	// negative keeps MaxPostings).
+	MaxPostingsPerChild int
 	// MaxHeavyInFlight bounds the heavy queries running at once (default
 	// a quarter of MaxInFlight, at least 1); as many more may wait
 	// QueueWait, and beyond that a heavy query is refused with 429 and
@@ -148,6 +162,10 @@ func (o Options) withDefaults() Options {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if o.BodyBudget <= 0 {
+		o.BodyBudget = DefaultBodyBudget
+	}
+	o.BodyBudget = max(o.BodyBudget, o.MaxBodyBytes)
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = DefaultRequestTimeout
 	}
@@ -171,6 +189,8 @@ func (o Options) withDefaults() Options {
 	}
 	o.HeavyBodyBytes = defaultOrNone(o.HeavyBodyBytes, DefaultHeavyBodyBytes)
 	o.HeavyPostings = defaultOrNone(o.HeavyPostings, DefaultHeavyPostings)
+	o.HeavyPostingsPerChild = defaultOrNone(o.HeavyPostingsPerChild, DefaultHeavyPostingsPerChild)
+	o.MaxPostingsPerChild = defaultOrNone(o.MaxPostingsPerChild, DefaultMaxPostingsPerChild)
 	if o.MaxHeavyInFlight <= 0 {
 		o.MaxHeavyInFlight = max(1, o.MaxInFlight/4)
 	}
@@ -196,10 +216,14 @@ type Server struct {
 	// rerankFallbacks counts queries the reranker failed.
 	rerankFallbacks prometheus.Counter
 	admit           *admission
+	bodies          *bodyBudget
 	handler         http.Handler
 	// beforeRetrieve, when set (by tests), runs before each retrieval
 	// with the request's context.
 	beforeRetrieve func(context.Context)
+
+	// embedding records the query embeddings sent to an endpoint.
+	embedding *embeddingMetrics
 }
 
 // loaded is the bundle being served with what a request needs from it.
@@ -209,6 +233,8 @@ type loaded struct {
 	// nil, with lengthErr set, when that unit cannot be measured here.
 	length    split.LengthFunc
 	lengthErr error
+	// cost are the query-cost limits for this index's size.
+	cost costLimits
 }
 
 // New returns a Server with no bundle: it is live but not ready until
@@ -220,7 +246,9 @@ func New(opts Options) *Server {
 	}
 	s.metrics = newMetrics(s.opts.Registry)
 	s.rerankFallbacks = newRerankFallbacks(s.opts.Registry)
+	s.embedding = newEmbeddingMetrics(s.opts.Registry)
 	s.admit = newAdmission(s.opts)
+	s.bodies = &bodyBudget{limit: s.opts.BodyBudget}
 	s.handler = s.routes()
 	return s
 }
@@ -236,7 +264,8 @@ func (s *Server) SetBundle(b *bundle.Bundle) {
 		return
 	}
 	s.withRerank(b)
-	l := &loaded{bundle: b}
+	s.withEmbeddingMetrics(b)
+	l := &loaded{bundle: b, cost: s.opts.costLimitsFor(b.Manifest.Children)}
 	l.length, l.lengthErr = policy.LengthFunc(b.Manifest.LengthUnit, b.Manifest.Tokenizer)
 	s.loaded.Store(l)
 	s.metrics.setBundle(&b.Manifest)
@@ -311,7 +340,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle(VectorStoresPath, s.instrument(VectorStoresPath, http.HandlerFunc(s.vectorStores)))
 	mux.Handle(VectorStorePath, s.instrument(VectorStorePath, http.HandlerFunc(s.vectorStore)))
 	mux.Handle(VectorStoreSearchPath, s.instrument(VectorStoreSearchPath, http.HandlerFunc(s.vectorStoreSearch)))
-	mux.Handle(MCPPath, s.instrument(MCPPath, s.mcpHandler()))
+	mux.Handle(MCPPath, s.instrument(MCPPath, s.mcpEndpoint()))
 	mux.Handle(OpenAPIPath, s.instrument(OpenAPIPath, http.HandlerFunc(serveOpenAPI)))
 	mux.Handle("/healthz", s.instrument("/healthz", http.HandlerFunc(s.healthz)))
 	mux.Handle("/readyz", s.instrument("/readyz", http.HandlerFunc(s.readyz)))
@@ -367,9 +396,17 @@ func allowGet(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// notFound answers 404 in JSON.
+// maxEchoedPath is how much of an unknown path a 404 names.
+const maxEchoedPath = 128
+
+// notFound answers 404 in JSON, naming the path when it is short: a long
+// one is not echoed back.
 func notFound(w http.ResponseWriter, r *http.Request) {
-	writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s: use POST /v1/retrieve (every endpoint: GET /openapi.json)", r.URL.Path))
+	path := r.URL.Path
+	if len(path) > maxEchoedPath {
+		path = fmt.Sprintf("(a path of %d bytes)", len(path))
+	}
+	writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s: use POST /v1/retrieve (every endpoint: GET /openapi.json)", path))
 }
 
 // writeText writes a one-line plain-text response.

@@ -518,3 +518,18 @@ func TestShutdownUnderLoadDropsNothing(t *testing.T) {
 	}
 	t.Logf("%d requests from %d clients across the shutdown, none failed", sent.Load(), clients)
 }
+
+// An unknown path is answered 404 without echoing a long path back.
+func TestNotFoundDoesNotEchoLongPaths(t *testing.T) {
+	s := New(Options{ShutdownDelay: -1})
+	ts := newTestServer(t, s)
+	long := "/" + strings.Repeat("a", 512<<10)
+	code, data := do(t, ts.Client(), "GET", ts.URL+long, "")
+	if code != http.StatusNotFound || len(data) > 1024 {
+		t.Errorf("a %d-byte unknown path: %d with a %d-byte body, want 404 under 1 KiB", len(long), code, len(data))
+	}
+	code, data = do(t, ts.Client(), "GET", ts.URL+"/nowhere", "")
+	if code != http.StatusNotFound || !strings.Contains(errorMessage(data), "/nowhere") {
+		t.Errorf("/nowhere: %d %s, want 404 naming the path", code, data)
+	}
+}

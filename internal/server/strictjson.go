@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 )
 
@@ -32,37 +31,6 @@ var requestShape = &shape{
 			fields: map[string]*shape{"docId": nil, "docIdPrefix": nil, "metadata": {}},
 		},
 	},
-}
-
-// decodeBody reads one JSON object of shape sh from the body into v,
-// refusing a body over limit (413), malformed JSON, unknown fields (names
-// are case-sensitive), duplicate fields and trailing data (400).
-func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, sh *shape, v any) error {
-	data, err := readBody(w, r, limit)
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return &httpError{code: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body over %d bytes", limit)}
-	}
-	if err != nil {
-		return badRequest("reading request body: %v", err)
-	}
-	return decodeStrictJSON(data, "", sh, v)
-}
-
-// readBody reads the body, up to limit bytes, into a buffer of its
-// Content-Length when that is known and within limit, so that a large body
-// is not copied while its buffer grows.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	body := http.MaxBytesReader(w, r.Body, limit)
-	if r.ContentLength <= 0 || r.ContentLength > limit {
-		return io.ReadAll(body)
-	}
-	data := make([]byte, r.ContentLength)
-	n, err := io.ReadFull(body, data)
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		err = fmt.Errorf("body of %d bytes ended after %d", r.ContentLength, n)
-	}
-	return data[:n], err
 }
 
 // decodeStrictJSON decodes the one JSON object in data into v, checking

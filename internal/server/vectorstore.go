@@ -195,12 +195,12 @@ func (s *Server) vectorStoreSearch(w http.ResponseWriter, r *http.Request) {
 
 // vectorStoreAnswer maps the search onto a retrieval and its answer onto
 // a search results page.
-func (s *Server) vectorStoreAnswer(ctx context.Context, w http.ResponseWriter, r *http.Request, l *loaded) (*VectorStoreSearchPage, error) {
+func (s *Server) vectorStoreAnswer(ctx context.Context, r *http.Request, body []byte, l *loaded) (*VectorStoreSearchPage, error) {
 	if err := s.checkStoreID(r); err != nil {
 		return nil, err
 	}
 	var search VectorStoreSearchRequest
-	if err := decodeBody(w, r, s.opts.MaxBodyBytes, searchShape, &search); err != nil {
+	if err := decodeStrictJSON(body, "", searchShape, &search); err != nil {
 		return nil, err
 	}
 	queries, req, err := retrieveRequestOf(&search)
@@ -323,8 +323,9 @@ func searchPage(queries []string, resp *RetrieveResponse, metadata []map[string]
 }
 
 // attributesOf are a result's attributes: its document's metadata, then
-// parentId, level, revision and, when there is one, title, which win over
-// metadata keys of the same name.
+// parentId, level, revision and, when it has them, title, headingPath
+// (the headings joined by " > ") and pages ("31-32", or "31" for one
+// page), which win over metadata keys of the same name.
 func attributesOf(res retrieval.Result, revision string, metadata map[string]string) map[string]any {
 	attrs := make(map[string]any, len(metadata)+3)
 	for k, v := range metadata {
@@ -335,6 +336,12 @@ func attributesOf(res retrieval.Result, revision string, metadata map[string]str
 	attrs["revision"] = revision
 	if res.Title != "" {
 		attrs["title"] = res.Title
+	}
+	if len(res.HeadingPath) > 0 {
+		attrs["headingPath"] = strings.Join(res.HeadingPath, HeadingPathSeparator)
+	}
+	if res.Pages != nil {
+		attrs["pages"] = pageRange(res.Pages)
 	}
 	return attrs
 }

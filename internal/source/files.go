@@ -1,11 +1,9 @@
-// Package source turns where documents come from (files and folders for
-// now) into documents, refusing broken input with an error that names the
-// file and the problem.
+// Package source turns files and folders into documents, read by package
+// document in their format, refusing broken input with an error that names
+// the file and the problem.
 package source
 
 import (
-	"bufio"
-	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -16,76 +14,105 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/parentrag/parentrag/internal/document"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
-	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
-// Extensions read as documents: Markdown and text files become one document
-// each; JSON Lines files hold one document per line. Source code
-// (split.CodeExtensions: .go, .py, .ts, ...) is read too.
-var Extensions = []string{".md", ".markdown", ".txt", ".jsonl", ".jsonl.gz"}
+// Extensions are the file extensions a folder walk reads: every format
+// package document reads (source code included), and JSON Lines
+// compressed with gzip.
+var Extensions = append(document.Extensions(), ".jsonl.gz")
 
 // FileError names the file (and line, for JSON Lines) a problem is in.
-type FileError struct {
-	Path string
-	Line int
-	Err  error
-}
+type FileError = document.FileError
 
-func (e *FileError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err)
-	}
-	return fmt.Sprintf("%s: %v", e.Path, e.Err)
+// Loaded is what LoadPathsReport read.
+type Loaded struct {
+	// Docs are the documents, in the order of the paths and, within a
+	// folder, of the files' paths.
+	Docs []hierarchy.Document
+	// Refused are the files that could not be read as documents (an
+	// unreadable, binary or non-UTF-8 file, a damaged or encrypted PDF, a
+	// bad JSON Lines line), each a *FileError that names it and says why.
+	Refused []error
+	// LeftOut are the files of a folder that are not regular files or
+	// links to one inside the folder (a link out of it, to /etc/passwd
+	// say, is never followed), as errors that name them.
+	LeftOut []error
+	// Empty are the documents left out because they are empty or only
+	// white space, as errors that name them.
+	Empty []error
 }
-
-func (e *FileError) Unwrap() error { return e.Err }
 
 // LoadPaths reads every document under paths: files are read whatever their
 // extension, folders are walked for files with one of Extensions, in
 // lexical order. A document's id is its path relative to the folder it was
-// found in (the file name for a file given directly). It fails on the first
-// unreadable, binary or non-UTF-8 file, when two documents share an id (their
+// found in (the file name for a file given directly), each byte of it that
+// is not UTF-8 written %XX. A link in a folder is followed only to a
+// regular file inside that folder (see LoadPathsReport). It fails on the
+// first file it cannot read as documents, when two documents share an id (their
 // parents and children would be mixed up), and when nothing was found.
 // Empty and white-space-only documents are left out (see LoadPathsReport).
 func LoadPaths(paths []string) ([]hierarchy.Document, error) {
-	docs, _, err := LoadPathsReport(paths)
-	return docs, err
+	l, err := LoadPathsReport(paths)
+	if err != nil {
+		return nil, err
+	}
+	if len(l.Refused) > 0 {
+		return nil, l.Refused[0]
+	}
+	return l.Docs, nil
 }
 
-// LoadPathsReport is LoadPaths that also returns the documents it left out
-// because they are empty or only white space, as errors that name them.
-func LoadPathsReport(paths []string) ([]hierarchy.Document, []error, error) {
-	var docs []hierarchy.Document
-	var empty []error
+// LoadPathsReport is LoadPaths that reads what it can: a file it cannot
+// read as documents is reported in Refused, one it does not read in
+// LeftOut, and the others are read. It fails only on a path that does not
+// exist, on two documents that share an id, and when no document was
+// read.
+func LoadPathsReport(paths []string) (Loaded, error) {
+	var l Loaded
 	seen := map[string]string{} // document id -> the path it came from
 	for _, p := range paths {
-		found, err := loadPath(p)
+		found, refused, leftOut, err := loadPath(p)
 		if err != nil {
-			return nil, nil, err
+			return Loaded{}, err
 		}
+		l.Refused = append(l.Refused, refused...)
+		l.LeftOut = append(l.LeftOut, leftOut...)
 		for _, f := range found {
 			if prev, dup := seen[f.doc.ID]; dup {
-				return nil, nil, &FileError{Path: f.path, Err: fmt.Errorf("document id %q is also the id of a document in %s", f.doc.ID, prev)}
+				return Loaded{}, &FileError{Path: f.path, Err: fmt.Errorf("document id %q is also the id of a document in %s", f.doc.ID, prev)}
 			}
 			seen[f.doc.ID] = f.path
 			if hierarchy.IsEmpty(f.doc.Text) {
-				empty = append(empty, &FileError{Path: f.path, Err: errors.New(hierarchy.EmptyMessage(f.doc.ID))})
+				l.Empty = append(l.Empty, &FileError{Path: f.path, Err: errors.New(hierarchy.EmptyMessage(f.doc.ID))})
 				continue
 			}
-			docs = append(docs, f.doc)
+			l.Docs = append(l.Docs, f.doc)
 		}
 	}
-	if len(docs) == 0 {
-		what := ""
-		if len(empty) > 0 {
-			what = fmt.Sprintf(" (%d empty ones left out)", len(empty))
-		}
-		return nil, empty, fmt.Errorf("no documents found in %s (looked for %s and source code)%s", strings.Join(paths, ", "), strings.Join(Extensions, " "), what)
+	if len(l.Docs) == 0 {
+		return l, noDocuments(paths, l)
 	}
-	return docs, empty, nil
+	return l, nil
+}
+
+// noDocuments is the error of paths that gave no document, saying what was
+// left out.
+func noDocuments(paths []string, l Loaded) error {
+	var left []string
+	if n := len(l.Refused); n > 0 {
+		left = append(left, fmt.Sprintf("%d unreadable: first %v", n, l.Refused[0]))
+	}
+	if n := len(l.LeftOut) + len(l.Empty); n > 0 {
+		left = append(left, fmt.Sprintf("%d left out: empty, or not regular files of the folder", n))
+	}
+	what := ""
+	if len(left) > 0 {
+		what = " (" + strings.Join(left, "; ") + ")"
+	}
+	return fmt.Errorf("no documents found in %s (looked for %s)%s", strings.Join(paths, ", "), document.ReadableExtensions(), what)
 }
 
 // found is a document and the file it was read from.
@@ -94,28 +121,39 @@ type found struct {
 	path string
 }
 
-// loadPath reads one file or walks one folder.
-func loadPath(root string) ([]found, error) {
+// loadPath reads one file or walks one folder, returning the documents
+// read, the files refused and those left out (see checkEntry). Only a
+// root that cannot be found fails.
+func loadPath(root string) (out []found, refused, leftOut []error, err error) {
 	info, err := os.Stat(root)
 	if err != nil {
-		return nil, &FileError{Path: root, Err: unwrapPathError(err)}
+		return nil, nil, nil, &FileError{Path: root, Err: unwrapPathError(err)}
 	}
 	if !info.IsDir() {
-		return loadFound(root, filepath.Base(root))
+		docs, err := loadFound(root, documentID(filepath.Base(root)))
+		return docs, errorList(err), nil, nil
 	}
-	files, err := listFiles(root)
+	files, refused, leftOut, err := listFiles(root)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	var out []found
 	for _, rel := range files {
-		docs, err := loadFound(filepath.Join(root, rel), filepath.ToSlash(rel))
+		docs, err := loadFound(filepath.Join(root, rel), documentID(rel))
 		if err != nil {
-			return nil, err
+			refused = append(refused, err)
+			continue
 		}
 		out = append(out, docs...)
 	}
-	return out, nil
+	return out, refused, leftOut, nil
+}
+
+// errorList is err alone in a list, or nil.
+func errorList(err error) []error {
+	if err == nil {
+		return nil
+	}
+	return []error{err}
 }
 
 // loadFound reads one file as documents, each paired with the file's path.
@@ -131,12 +169,18 @@ func loadFound(path, id string) ([]found, error) {
 	return out, nil
 }
 
-// listFiles returns the document files under root, relative to it, sorted.
-func listFiles(root string) ([]string, error) {
-	var files []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+// listFiles returns the document files under root, relative to it,
+// sorted, the folders that cannot be read, and the files that are not
+// regular or links to one inside root (see checkEntry).
+func listFiles(root string) (files []string, refused, leftOut []error, err error) {
+	realRoot, err := realFolder(root)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	filepath.WalkDir(walkRoot(root), func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return &FileError{Path: path, Err: unwrapPathError(err)}
+			refused = append(refused, &FileError{Path: path, Err: unwrapPathError(err)})
+			return nil // a folder that cannot be read is skipped
 		}
 		if d.IsDir() {
 			return skipIndexDir(path)
@@ -144,12 +188,17 @@ func listFiles(root string) ([]string, error) {
 		if !hasDocumentExtension(path) {
 			return nil
 		}
-		rel, err := filepath.Rel(root, path)
-		files = append(files, rel)
-		return err
+		if err := checkEntry(realRoot, path, d); err != nil {
+			leftOut = append(leftOut, err)
+			return nil
+		}
+		if rel, err := filepath.Rel(root, path); err == nil {
+			files = append(files, rel)
+		}
+		return nil
 	})
 	sort.Strings(files)
-	return files, err
+	return files, refused, leftOut, nil
 }
 
 // indexManifest marks a parentrag index directory (bundle.ManifestFile).
@@ -176,12 +225,18 @@ func skipIndexDir(path string) error {
 var bundleTempName = regexp.MustCompile(`^.+\.tmp-[0-9]+(\.old)?$`)
 
 // bundleFiles are the names an index folder holds.
-var bundleFiles = map[string]bool{indexManifest: true, "parents.jsonl": true, "parents.idx": true, "children": true, "lexical.stats": true}
+var bundleFiles = map[string]bool{indexManifest: true, "parents.jsonl": true, "parents.idx": true, "children": true, "lexical.stats": true,
+	"segments": true, "parents": true}
+
+// buildScratchName matches the files a build keeps in the folder of the
+// index it writes until it is done: a file of bundleFiles being written
+// (<name>.tmp-<digits>) and the units spilled between its passes.
+var buildScratchName = regexp.MustCompile(`^(manifest\.json|parents\.jsonl|parents\.idx|lexical\.stats)\.tmp-[0-9]+$|^\.units-[0-9]+\.spill$`)
 
 // IsBundleTemp reports whether dir is a temporary folder of an index being
 // written (or left by a killed run): its name has the temporary pattern and
-// it holds nothing but index files. Such a folder is never read as
-// documents.
+// it holds nothing but index files and a build's scratch. Such a folder
+// is never read as documents.
 func IsBundleTemp(dir string) bool {
 	if !bundleTempName.MatchString(filepath.Base(dir)) {
 		return false
@@ -191,50 +246,49 @@ func IsBundleTemp(dir string) bool {
 		return false
 	}
 	for _, e := range entries {
-		if !bundleFiles[e.Name()] {
+		if !bundleFiles[e.Name()] && !buildScratchName.MatchString(e.Name()) {
 			return false
 		}
 	}
 	return true
 }
 
-// hasDocumentExtension reports whether path ends in one of Extensions or
-// names source code.
+// hasDocumentExtension reports whether path ends in one of Extensions.
 func hasDocumentExtension(path string) bool {
 	for _, ext := range Extensions {
 		if strings.HasSuffix(strings.ToLower(path), ext) {
 			return true
 		}
 	}
-	return split.IsCode(split.LanguageOfPath(path))
+	return false
 }
 
-// utf8BOM is the byte-order mark some editors put at the start of UTF-8
-// files; it is not part of the text.
-var utf8BOM = []byte("\xef\xbb\xbf")
-
 // LoadFile reads one file as documents with the given id (JSON Lines files
-// carry their own ids). A leading byte-order mark is dropped. Source code
-// (by its extension, or a "#!" line naming its interpreter) records its
-// language in the document's metadata (hierarchy.MetaLanguage) and has no
-// title.
+// carry their own), in the format document.Detect tells from its content
+// and name (source code by its extension or a "#!" line naming its
+// interpreter); a file of no known format is read as Markdown when it is
+// text. A file whose name ends in .gz is decompressed first, and a JSON
+// Lines file is read a line at a time.
 func LoadFile(path, id string) ([]hierarchy.Document, error) {
-	if lower := strings.ToLower(path); strings.HasSuffix(lower, ".jsonl") || strings.HasSuffix(lower, ".jsonl.gz") {
+	name := strings.TrimSuffix(strings.ToLower(path), ".gz")
+	if document.ByName(name) == document.JSONLines {
 		return loadJSONLines(path)
 	}
 	data, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckText(data); err != nil {
+	return document.Read(document.Detect(name, data), path, id, data)
+}
+
+// loadJSONLines reads a JSON Lines corpus a line at a time.
+func loadJSONLines(path string) ([]hierarchy.Document, error) {
+	r, closeFile, err := openMaybeGzip(path)
+	if err != nil {
 		return nil, &FileError{Path: path, Err: err}
 	}
-	data = bytes.TrimPrefix(data, utf8BOM)
-	text := string(data)
-	if lang := split.DetectLanguage(path, text); split.IsCode(lang) {
-		return []hierarchy.Document{{ID: id, Text: text, Metadata: map[string]string{hierarchy.MetaLanguage: string(lang)}}}, nil
-	}
-	return []hierarchy.Document{{ID: id, Title: MarkdownTitle(text), Text: text}}, nil
+	defer closeFile()
+	return document.ReadJSONLines(r, path)
 }
 
 // ReadFile reads a file, decompressing it when its name ends in .gz (in any
@@ -274,134 +328,6 @@ func openMaybeGzip(path string) (r io.Reader, closeFile func(), err error) {
 		return nil, nil, fmt.Errorf("not gzip data: %w", err)
 	}
 	return gz, func() { gz.Close(); f.Close() }, nil
-}
-
-// CheckText refuses data that is binary (holds a NUL byte) or not valid
-// UTF-8, naming the byte offset of the first bad byte.
-func CheckText(data []byte) error { return checkTextAt(data, 0) }
-
-// CheckString is CheckText for text held in a string, which it does not
-// copy unless the text is refused.
-func CheckString(text string) error {
-	if strings.IndexByte(text, 0) < 0 && utf8.ValidString(text) {
-		return nil
-	}
-	return CheckText([]byte(text))
-}
-
-// checkTextAt is CheckText for data that starts at byte offset base of its
-// file: the offsets it names count from the start of the file.
-func checkTextAt(data []byte, base int) error {
-	if i := bytes.IndexByte(data, 0); i >= 0 {
-		return fmt.Errorf("binary file (NUL byte at offset %d)", base+i)
-	}
-	if !utf8.Valid(data) {
-		return fmt.Errorf("invalid UTF-8 at byte offset %d", base+firstInvalidUTF8(data))
-	}
-	return nil
-}
-
-// firstInvalidUTF8 returns the offset of the first byte that does not start
-// a valid UTF-8 sequence.
-func firstInvalidUTF8(data []byte) int {
-	for i := 0; i < len(data); {
-		r, size := utf8.DecodeRune(data[i:])
-		if r == utf8.RuneError && size <= 1 {
-			return i
-		}
-		i += size
-	}
-	return len(data)
-}
-
-// EachJSONLine calls fn with every non-blank line of data, the contents of
-// the JSON Lines file path. An error from fn is returned as a *FileError
-// naming the file and the line.
-func EachJSONLine(path string, data []byte, fn func(line []byte) error) error {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 1<<20), 256<<20)
-	for line := 1; sc.Scan(); line++ {
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
-		if err := fn(raw); err != nil {
-			return &FileError{Path: path, Line: line, Err: err}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return &FileError{Path: path, Err: err}
-	}
-	return nil
-}
-
-// titleLines is how many lines MarkdownTitle looks at.
-const titleLines = 50
-
-// MarkdownTitle returns the text of the first level-one ATX heading ("# Title")
-// among the first lines, if any. As in CommonMark, the heading may be
-// indented up to three spaces and lose its closing #s, and lines inside
-// fenced code blocks are not headings (a shell comment is no title). A
-// leading byte-order mark is ignored.
-func MarkdownTitle(text string) string {
-	rest := strings.TrimPrefix(text, "\ufeff")
-	fence := ""
-	for n := 0; n < titleLines && rest != ""; n++ {
-		var line string
-		line, rest, _ = strings.Cut(rest, "\n")
-		line = strings.TrimRight(line, "\r")
-		trimmed := strings.TrimLeft(line, " ")
-		if len(line)-len(trimmed) > 3 {
-			continue // indented code
-		}
-		if fence != "" {
-			if closesFence(trimmed, fence) {
-				fence = ""
-			}
-			continue
-		}
-		if fence = opensFence(trimmed); fence != "" {
-			continue
-		}
-		if title, ok := levelOneHeading(trimmed); ok && title != "" {
-			return title
-		}
-	}
-	return ""
-}
-
-// opensFence returns the run of three or more backticks or tildes a line
-// opens a fenced code block with, or "".
-func opensFence(line string) string {
-	for _, c := range []string{"`", "~"} {
-		n := len(line) - len(strings.TrimLeft(line, c))
-		if n >= 3 {
-			return line[:n]
-		}
-	}
-	return ""
-}
-
-// closesFence reports whether line closes a block opened by fence: at
-// least as many of the same character, then only white space.
-func closesFence(line, fence string) bool {
-	run := strings.TrimLeft(line, fence[:1])
-	return len(line)-len(run) >= len(fence) && strings.TrimSpace(run) == ""
-}
-
-// levelOneHeading returns the text of a "# " heading line without its
-// optional closing sequence of #s.
-func levelOneHeading(line string) (string, bool) {
-	if line != "#" && !strings.HasPrefix(line, "# ") && !strings.HasPrefix(line, "#\t") {
-		return "", false
-	}
-	title := strings.TrimSpace(line[1:])
-	if closed := strings.TrimRight(title, "#"); closed == "" {
-		title = ""
-	} else if strings.HasSuffix(closed, " ") || strings.HasSuffix(closed, "\t") {
-		title = strings.TrimSpace(closed)
-	}
-	return title, true
 }
 
 // unwrapPathError drops the path from an *fs.PathError, since FileError

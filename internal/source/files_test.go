@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/document/documenttest"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 
@@ -62,7 +63,7 @@ func TestLoadPathsFolderTree(t *testing.T) {
 		"UPPER.MD":                []byte("upper-case extension"),
 		"code.go":                 []byte("package main"),
 		"ignored.json":            []byte(`{"_id":"x","text":"y"}`),
-		"ignored.pdf":             {0x25, 0x50, 0x44, 0x46, 0},
+		"ignored.doc":             {0xd0, 0xcf, 0x11, 0xe0, 0},
 		"guide/notes.md.bak":      []byte("backup"),
 		"guide/deep/image.png":    {0x89, 'P', 'N', 'G', 0},
 		"empty-dir-sibling/.keep": nil,
@@ -138,7 +139,7 @@ func TestLoadPathsErrors(t *testing.T) {
 		{"truncated sequence at the end", map[string][]byte{"x.txt": []byte("ok \xe2\x82")},
 			"", []string{"$DIR/x.txt", "byte offset 3"}},
 		{"missing path", nil, "nope", []string{"$DIR/nope", "no such file or directory"}},
-		{"empty folder", nil, "", []string{"no documents found in $DIR", ".md", ".jsonl.gz"}},
+		{"empty folder", nil, "", []string{"no documents found in $DIR", ".md", ".pdf", "source code"}},
 		{"only ignored files", map[string][]byte{"a.png": []byte("x"), "b.json": []byte("{}")},
 			"", []string{"no documents found"}},
 		{"JSONL without _id", map[string][]byte{"c.jsonl": []byte(`{"_id":"a","text":"x"}` + "\n\n" + `{"text":"no id"}` + "\n")},
@@ -235,71 +236,6 @@ func TestLoadFileEmptyJSONLines(t *testing.T) {
 	}
 }
 
-// TestCheckText checks CheckText and CheckString on the same texts.
-func TestCheckText(t *testing.T) {
-	tests := []struct {
-		name string
-		data string
-		want string // "" for valid
-	}{
-		{"empty", "", ""},
-		{"ascii", "hello", ""},
-		{"multi-byte and emoji", "größe 日本 🎉", ""},
-		{"NUL first", "\x00abc", "binary file (NUL byte at offset 0)"},
-		{"NUL wins over bad UTF-8", "\xff\x00", "NUL byte at offset 1"},
-		{"lone continuation byte", "ab\x80", "invalid UTF-8 at byte offset 2"},
-		{"overlong encoding", "a\xc0\xafb", "invalid UTF-8 at byte offset 1"},
-		{"surrogate half", "é\xed\xa0\x80", "invalid UTF-8 at byte offset 2"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			for name, err := range map[string]error{"CheckText": CheckText([]byte(tt.data)), "CheckString": CheckString(tt.data)} {
-				switch {
-				case tt.want == "" && err != nil:
-					t.Errorf("%s = %v, want nil", name, err)
-				case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-					t.Errorf("%s = %v, want %q", name, err, tt.want)
-				}
-			}
-		})
-	}
-}
-
-func TestMarkdownTitle(t *testing.T) {
-	tests := []struct {
-		name, text, want string
-	}{
-		{"first line", "# Title\n\nbody", "Title"},
-		{"after front text", "intro\n\n# Later Title\n", "Later Title"},
-		{"level two is no title", "## Section\n\ntext", ""},
-		{"no space is no heading", "#hashtag\n", ""},
-		{"first of several", "# One\n# Two\n", "One"},
-		{"surrounding space", "#   Spaced out   \n", "Spaced out"},
-		{"CRLF", "# Windows\r\nbody\r\n", "Windows"},
-		{"tab after hash", "#\tTabbed\n", "Tabbed"},
-		{"closing hashes", "# Closed ##\n", "Closed"},
-		{"hash inside title", "# C# in depth\n", "C# in depth"},
-		{"indented up to three", "   # Indented\n", "Indented"},
-		{"indented four is code", "    # Code\n# Real\n", "Real"},
-		{"empty heading skipped", "#\n# Real\n", "Real"},
-		{"byte-order mark", "\ufeff# BOM\n", "BOM"},
-		{"inside a code fence", "```sh\n# install deps\nmake\n```\n# Real Title\n", "Real Title"},
-		{"inside a tilde fence", "~~~\n# not this\n~~~\n", ""},
-		{"unclosed fence", "```\n# never\n", ""},
-		{"unicode", "# Größe 🎉\n", "Größe 🎉"},
-		{"within the first 50 lines", strings.Repeat("text\n", 49) + "# Fiftieth\n", "Fiftieth"},
-		{"beyond the first 50 lines", strings.Repeat("text\n", 50) + "# Fifty-first\n", ""},
-		{"empty", "", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := MarkdownTitle(tt.text); got != tt.want {
-				t.Errorf("MarkdownTitle(%q) = %q, want %q", tt.text, got, tt.want)
-			}
-		})
-	}
-}
-
 func TestReadFileGzip(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string][]byte{"a.txt.gz": gzipped(t, []byte("inflated")), "b.txt": []byte("plain")})
@@ -365,6 +301,36 @@ func TestLoadPathsSkipsIndexesAndHiddenFolders(t *testing.T) {
 	}
 }
 
+// TestLoadPathsReadsEveryFormat walks a folder of HTML, PDF, DOCX and
+// reStructuredText files and reports a broken PDF without failing.
+func TestLoadPathsReadsEveryFormat(t *testing.T) {
+	dir := t.TempDir()
+	manual := documenttest.Manual(t, documenttest.ManualOptions{})
+	writeTree(t, dir, map[string][]byte{
+		"site/page.htm":    []byte("<main><h1>Page</h1><p>Text.</p></main>"),
+		"site/other.xhtml": []byte(`<html xmlns="http://www.w3.org/1999/xhtml"><body><p>XHTML.</p></body></html>`),
+		"manual.pdf":       manual,
+		"guide.docx":       documenttest.DOCX(t, documenttest.DOCXPart{Name: "word/document.xml", Data: documenttest.DOCXBody(documenttest.Para("", "Word."))}),
+		"notes.rst":        []byte("Notes\n=====\n\nBody.\n"),
+		"broken.pdf":       manual[:100],
+	})
+	l, err := LoadPathsReport([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(docIDs(l.Docs), " "); got != "guide.docx manual.pdf notes.rst site/other.xhtml site/page.htm" {
+		t.Errorf("documents %s", got)
+	}
+	if len(l.Refused) != 1 || !strings.Contains(l.Refused[0].Error(), filepath.Join(dir, "broken.pdf")+": truncated") {
+		t.Errorf("refused %v, want broken.pdf, truncated", l.Refused)
+	}
+	for _, d := range l.Docs {
+		if d.ID == "notes.rst" && d.Title != "Notes" {
+			t.Errorf("notes.rst title %q", d.Title)
+		}
+	}
+}
+
 func TestLoadPathsReadsSourceCode(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string][]byte{
@@ -384,7 +350,7 @@ func TestLoadPathsReadsSourceCode(t *testing.T) {
 	for _, d := range docs {
 		got[d.ID] = d
 	}
-	if ids := docIDs(docs); !reflect.DeepEqual(ids, []string{"README.md", "main.go", "tools/report.py", "web/App.TSX"}) {
+	if ids := docIDs(docs); !reflect.DeepEqual(ids, []string{"README.md", "main.go", "notes/guide.rst", "tools/report.py", "web/App.TSX"}) {
 		t.Fatalf("documents %q", ids)
 	}
 	for id, lang := range map[string]string{"main.go": "go", "tools/report.py": "python", "web/App.TSX": "ts"} {

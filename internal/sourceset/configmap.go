@@ -13,8 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
-	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
-	"github.com/parentrag/parentrag/internal/source"
+	"github.com/parentrag/parentrag/internal/document"
 )
 
 // LabelManagedBy set to ManagedByValue marks the operator's own objects;
@@ -107,22 +106,35 @@ func configMapKeys(cm *corev1.ConfigMap) []string {
 }
 
 // addConfigMapKey adds one key as the document "<configmap>/<key>", or
-// reports why it cannot be one: missing, binary or not UTF-8. It reports
-// whether the document was kept.
+// reports why it cannot be one: missing, or not readable in its format
+// (binary of no known format, not UTF-8, a damaged PDF...). A key is read
+// in the format its content and name tell (PDF and DOCX in binaryData,
+// HTML), else as Markdown; a key is always one document, so JSON Lines is
+// read as Markdown too. It reports whether the document was kept.
 func addConfigMapKey(set *Set, sourceName string, cm *corev1.ConfigMap, key string) bool {
 	id := cm.Name + "/" + key
-	text, inData := cm.Data[key]
-	if !inData {
-		data, ok := cm.BinaryData[key]
-		if !ok {
-			set.fail(sourceName, id, fmt.Sprintf("ConfigMap %s has no key %q", cm.Name, key))
-			return false
-		}
-		text = string(data)
-	}
-	if err := source.CheckString(text); err != nil {
-		set.fail(sourceName, id, err.Error())
+	data, ok := configMapValue(cm, key)
+	if !ok {
+		set.fail(sourceName, id, fmt.Sprintf("ConfigMap %s has no key %q", cm.Name, key))
 		return false
 	}
-	return set.add(sourceName, hierarchy.Document{ID: id, Title: source.MarkdownTitle(text), Text: text})
+	format := document.Detect(key, data)
+	if format == document.Unknown || format == document.JSONLines {
+		format = document.Markdown
+	}
+	docs, err := document.Read(format, id, id, data)
+	if err != nil {
+		set.fail(sourceName, id, document.Reason(err))
+		return false
+	}
+	return set.add(sourceName, docs[0])
+}
+
+// configMapValue is the value of key, from data or binaryData.
+func configMapValue(cm *corev1.ConfigMap, key string) ([]byte, bool) {
+	if text, ok := cm.Data[key]; ok {
+		return []byte(text), true
+	}
+	data, ok := cm.BinaryData[key]
+	return data, ok
 }

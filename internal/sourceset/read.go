@@ -1,11 +1,13 @@
 package sourceset
 
 import (
+	"cmp"
 	"context"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/document"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 
@@ -108,9 +110,22 @@ func (r *Reader) addOne(ctx context.Context, src v1alpha1.Source, fetched fetche
 	return nil
 }
 
-// addInline adds an inline source's documents to set.
+// addInline adds an inline source's documents to set. A document whose id
+// ends in .html (or .htm, .xhtml) or whose text starts as an HTML page
+// does is converted from HTML (its title, when it gives none, is the
+// page's); any other text is kept as it is.
 func addInline(set *Set, src v1alpha1.Source) {
 	for _, d := range src.Inline {
-		set.add(src.Name, hierarchy.Document{ID: d.ID, Title: d.Title, Text: d.Text})
+		doc := hierarchy.Document{ID: d.ID, Title: d.Title, Text: d.Text}
+		if document.Detect(d.ID, []byte(d.Text)) == document.HTML {
+			converted, err := document.Read(document.HTML, d.ID, d.ID, []byte(d.Text))
+			if err != nil {
+				set.fail(src.Name, d.ID, document.Reason(err))
+				continue
+			}
+			doc.Text, doc.Metadata = converted[0].Text, converted[0].Metadata
+			doc.Title = cmp.Or(d.Title, converted[0].Title)
+		}
+		set.add(src.Name, doc)
 	}
 }

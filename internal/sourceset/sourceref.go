@@ -90,10 +90,14 @@ func (r *Reader) readSourceRef(ctx context.Context, src v1alpha1.Source, set *Se
 		return nil
 	}
 	res, err := r.fetchers().readArtifact(ctx, r.Namespace+"/"+src.Name+"/"+object, src.Name, sourceRefSpec(ref, a))
+	if errors.Is(err, remote.ErrMemoryBusy) {
+		return fmt.Errorf("source %s: %w", src.Name, err)
+	}
 	if err != nil {
 		set.fail(src.Name, "", err.Error())
 		return nil
 	}
+	set.held = append(set.held, res)
 	for _, e := range res.Errors {
 		set.fail(src.Name, e.Document, e.Message)
 	}
@@ -195,7 +199,7 @@ func (f *Fetchers) readArtifact(ctx context.Context, key, name string, spec remo
 	if err != nil {
 		return remote.Result{}, err
 	}
-	spec.Timeout = timeout
+	spec.Timeout, spec.Memory = timeout, f.Memory
 	res, err := remote.Fetch(ctx, f.Client, name, spec)
 	if err != nil {
 		return remote.Result{}, err
@@ -208,17 +212,23 @@ func (f *Fetchers) readArtifact(ctx context.Context, key, name string, spec remo
 // for a Corpus that is gone.
 func (f *Fetchers) ForgetSourceRefs(namespace string, sources []v1alpha1.Source) {
 	f.artifacts.mu.Lock()
-	defer f.artifacts.mu.Unlock()
-	for k := range f.artifacts.entries {
+	var forgotten []remote.Result
+	for k, e := range f.artifacts.entries {
 		for _, src := range sources {
 			if src.SourceRef != nil && strings.HasPrefix(k, namespace+"/"+src.Name+"/") {
+				forgotten = append(forgotten, e.result)
 				delete(f.artifacts.entries, k)
 			}
 		}
 	}
+	f.artifacts.mu.Unlock()
+	for _, res := range forgotten {
+		res.Unkeep()
+	}
 }
 
-// get returns a copy of the stored read when its spec is specKey.
+// get returns a copy of the stored read when its spec is specKey, for one
+// more use (to be released), unless a Memory made the cache drop it.
 func (c *artifactCache) get(key, specKey string) (remote.Result, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -226,19 +236,32 @@ func (c *artifactCache) get(key, specKey string) (remote.Result, bool) {
 	if !ok || e.spec != specKey {
 		return remote.Result{}, false
 	}
-	res := e.result
-	res.Documents, res.Errors, res.Cached = append(res.Documents[:0:0], res.Documents...), append(res.Errors[:0:0], res.Errors...), true
-	return res, true
+	return e.result.Reuse()
 }
 
-// put stores a read, replacing the source's previous one.
+// put stores a read, replacing the source's previous one; a Memory that
+// needs the room may make it drop the read.
 func (c *artifactCache) put(key, specKey string, res remote.Result) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.entries == nil {
 		c.entries = map[string]artifactEntry{}
 	}
+	old, had := c.entries[key]
 	c.entries[key] = artifactEntry{spec: specKey, result: res}
+	c.mu.Unlock()
+	if had {
+		old.result.Unkeep()
+	}
+	res.KeepIn(func() { c.drop(key, res) })
+}
+
+// drop forgets the read of key if it still is res.
+func (c *artifactCache) drop(key string, res remote.Result) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[key]; ok && e.result.SameRead(res) {
+		delete(c.entries, key)
+	}
 }
 
 // artifactSpecKey identifies a download: every spec field that decides

@@ -13,6 +13,7 @@ import (
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/source/remote"
 )
 
 // MaxErrors bounds the errors kept, as status does.
@@ -49,6 +50,19 @@ type Set struct {
 	seen map[string]string
 	// digest is Digest's, once computed.
 	digest string
+	// held are the reads of remote sources whose documents the set uses,
+	// until Release.
+	held []remote.Result
+}
+
+// Release gives back what the documents of the set's remote sources take
+// of the Fetchers' Memory: call it once the set's documents are no longer
+// used (a build from them is over). Calling it again does nothing.
+func (s *Set) Release() {
+	for _, res := range s.held {
+		res.Release()
+	}
+	s.held = nil
 }
 
 // ConfigMapRead is one ConfigMap a source read and the keys it used.

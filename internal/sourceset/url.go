@@ -3,6 +3,7 @@ package sourceset
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/document"
 	"github.com/parentrag/parentrag/internal/source/remote"
 )
 
@@ -28,6 +30,11 @@ type Fetchers struct {
 	Client *http.Client
 	// Lean fetchers keep no documents, only what identifies them.
 	Lean bool
+	// Memory, when set, bounds the document text the reads and caches
+	// of these fetchers hold (see remote.Memory), with any other Fetchers
+	// sharing it; a read that finds it taken by others fails the Read,
+	// to be tried again.
+	Memory *remote.Memory
 	// Timeout bounds one fetch of a URL source (connecting, waiting and
 	// the whole download); zero means the environment variable
 	// PARENTRAG_URL_TIMEOUT (a Go duration such as "2m"), else
@@ -104,11 +111,16 @@ func (r *Reader) readURL(ctx context.Context, src v1alpha1.Source, set *Set) err
 		set.fail(src.Name, "", err.Error())
 		return nil
 	}
+	spec.Memory = fetchers.Memory
 	res, err := fetchers.fetcher(interval).Fetch(ctx, src.Name, spec)
+	if errors.Is(err, remote.ErrMemoryBusy) {
+		return fmt.Errorf("source %s: %w", src.Name, err)
+	}
 	if err != nil {
 		set.fail(src.Name, "", err.Error())
 		return nil
 	}
+	set.held = append(set.held, res)
 	for _, e := range res.Errors {
 		set.fail(src.Name, e.Document, e.Message)
 	}
@@ -125,14 +137,16 @@ func (r *Reader) readURL(ctx context.Context, src v1alpha1.Source, set *Set) err
 }
 
 // urlIdentity is what determines a URL source's documents: its name, its
-// spec (credentials aside) and the sha256 of the content.
+// spec (credentials aside), the sha256 of the content and the version of
+// the readers that turn it into documents.
 func urlIdentity(src v1alpha1.Source, spec remote.Spec, v remote.Version) string {
 	spec.Header, spec.Timeout = nil, 0
 	b, _ := json.Marshal(struct {
 		Name     string
 		Spec     remote.Spec
 		Checksum string
-	}{src.Name, spec, v.Checksum})
+		Readers  string
+	}{src.Name, spec, v.Checksum, document.Version})
 	return string(b)
 }
 

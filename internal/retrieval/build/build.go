@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/parentrag/parentrag/internal/index/postgres"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
@@ -52,6 +53,9 @@ type Request struct {
 	// instead of an embedded store's vectors (see runSegments).
 	VectorStore bundle.VectorStoreRef
 	Collection  *milvus.Config
+	// Postgres, when set, is the PostgreSQL table to create and fill, as
+	// Collection is for Milvus.
+	Postgres *postgres.Config
 	// Workers embed in parallel; 0 means the indexer's default.
 	Workers int
 	// OnProgress receives every progress report of the indexer, then
@@ -118,6 +122,7 @@ func Run(ctx context.Context, req Request) (Built, error) {
 		if opts.Units, err = indexer.OpenUnitCache(req.UnitCacheDir); err != nil {
 			return Built{}, err
 		}
+		defer opts.Units.Close()
 		opts.UnitScope = req.Policy.unitScope()
 	}
 	pending, err := bundle.Begin(req.Dir, req.Replace)
@@ -166,7 +171,21 @@ func streamInto(pending *bundle.Pending, opts *indexer.Options) error {
 // file writer in pending's child directory, and finishes that store.
 func (req *Request) index(ctx context.Context, pending *bundle.Pending, opts indexer.Options) (*indexer.Index, error) {
 	var finish func(int) error
-	if req.Collection != nil {
+	switch {
+	case req.Postgres != nil:
+		store, err := OpenTable(ctx, *req.Postgres)
+		if err != nil {
+			return nil, err
+		}
+		defer store.Close()
+		opts.Store = store
+		finish = func(n int) error {
+			if err := store.Finish(ctx, n); err != nil {
+				return fmt.Errorf("finishing table %s: %w", store.Name(), err)
+			}
+			return nil
+		}
+	case req.Collection != nil:
 		store, err := OpenCollection(ctx, *req.Collection)
 		if err != nil {
 			return nil, err
@@ -179,7 +198,7 @@ func (req *Request) index(ctx context.Context, pending *bundle.Pending, opts ind
 			}
 			return nil
 		}
-	} else {
+	default:
 		w, err := vectorstore.NewFileWriter(pending.ChildrenDir(), vectorstore.EmbeddedOptions{})
 		if err != nil {
 			return nil, err
@@ -232,6 +251,20 @@ func OpenCollection(ctx context.Context, cfg milvus.Config) (*milvus.Store, erro
 	if err := store.Create(ctx); err != nil {
 		store.Close(ctx)
 		return nil, fmt.Errorf("creating collection %s: %w", cfg.Collection, err)
+	}
+	return store, nil
+}
+
+// OpenTable connects to PostgreSQL and creates the table cfg names; on
+// failure nothing stays open.
+func OpenTable(ctx context.Context, cfg postgres.Config) (*postgres.Store, error) {
+	store, err := postgres.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.Create(ctx); err != nil {
+		store.Close()
+		return nil, err
 	}
 	return store, nil
 }

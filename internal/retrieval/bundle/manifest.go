@@ -87,15 +87,19 @@ type Embedder struct {
 
 // VectorStoreRef locates a bundle's children. Credentials are never
 // stored: a reader takes them from MILVUS_TOKEN, or MILVUS_USERNAME and
-// MILVUS_PASSWORD.
+// MILVUS_PASSWORD, and for Postgres from PARENTRAG_POSTGRES_DSN or the
+// PG* variables of libpq (see PostgresConfig).
 type VectorStoreRef struct {
-	// Kind is "embedded" (or empty), "segments" or "milvus".
+	// Kind is "embedded" (or empty), "segments", "milvus" or "postgres".
 	Kind string `json:"kind,omitempty"`
 	// Segments names the files of a child index of segments, in order,
 	// under children/segments.
 	Segments []string `json:"segments,omitempty"`
 	// Address, Database, Collection, TLS, Dense, Metric and Consistency
-	// locate and describe a Milvus collection.
+	// locate and describe a Milvus collection. For Postgres, Address is
+	// the server's host:port and Database its database, as the operator
+	// read them from the connection Secret (they name where the table
+	// lives; the connection itself comes from the environment).
 	Address     string `json:"address,omitempty"`
 	Database    string `json:"database,omitempty"`
 	Collection  string `json:"collection,omitempty"`
@@ -109,6 +113,15 @@ type VectorStoreRef struct {
 	HNSWM              int    `json:"hnswM,omitempty"`
 	HNSWEfConstruction int    `json:"hnswEfConstruction,omitempty"`
 	HNSWEf             int    `json:"hnswEf,omitempty"`
+	// Schema and Table name a Postgres revision's table; SSLMode is the
+	// libpq sslmode readers connect with ("" leaves it to the
+	// connection string).
+	Schema  string `json:"schema,omitempty"`
+	Table   string `json:"table,omitempty"`
+	SSLMode string `json:"sslMode,omitempty"`
+	// MaxConns bounds each reader's connections to Postgres; it is not
+	// part of the revision.
+	MaxConns int `json:"maxConns,omitempty"`
 }
 
 // Vector store kinds.
@@ -116,7 +129,14 @@ const (
 	VectorStoreEmbedded = "embedded"
 	VectorStoreSegments = "segments"
 	VectorStoreMilvus   = "milvus"
+	VectorStorePostgres = "postgres"
 )
+
+// External reports whether the children live outside the bundle, in a
+// database the manifest names.
+func (r VectorStoreRef) External() bool {
+	return r.Kind == VectorStoreMilvus || r.Kind == VectorStorePostgres
+}
 
 // Embedder kinds.
 const (

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
+	"github.com/parentrag/parentrag/internal/index/postgres"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
@@ -22,6 +24,7 @@ type Bundle struct {
 	Retriever *retrieval.Retriever
 	parents   *parentstore.Files
 	external  *milvus.Store
+	pg        *postgres.Store
 	embedded  *vectorstore.Embedded
 	segments  *segment.Store
 }
@@ -43,6 +46,10 @@ type OpenOptions struct {
 	// in Milvus; MilvusConfig(ref), with the environment's credentials,
 	// when nil.
 	MilvusConfig func(VectorStoreRef) (milvus.Config, error)
+	// PostgresConfig returns the configuration of a child index held in
+	// PostgreSQL; PostgresConfig(ref), with the environment's
+	// connection, when nil.
+	PostgresConfig func(VectorStoreRef) (postgres.Config, error)
 }
 
 // ErrCountMismatch marks a bundle whose stores hold other counts than its
@@ -70,6 +77,7 @@ func OpenWith(ctx context.Context, dir string, opts OpenOptions) (*Bundle, error
 	}
 	b := &Bundle{Manifest: m, external: external}
 	b.embedded, _ = children.(*vectorstore.Embedded)
+	b.pg, _ = children.(*postgres.Store)
 	b.segments, _ = children.(*segment.Store)
 	if b.parents, err = openParents(dir, m); err != nil {
 		b.Close()
@@ -129,8 +137,60 @@ func openChildren(ctx context.Context, dir string, m Manifest, opts OpenOptions)
 			return nil, nil, fmt.Errorf("connecting to Milvus collection %s: %w", ref.Collection, err)
 		}
 		return store, store, nil
+	case VectorStorePostgres:
+		store, err := openPostgres(ctx, ref, opts)
+		return store, nil, err
 	}
 	return nil, nil, fmt.Errorf("unknown vector store kind %q", ref.Kind)
+}
+
+// openPostgres connects to the revision's table the manifest names.
+func openPostgres(ctx context.Context, ref VectorStoreRef, opts OpenOptions) (*postgres.Store, error) {
+	cfg := PostgresConfig(ref)
+	if opts.PostgresConfig != nil {
+		var err error
+		if cfg, err = opts.PostgresConfig(ref); err != nil {
+			return nil, err
+		}
+	}
+	store, err := postgres.Open(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to Postgres table %s.%s: %w", ref.Schema, ref.Table, err)
+	}
+	return store, nil
+}
+
+// PostgresEnvPrefix begins the environment variables that carry a
+// Postgres child index's connection to its readers, one per key of the
+// Corpus's connection Secret (see postgres.SecretDSN):
+// PARENTRAG_POSTGRES_DSN, _URI, _HOST, _PORT, _DBNAME, _USER, _USERNAME
+// and _PASSWORD; PARENTRAG_POSTGRES_CA holds the CA certificates (PEM)
+// that verify the server. With none of them set, pgx reads libpq's PG*
+// variables.
+const (
+	PostgresEnvPrefix = "PARENTRAG_POSTGRES_"
+	PostgresCAEnv     = PostgresEnvPrefix + "CA"
+)
+
+// PostgresEnv names the variable that carries a connection Secret's key.
+func PostgresEnv(key string) string { return PostgresEnvPrefix + strings.ToUpper(key) }
+
+// PostgresConfig is the configuration of a Postgres reference with the
+// environment's connection (see PostgresEnvPrefix), the reference's
+// sslmode when the connection string sets none, and its pool bound.
+func PostgresConfig(ref VectorStoreRef) postgres.Config {
+	data := map[string][]byte{}
+	for _, k := range []string{postgres.KeyDSN, postgres.KeyURI, postgres.KeyHost, postgres.KeyPort, postgres.KeyDBName, postgres.KeyUser, postgres.KeyUsername, postgres.KeyPassword} {
+		if v, ok := os.LookupEnv(PostgresEnv(k)); ok {
+			data[k] = []byte(v)
+		}
+	}
+	dsn, _ := postgres.SecretDSN(data) // none of them: "", libpq's PG* variables
+	return postgres.Config{
+		DSN: postgres.WithSSLMode(dsn, ref.SSLMode), RootCAs: []byte(os.Getenv(PostgresCAEnv)),
+		Schema: ref.Schema, Table: ref.Table, Dense: ref.Dense, Metric: ref.Metric,
+		HNSWM: ref.HNSWM, HNSWEfConstruction: ref.HNSWEfConstruction, HNSWEf: ref.HNSWEf, MaxConns: ref.MaxConns,
+	}
 }
 
 // MilvusConfig is the client configuration of a Milvus reference, with the
@@ -247,6 +307,9 @@ func (b *Bundle) Close() error {
 	}
 	if b.external != nil {
 		errs = append(errs, b.external.Close(context.Background()))
+	}
+	if b.pg != nil {
+		b.pg.Close()
 	}
 	return errors.Join(errs...)
 }

@@ -16,10 +16,12 @@ import (
 // what fenced code quotes in prose is blanked before analysis.
 const SchemaVersion = 2
 
-// SourceDigest returns a hash of every document's id, title, text and
-// metadata, independent of the order the documents are given in (documents
-// that share an id included). No metadata and empty metadata are the same.
-// It hashes the texts where they lie, without copying them.
+// SourceDigest returns a hash of every document's id, title, text,
+// metadata and page starts, independent of the order the documents are
+// given in (documents that share an id included). No metadata and empty
+// metadata are the same; a document without pages hashes as it did before
+// documents had pages. It hashes the texts where they lie, without copying
+// them.
 func SourceDigest(docs []hierarchy.Document) string {
 	type entry struct {
 		doc  *hierarchy.Document
@@ -31,6 +33,10 @@ func SourceDigest(docs []hierarchy.Document) string {
 		if len(docs[i].Metadata) > 0 {
 			meta, _ := json.Marshal(docs[i].Metadata) // map keys marshal sorted
 			entries[i].meta = string(meta)
+		}
+		if len(docs[i].PageStarts) > 0 {
+			pages, _ := json.Marshal(docs[i].PageStarts)
+			entries[i].meta += "\x00pages" + string(pages)
 		}
 	}
 	fields := func(e entry) [4]string { return [...]string{e.doc.ID, e.doc.Title, e.doc.Text, e.meta} }
@@ -75,9 +81,10 @@ func Revision(policyRevision, sourceDigest string, e Embedder, vs VectorStoreRef
 	var schema [8]byte
 	binary.LittleEndian.PutUint64(schema[:], SchemaVersion)
 	parts := []string{policyRevision, sourceDigest, string(cfg), string(schema[:])}
-	if vs.Kind == VectorStoreMilvus {
+	if vs.External() {
 		where := vs
-		where.Collection = "" // named after the revision itself
+		where.Collection, where.Table = "", "" // named after the revision itself
+		where.MaxConns = 0                     // a bound of the readers, not the index
 		ref, _ := json.Marshal(where)
 		parts = append(parts, string(ref))
 	}

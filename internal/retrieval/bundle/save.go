@@ -113,7 +113,7 @@ func writeContents(dir string, ix *indexer.Index, m Manifest, parents *parentsto
 	}
 	if embedded {
 		m.VectorStore = VectorStoreRef{Kind: VectorStoreEmbedded}
-	} else if m.VectorStore.Kind != VectorStoreMilvus {
+	} else if !m.VectorStore.External() {
 		return m, fmt.Errorf("the children are in %T, but the manifest names no external store", ix.Store)
 	}
 	if lex := embed.LexicalPart(ix.Embedder); lex != nil {

@@ -151,12 +151,13 @@ func (b *Builder) buildWindows(doc Document) Result {
 }
 
 // newParent makes the ordinal-th parent of doc from a chunk, its id made
-// by ids.
+// by ids, with the pages it spans when doc has pages.
 func (b *Builder) newParent(ids *fieldhash.Digest, doc Document, ordinal int, c split.Chunk) Parent {
 	return Parent{
 		ID:       makeID(ids, "p", doc.ID, b.Revision, ordinal, c.Text),
 		DocID:    doc.ID,
 		Title:    doc.Title,
+		Pages:    PagesOf(doc.PageStarts, c.Start, c.Text),
 		Ordinal:  ordinal,
 		Text:     c.Text,
 		Start:    c.Start,

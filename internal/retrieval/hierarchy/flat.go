@@ -24,6 +24,7 @@ func (f FlatChildren) Build(doc Document) Result {
 	for i, c := range res.Children {
 		out.Parents[i] = selfParent(c.ID, doc, i, c.Text, c.Start)
 		out.Parents[i].HeadingPath = headings[c.ParentID]
+		out.Parents[i].Pages = PagesOf(doc.PageStarts, c.Start, c.Text)
 		c.ParentID, c.ParentStart = c.ID, 0
 		out.Children = append(out.Children, c)
 	}
@@ -40,7 +41,7 @@ func (f FlatParents) Build(doc Document) Result {
 	var out Result
 	for i, p := range res.Parents {
 		self := selfParent(p.ID, doc, i, p.Text, p.Start)
-		self.HeadingPath = p.HeadingPath
+		self.HeadingPath, self.Pages = p.HeadingPath, p.Pages
 		out.Parents = append(out.Parents, self)
 		out.Children = append(out.Children, Child{
 			ID: p.ID, ParentID: p.ID, DocID: doc.ID, Ordinal: i, Text: p.Text, Start: p.Start,

@@ -5,18 +5,23 @@ package hierarchy
 import (
 	"encoding/hex"
 	"fmt"
+	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/parentrag/parentrag/internal/fieldhash"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
-// Document is one source document.
+// Document is one source document. PageStarts is set for a document made
+// of pages (a PDF): the code-point offset in Text at which each page
+// starts, page 1 first; the parents of such a document carry their Pages.
 type Document struct {
-	ID       string            `json:"id"`
-	Title    string            `json:"title,omitempty"`
-	Text     string            `json:"text"`
-	Metadata map[string]string `json:"metadata,omitempty"`
+	ID         string            `json:"id"`
+	Title      string            `json:"title,omitempty"`
+	Text       string            `json:"text"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
+	PageStarts []int             `json:"pageStarts,omitempty"`
 }
 
 // Metadata keys a reader sets on a document to say what it is; a policy
@@ -44,7 +49,8 @@ func EmptyMessage(id string) string {
 // Parent is a unit returned to the reader: a section of a document, or a
 // sentence window. Start is its code-point offset in the document (-1 when
 // it could not be located). HeadingPath names the headings it falls under,
-// outermost first, when the policy splits parents at sections. Children
+// outermost first, when the policy splits parents at sections. Pages is
+// the range of pages it spans, for a document made of pages. Children
 // lists the spans of its children: of the units one level down.
 //
 // In a hierarchy of other levels than parents and children, Level names
@@ -58,11 +64,44 @@ type Parent struct {
 	HeadingPath []string          `json:"headingPath,omitempty"`
 	Level       Level             `json:"level,omitempty"`
 	ParentID    string            `json:"parentId,omitempty"`
+	Pages       *Pages            `json:"pages,omitempty"`
 	Ordinal     int               `json:"ordinal"`
 	Text        string            `json:"text"`
 	Start       int               `json:"start"`
 	Children    []Span            `json:"children,omitempty"`
 	Metadata    map[string]string `json:"metadata,omitempty"`
+}
+
+// Pages is a range of pages, numbered from 1: First to Last, both
+// included.
+type Pages struct {
+	First int `json:"first"`
+	Last  int `json:"last"`
+}
+
+// PagesOf is the range of pages the text at code-point offset start of a
+// document spans, given where the document's pages start (see
+// Document.PageStarts); nil when the document has no pages or start is
+// unknown (-1).
+func PagesOf(pageStarts []int, start int, text string) *Pages {
+	if len(pageStarts) == 0 || start < 0 {
+		return nil
+	}
+	end := start + max(utf8.RuneCountInString(text)-1, 0)
+	return &Pages{First: pageAt(pageStarts, start), Last: pageAt(pageStarts, end)}
+}
+
+// pageAt is the number of the page that holds code-point offset at.
+func pageAt(pageStarts []int, at int) int {
+	return max(sort.Search(len(pageStarts), func(i int) bool { return pageStarts[i] > at }), 1)
+}
+
+// Union is the smallest range that holds both p and q; nil when either is.
+func (p *Pages) Union(q *Pages) *Pages {
+	if p == nil || q == nil {
+		return nil
+	}
+	return &Pages{First: min(p.First, q.First), Last: max(p.Last, q.Last)}
 }
 
 // Span locates a child inside its parent's text, in code points:

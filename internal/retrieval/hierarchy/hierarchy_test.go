@@ -503,3 +503,63 @@ func TestIDsDoNotChange(t *testing.T) {
 		}
 	}
 }
+
+// TestParentsOfAPagedDocumentKnowTheirPages checks that each parent of a
+// document with pages spans the pages its text lies on, that flat
+// baselines keep them, and that a document without pages gives none.
+func TestParentsOfAPagedDocumentKnowTheirPages(t *testing.T) {
+	page := strings.Repeat("word ", 19) + "end." // 100 code points
+	text := page + "\n" + page + "\n" + page
+	doc := Document{ID: "m.pdf", Text: text, PageStarts: []int{0, 101, 202}}
+	b := parentChild(t, "r", 150, 0, 40, 0)
+	res := b.Build(doc)
+	if len(res.Parents) < 2 {
+		t.Fatalf("%d parents, want several", len(res.Parents))
+	}
+	for _, p := range res.Parents {
+		want := PagesOf(doc.PageStarts, p.Start, p.Text)
+		if p.Pages == nil || *p.Pages != *want || p.Pages.First < 1 || p.Pages.Last > 3 || p.Pages.First > p.Pages.Last {
+			t.Errorf("parent at %d (%d code points) has pages %+v, want %+v", p.Start, len([]rune(p.Text)), p.Pages, want)
+		}
+	}
+	if first, last := res.Parents[0].Pages, res.Parents[len(res.Parents)-1].Pages; first.First != 1 || last.Last != 3 {
+		t.Errorf("parents span pages %d to %d, want 1 to 3", first.First, last.Last)
+	}
+	for _, p := range (FlatChildren{Builder: b}).Build(doc).Parents {
+		if p.Pages == nil {
+			t.Errorf("flat child parent %s has no pages", p.ID)
+		}
+	}
+	doc.PageStarts = nil
+	for _, p := range b.Build(doc).Parents {
+		if p.Pages != nil {
+			t.Errorf("parent of a document without pages has pages %+v", p.Pages)
+		}
+	}
+}
+
+func TestPagesOf(t *testing.T) {
+	starts := []int{0, 10, 20}
+	for _, tt := range []struct {
+		start int
+		text  string
+		want  *Pages
+	}{
+		{0, "abc", &Pages{1, 1}},
+		{8, "abcd", &Pages{1, 2}}, // 8..11
+		{10, "", &Pages{2, 2}},    // an empty text lies where it starts
+		{19, "ab", &Pages{2, 3}},  // 19..20
+		{25, "ab", &Pages{3, 3}},  // past the last start: the last page
+		{-1, "ab", nil},           // not located
+	} {
+		if got := PagesOf(starts, tt.start, tt.text); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("PagesOf(%d, %q) = %+v, want %+v", tt.start, tt.text, got, tt.want)
+		}
+	}
+	if got := PagesOf(nil, 3, "x"); got != nil {
+		t.Errorf("PagesOf without pages = %+v, want nil", got)
+	}
+	if got := (&Pages{3, 4}).Union(&Pages{1, 3}); *got != (Pages{1, 4}) {
+		t.Errorf("Union = %+v, want 1-4", got)
+	}
+}

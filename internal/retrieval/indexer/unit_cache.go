@@ -25,6 +25,10 @@ import (
 // makes every unit one.
 type UnitCache struct {
 	dir string
+	// lock holds a shared flock on the cache's directory while the cache
+	// is open, so that Prune can tell whether another build uses the
+	// cache (nil where there is no flock).
+	lock *os.File
 }
 
 // packFileExt ends the name of every pack; a pack being written has a
@@ -34,12 +38,25 @@ const (
 	packTempPrefix = ".pack-"
 )
 
-// OpenUnitCache opens, creating it when missing, the unit cache in dir.
+// OpenUnitCache opens, creating it when missing, the unit cache in dir,
+// marking it used by this build until Close.
 func OpenUnitCache(dir string) (*UnitCache, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("unit cache: %w", err)
 	}
-	return &UnitCache{dir: dir}, nil
+	lock, err := lockShared(dir)
+	if err != nil {
+		return nil, fmt.Errorf("unit cache: %w", err)
+	}
+	return &UnitCache{dir: dir, lock: lock}, nil
+}
+
+// Close marks the cache no longer used by this build.
+func (c *UnitCache) Close() error {
+	if c.lock == nil {
+		return nil
+	}
+	return c.lock.Close()
 }
 
 // Dir returns the cache's directory.
@@ -70,8 +87,13 @@ func (c *UnitCache) previous(scope []byte) *unitPack {
 // earlier layout of the cache left (a file per unit, which no build reads
 // any more), and returns how many files it removed. A build writes its
 // scope's pack anew, so a pack's modification time is its last use; a
-// running build holds its pack open, so pruning it is safe.
+// running build holds its pack open, so pruning it is safe. When no other
+// build has the cache open (its lock can be taken exclusively: the kernel
+// drops the lock of a build that was killed), every temporary file is a
+// dead build's, removed whatever its age. Call it once this build's own
+// pack is written: the lock it holds may be given up.
 func (c *UnitCache) Prune(before time.Time) (int, error) {
+	alone := c.lock != nil && lockExclusiveNow(c.lock)
 	removed := 0
 	err := filepath.WalkDir(c.dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -83,7 +105,7 @@ func (c *UnitCache) Prune(before time.Time) (int, error) {
 		if d.IsDir() {
 			return nil
 		}
-		if !isLegacyUnitFile(path, d) && !c.stale(path, d, before) {
+		if !isLegacyUnitFile(path, d) && !c.stale(path, d, before) && !(alone && c.isTemp(path, d)) {
 			return nil
 		}
 		if os.Remove(path) == nil {
@@ -106,6 +128,11 @@ func (c *UnitCache) stale(path string, d fs.DirEntry, before time.Time) bool {
 	}
 	info, err := d.Info()
 	return err == nil && info.ModTime().Before(before)
+}
+
+// isTemp reports whether the file at path is a pack being written.
+func (c *UnitCache) isTemp(path string, d fs.DirEntry) bool {
+	return filepath.Dir(path) == c.dir && strings.HasPrefix(d.Name(), packTempPrefix)
 }
 
 // isLegacyUnitFile reports whether path is a file of the cache's earlier

@@ -21,8 +21,9 @@ import (
 //	split:    lead text | lead end | parents | children | ancestors
 //	analyses: child analyses | context analyses
 //	parent:   id | document id | title | heading path (strings) | level |
-//	          parent id | ordinal | text | start | spans (id, start, end) |
-//	          metadata (count, then key and value, keys sorted)
+//	          parent id | pages (0 for none, else 1, first, last) |
+//	          ordinal | text | start | spans (id, start, end) | metadata
+//	          (count, then key and value, keys sorted)
 //	child:    flags (see childFlags) | its parent's index when known,
 //	          else its parent id | id, unless its parent's next span's |
 //	          document id, unless its parent's | ordinal | start | parent
@@ -77,7 +78,7 @@ func splitSizeHint(u *Unit) int {
 
 // parentSizeHint is about the length of p encoded.
 func parentSizeHint(p *hierarchy.Parent) int {
-	n := len(p.ID) + len(p.DocID) + len(p.Title) + len(p.Text) + len(p.Level) + len(p.ParentID) + 10*binary.MaxVarintLen64
+	n := len(p.ID) + len(p.DocID) + len(p.Title) + len(p.Text) + len(p.Level) + len(p.ParentID) + 13*binary.MaxVarintLen64
 	for _, h := range p.HeadingPath {
 		n += len(h) + binary.MaxVarintLen64
 	}
@@ -168,6 +169,7 @@ func (w *unitWriter) parent(p *hierarchy.Parent) {
 	w.strs(p.HeadingPath)
 	w.str(string(p.Level))
 	w.str(p.ParentID)
+	w.pages(p.Pages)
 	w.int(p.Ordinal)
 	w.str(p.Text)
 	w.int(p.Start)
@@ -187,6 +189,17 @@ func (w *unitWriter) parent(p *hierarchy.Parent) {
 		w.str(k)
 		w.str(p.Metadata[k])
 	}
+}
+
+// pages appends a page range, telling none from any.
+func (w *unitWriter) pages(p *hierarchy.Pages) {
+	if p == nil {
+		w.uint(0)
+		return
+	}
+	w.uint(1)
+	w.int(p.First)
+	w.int(p.Last)
 }
 
 // analyses appends a list of analyses, telling none from an empty list.
@@ -391,6 +404,9 @@ func (r *unitReader) child(u *Unit, spans []int, c *hierarchy.Child) {
 func (r *unitReader) parent(p *hierarchy.Parent) {
 	p.ID, p.DocID, p.Title, p.HeadingPath = r.text(), r.text(), r.text(), r.strs()
 	p.Level, p.ParentID = hierarchy.Level(r.text()), r.text()
+	if r.uint() != 0 {
+		p.Pages = &hierarchy.Pages{First: r.int(), Last: r.int()}
+	}
 	p.Ordinal, p.Text, p.Start = r.int(), r.text(), r.int()
 	if n := r.count(); n > 0 {
 		p.Children = make([]hierarchy.Span, n)

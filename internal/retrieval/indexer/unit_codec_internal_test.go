@@ -14,7 +14,7 @@ import (
 )
 
 // TestSplitFieldFitsItsBufferAndDecodes checks that encodeSplitField
-// writes a split, with headings, metadata and spans, into the buffer
+// writes a split, with headings, pages, metadata and spans, into the buffer
 // splitSizeHint sized without growing it, that the field decodes to the
 // same split, and that a spilled unit decoded keeps nothing of the
 // buffer it was read from.
@@ -28,6 +28,9 @@ func TestSplitFieldFitsItsBufferAndDecodes(t *testing.T) {
 				ID: fmt.Sprintf("p%d-%d", n, p), DocID: fmt.Sprintf("d%d", n), Title: s.Sentence(),
 				HeadingPath: []string{s.Word(), s.Sentence()}, Ordinal: p, Text: s.Paragraph(), Start: 100 * p,
 				Metadata: map[string]string{"source": s.Word(), "lang": "en"},
+			}
+			if p%2 == 1 {
+				parent.Pages = &hierarchy.Pages{First: n, Last: n + p}
 			}
 			for c := range 1 + (n+p)%5 {
 				child := hierarchy.Child{ID: fmt.Sprintf("%s-c%d", parent.ID, c), ParentID: parent.ID, DocID: parent.DocID, Ordinal: c, Text: s.Sentence(), Start: -1, ParentStart: 7 * c}

@@ -14,7 +14,7 @@ import (
 // It enters every unit key: bump it whenever splitting, opening sections,
 // contexts, child texts or the pack format can change for the same
 // input, so that units made by an older parentrag are never reused.
-const unitVersion = 3
+const unitVersion = 4
 
 // unitKey is the content address of a unit: a SHA-256 over everything the
 // unit depends on.
@@ -41,8 +41,8 @@ func unitScope(shape unitShape, scope []byte) []byte {
 }
 
 // keyOf is the key of doc's unit in a build of the given scope: the scope,
-// then the document's id, title, text and metadata (sorted by key), each
-// length-prefixed so that no two documents share a key.
+// then the document's id, title, text, metadata (sorted by key) and page
+// starts, each length-prefixed so that no two documents share a key.
 func keyOf(scope []byte, doc hierarchy.Document) unitKey {
 	h := fieldhash.New()
 	h.AddRaw(scope)
@@ -58,6 +58,10 @@ func keyOf(scope []byte, doc hierarchy.Document) unitKey {
 	for _, k := range keys {
 		h.AddString(k)
 		h.AddString(doc.Metadata[k])
+	}
+	h.AddUint(uint64(len(doc.PageStarts)))
+	for _, at := range doc.PageStarts {
+		h.AddUint(uint64(at))
 	}
 	return h.Sum()
 }

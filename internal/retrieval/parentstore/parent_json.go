@@ -34,6 +34,13 @@ func appendParentJSON(dst []byte, p *hierarchy.Parent) []byte {
 		dst = append(dst, `,"parentId":`...)
 		dst = appendJSONString(dst, p.ParentID)
 	}
+	if p.Pages != nil {
+		dst = append(dst, `,"pages":{"first":`...)
+		dst = strconv.AppendInt(dst, int64(p.Pages.First), 10)
+		dst = append(dst, `,"last":`...)
+		dst = strconv.AppendInt(dst, int64(p.Pages.Last), 10)
+		dst = append(dst, '}')
+	}
 	dst = append(dst, `,"ordinal":`...)
 	dst = strconv.AppendInt(dst, int64(p.Ordinal), 10)
 	dst = append(dst, `,"text":`...)

@@ -31,7 +31,19 @@ type Hit struct {
 	DocID    string
 	Ordinal  int
 	Score    float32
+	// Found says which searches of a hybrid query found the child, once
+	// their rankings are fused; zero for the hits of one search.
+	Found Found
 }
+
+// Found is a set of the searches of a hybrid query.
+type Found uint8
+
+// The searches of a hybrid query.
+const (
+	FoundSparse Found = 1 << iota
+	FoundDense
+)
 
 // SearchRequest asks for the TopK records nearest to Vector. A sparse query
 // searches the sparse field by inner product; a dense query the dense field

@@ -1,14 +1,14 @@
 package remote
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
 	"io"
+	"path"
 	"slices"
 
+	"github.com/parentrag/parentrag/internal/document"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
-	"github.com/parentrag/parentrag/internal/source"
 )
 
 // collector turns the files of one source into documents and refusals,
@@ -21,12 +21,19 @@ type collector struct {
 	errs      []DocumentError
 	origin    map[string]string // document id -> path it came from
 	files     int               // entries admitted so far
+	// hold counts the text kept of s.Memory, one file at a time when
+	// lean: a lean collector keeps no document, only their count.
+	hold *Hold
+	lean bool
+	// counted is how many documents a lean collector did not keep.
+	counted int
 }
 
-// file is an entry admitted for reading.
+// file is an entry admitted for reading: its path, and the format its
+// name says (its content may tell another, see addFile).
 type file struct {
-	path string
-	typ  docType
+	path   string
+	format document.Format
 }
 
 // newCollector starts collecting for the source called name.
@@ -36,6 +43,8 @@ func newCollector(name string, s settings) *collector {
 		s:         s,
 		extracted: newBudget(s.MaxTotalBytes, "unpacked archive"),
 		origin:    map[string]string{},
+		hold:      newHold(s.Memory),
+		lean:      s.lean,
 	}
 }
 
@@ -57,7 +66,7 @@ func (c *collector) admit(e entry) (file, bool, error) {
 	if err := c.count(); err != nil {
 		return file{}, false, err
 	}
-	f := file{path: p, typ: typeOfName(p)}
+	f := file{path: p, format: document.ByName(p)}
 	return f, c.acceptable(f, e), nil
 }
 
@@ -76,8 +85,8 @@ func (c *collector) acceptable(f file, e entry) bool {
 	switch refusal := e.refusal(); {
 	case refusal != "":
 		c.reject(f.path, refusal)
-	case f.typ == unsupportedType:
-		c.reject(f.path, unsupportedMessage(f.path))
+	case f.format == document.Unknown:
+		c.reject(f.path, document.UnsupportedMessage(f.path))
 	case e.size > c.s.MaxFileBytes:
 		c.reject(f.path, c.oversized(fmt.Sprintf("%d bytes", e.size)))
 	default:
@@ -87,30 +96,41 @@ func (c *collector) acceptable(f file, e entry) bool {
 }
 
 // single admits the one file of a source that is not an archive; it is
-// read whatever Include says.
-func (c *collector) single(name string, typ docType, r io.Reader) error {
+// read whatever Include says, in the format its content, its name or
+// contentType (the response's, or "") says.
+func (c *collector) single(name, contentType string, r io.Reader) error {
 	if err := c.count(); err != nil {
 		return err
 	}
-	if typ == unsupportedType {
-		c.reject(name, unsupportedMessage(name))
-		return nil
-	}
-	return c.read(file{path: name, typ: typ}, r)
+	return c.read(file{path: name, format: document.ByMediaType(contentType)}, r)
 }
 
-// read reads an admitted file up to MaxFileBytes and adds its documents,
-// refusing a larger file. Only errors reading r are returned.
+// read reads an admitted file up to MaxFileBytes, counting it against the
+// Memory, and adds its documents, refusing a larger file. Only errors
+// reading r are returned, the Memory's among them. The Memory then counts
+// the text its documents keep (less than the file for a PDF, maybe more
+// for a zipped Word document), and nothing for a refused file or when
+// lean.
 func (c *collector) read(f file, r io.Reader) error {
-	data, err := io.ReadAll(io.LimitReader(r, c.s.MaxFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(c.hold.counted(r), c.s.MaxFileBytes+1))
+	read := int64(len(data))
 	if err != nil {
+		c.hold.give(read)
 		return err
 	}
-	if int64(len(data)) > c.s.MaxFileBytes {
+	if read > c.s.MaxFileBytes {
+		c.hold.give(read)
 		c.reject(f.path, c.oversized("larger"))
 		return nil
 	}
-	c.addFile(f, data)
+	kept := c.addFile(f, data)
+	if c.lean {
+		kept = 0
+	}
+	if kept > read {
+		return c.hold.take(kept - read)
+	}
+	c.hold.give(read - kept)
 	return nil
 }
 
@@ -119,22 +139,36 @@ func (c *collector) oversized(size string) string {
 	return fmt.Sprintf("file is %s, over the %d-byte limit (MaxFileBytes)", size, c.s.MaxFileBytes)
 }
 
-// utf8BOM is dropped from the start of files, as internal/source does.
-var utf8BOM = []byte("\xef\xbb\xbf")
-
-// addFile checks that data is UTF-8 text and adds it as documents.
-func (c *collector) addFile(f file, data []byte) {
-	if err := source.CheckText(data); err != nil {
-		c.reject(f.path, err.Error())
-		return
+// addFile reads data, the file f, as documents in its format (see
+// document.Detect; the format f names when its content and name tell
+// none), refusing it, with the reason, when it cannot be read. A document
+// without a title of its own is titled with the file's name. It returns
+// how many bytes of text the documents hold.
+func (c *collector) addFile(f file, data []byte) int64 {
+	format := document.Detect(f.path, data)
+	if format == document.Unknown {
+		format = f.format
 	}
-	data = bytes.TrimPrefix(data, utf8BOM)
-	if f.typ == jsonlType {
-		c.addJSONLines(f.path, data)
-		return
+	if format == document.Unknown {
+		c.reject(f.path, document.UnsupportedMessage(f.path))
+		return 0
 	}
-	text := string(data)
-	c.add(f.path, hierarchy.Document{ID: c.id(f.path), Title: titleOf(f.typ, f.path, text), Text: text})
+	docs, err := document.Read(format, f.path, c.id(f.path), data)
+	if err != nil {
+		c.reject(f.path, document.Reason(err))
+		return 0
+	}
+	var size int64
+	for _, d := range docs {
+		size += int64(len(d.Text))
+		if format == document.JSONLines {
+			d.ID = c.id(d.ID)
+		} else if d.Title == "" {
+			d.Title = path.Base(f.path)
+		}
+		c.add(f.path, d)
+	}
+	return size
 }
 
 // add keeps a document unless it is empty, or an earlier one has its id,
@@ -149,6 +183,10 @@ func (c *collector) add(p string, d hierarchy.Document) {
 		return
 	}
 	c.origin[d.ID] = p
+	if c.lean {
+		c.counted++
+		return
+	}
 	c.docs = append(c.docs, d)
 }
 
@@ -169,5 +207,11 @@ func (c *collector) result() Result {
 	slices.SortFunc(c.errs, func(a, b DocumentError) int {
 		return cmp.Or(cmp.Compare(a.Document, b.Document), cmp.Compare(a.Message, b.Message))
 	})
-	return Result{Documents: c.docs, Errors: c.errs}
+	res := Result{Documents: c.docs, Errors: c.errs, Count: len(c.docs) + c.counted, hold: c.hold}
+	if c.lean {
+		// It holds nothing: no one need release it.
+		c.hold.Release()
+		res.hold = nil
+	}
+	return res
 }

@@ -26,7 +26,15 @@ type Result struct {
 	// Count is how many documents were read: len(Documents), also when a
 	// lean Fetcher did not keep them.
 	Count int
+	// hold is what Documents take of Spec.Memory, until Release.
+	hold *Hold
 }
+
+// Release gives back what the result's documents take of the Memory of
+// their Spec, once its holder no longer uses them (a Fetcher's cache may
+// keep them on, then to be dropped when room is needed). Call it once per
+// result, and not at all for a result without a Memory.
+func (r Result) Release() { r.hold.Release() }
 
 // Fetch downloads the source and reads its documents: a tar, gzipped tar
 // or zip archive (told by magic bytes, URL extension and Content-Type)
@@ -43,24 +51,28 @@ type Result struct {
 // the body), a broken archive, a checksum mismatch (ErrChecksum) and a
 // size or file-count limit (ErrLimit).
 func Fetch(ctx context.Context, c *http.Client, name string, spec Spec) (Result, error) {
-	res, _, err := fetch(ctx, c, name, spec, Version{})
+	res, _, err := fetch(ctx, c, name, spec, Version{}, false)
 	return res, err
 }
 
 // fetch is Fetch with the validators of a stored result: when the server
 // answers 304 Not Modified to them, it reports so with an empty Result.
-func fetch(ctx context.Context, c *http.Client, name string, spec Spec, since Version) (Result, bool, error) {
+// A lean fetch keeps no document (see Fetcher.Lean).
+func fetch(ctx context.Context, c *http.Client, name string, spec Spec, since Version, lean bool) (Result, bool, error) {
 	s, err := spec.settle()
 	if err != nil {
 		return Result{}, false, fmt.Errorf("remote source spec: %w", err)
 	}
+	s.lean = lean
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
 	res, notModified, err := get(ctx, c, name, s, since)
 	if err != nil {
 		return Result{}, false, s.fail(ctx, err)
 	}
-	res.Count = len(res.Documents)
+	if res.Count == 0 {
+		res.Count = len(res.Documents)
+	}
 	return res, notModified, nil
 }
 
@@ -90,15 +102,18 @@ func readResponse(resp *http.Response, name string, s settings) (Result, error) 
 	}
 	dl := newDownload(resp.Body, s.MaxTotalBytes)
 	c := newCollector(name, s)
-	if err := unpack(dl, resp.Header.Get("Content-Type"), c); err != nil {
-		return Result{}, err
+	err := unpack(dl, resp.Header.Get("Content-Type"), c)
+	var n int64
+	var sum string
+	if err == nil {
+		n, sum, err = dl.finish()
 	}
-	n, sum, err := dl.finish()
+	if err == nil && s.checksum != "" && sum != s.checksum {
+		err = fmt.Errorf("%w: expected %s, downloaded %s", ErrChecksum, s.checksum, sum)
+	}
 	if err != nil {
+		c.hold.Release()
 		return Result{}, err
-	}
-	if s.checksum != "" && sum != s.checksum {
-		return Result{}, fmt.Errorf("%w: expected %s, downloaded %s", ErrChecksum, s.checksum, sum)
 	}
 	res := c.result()
 	res.Version, res.Bytes = versionOf(resp.Header, sum), n

@@ -65,7 +65,7 @@ func TestFetchSingleFile(t *testing.T) {
 }
 
 func TestFetchSingleFileOfUnsupportedType(t *testing.T) {
-	srv, _ := serveBody(t, []byte("<html></html>"), "text/html")
+	srv, _ := serveBody(t, []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), "image/png")
 	res := fetchOK(t, "src", Spec{URL: srv.URL + "/page"})
 	if len(res.Documents) != 0 {
 		t.Errorf("documents %v, want none", ids(res.Documents))
@@ -84,7 +84,7 @@ var nestedTree = []tarFile{
 	{Name: "docs/ref.rst", Body: "Reference\n=========\n"},
 	{Name: "docs/drafts/wip.md", Body: "# WIP\n"},
 	{Name: "data/corpus.jsonl", Body: `{"id":"j1","text":"jay"}`},
-	{Name: "main.go", Body: "package main"},
+	{Name: "logo.svgz", Body: "\x1f\x8b compressed"},
 	{Name: ".github/ISSUE_TEMPLATE.md", Body: "# Issue\n"},
 	{Name: "docs/.hidden.md", Body: "# Hidden\n"},
 }
@@ -141,7 +141,7 @@ func TestFetchUnsupportedTypeThatMatchedInclude(t *testing.T) {
 	if got := ids(res.Documents); !reflect.DeepEqual(got, []string{"s/README.md"}) {
 		t.Errorf("ids %v", got)
 	}
-	wantContains(t, errorFor(t, res, "s/main.go").Message, "unsupported file type .go")
+	wantContains(t, errorFor(t, res, "s/logo.svgz").Message, "unsupported file type .svgz")
 }
 
 func TestFetchPlainTar(t *testing.T) {

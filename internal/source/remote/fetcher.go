@@ -40,8 +40,11 @@ type Fetcher struct {
 
 // cacheEntry is the stored result of one URL.
 type cacheEntry struct {
-	lock    chan struct{} // holds a value for the whole fetch of the URL
-	key     string        // source name and spec the result was made for
+	lock chan struct{} // holds a value for the whole fetch of the URL
+	// mu guards the fields below, which a Memory that needs room may
+	// clear (drop) during another fetch.
+	mu      sync.Mutex
+	key     string // source name and spec the result was made for
 	result  Result
 	checked time.Time // when the server last vouched for result
 	stored  bool
@@ -62,34 +65,43 @@ func (f *Fetcher) Fetch(ctx context.Context, name string, spec Spec) (Result, er
 	}
 	defer func() { <-e.lock }()
 	key, now := cacheKey(name, spec), f.now()
-	fresh := e.stored && e.key == key
-	if fresh && f.MinInterval > 0 && now.Sub(e.checked) < f.MinInterval {
-		return e.cached(), nil
+	since, recent := e.validators(key, now, f.MinInterval)
+	if recent {
+		if res, ok := e.cached(); ok {
+			return res, nil
+		}
+		since = Version{}
 	}
-	var since Version
-	if fresh {
-		since = e.result.Version
-	}
-	res, notModified, err := fetch(ctx, f.Client, name, spec, since)
+	res, notModified, err := fetch(ctx, f.Client, name, spec, since, f.Lean)
 	if err != nil {
 		return Result{}, err
 	}
-	e.checked = now
 	if notModified {
-		return e.cached(), nil
+		if res, ok := e.cached(); ok {
+			e.vouched(now)
+			return res, nil
+		}
+		// Dropped while the server was asked: read it whole.
+		if res, _, err = fetch(ctx, f.Client, name, spec, Version{}, f.Lean); err != nil {
+			return Result{}, err
+		}
 	}
-	if f.Lean {
-		res.Documents = nil
-	}
-	e.key, e.result, e.stored = key, res, true
+	e.store(key, res, now)
 	return copyResult(res), nil
 }
 
 // Forget drops the stored result of a URL, for a source that is gone.
 func (f *Fetcher) Forget(url string) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	e := f.entries[url]
 	delete(f.entries, url)
+	f.mu.Unlock()
+	if e != nil {
+		e.mu.Lock()
+		hold := e.result.hold
+		e.mu.Unlock()
+		hold.unkeep()
+	}
 }
 
 // entry returns the URL's cache entry, creating it.
@@ -115,11 +127,57 @@ func (f *Fetcher) now() time.Time {
 	return f.Now()
 }
 
-// cached is a copy of the stored result, marked as cached.
-func (e *cacheEntry) cached() Result {
-	res := copyResult(e.result)
-	res.Cached = true
-	return res
+// validators returns what to ask the server with for a fetch of key at
+// now (the stored version, when the stored result was made for key), and
+// whether the stored result is recent enough to return without asking.
+func (e *cacheEntry) validators(key string, now time.Time, minInterval time.Duration) (Version, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.stored || e.key != key {
+		return Version{}, false
+	}
+	return e.result.Version, minInterval > 0 && now.Sub(e.checked) < minInterval
+}
+
+// cached is a copy of the stored result, marked as cached, and whether
+// there still is one: a Memory may have dropped it.
+func (e *cacheEntry) cached() (Result, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.stored {
+		return Result{}, false
+	}
+	return e.result.Reuse()
+}
+
+// vouched records that the server vouched for the stored result at now.
+func (e *cacheEntry) vouched(now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.checked = now
+}
+
+// store keeps res as the result of key, vouched for at now, in place of
+// the result stored before; its documents are kept until a Memory needs
+// the room.
+func (e *cacheEntry) store(key string, res Result, now time.Time) {
+	e.mu.Lock()
+	old := e.result.hold
+	e.key, e.result, e.stored, e.checked = key, res, true, now
+	e.mu.Unlock()
+	if old != res.hold {
+		old.unkeep()
+	}
+	res.KeepIn(func() { e.drop(res.hold) })
+}
+
+// drop forgets the stored result if it still is the one of hold.
+func (e *cacheEntry) drop(hold *Hold) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.result.hold == hold {
+		e.result, e.stored = Result{}, false
+	}
 }
 
 // copyResult copies a result's slices so callers cannot change the store.

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/parentrag/parentrag/internal/document"
 )
 
 // Defaults for the zero values of Spec.
@@ -24,8 +26,14 @@ const (
 )
 
 // defaultInclude is what Spec.Include is when empty: every file type
-// the package reads.
-var defaultInclude = []string{"**/*.md", "**/*.markdown", "**/*.txt", "**/*.rst", "**/*.jsonl"}
+// package document reads.
+var defaultInclude = func() []string {
+	var globs []string
+	for _, ext := range document.Extensions() {
+		globs = append(globs, "**/*"+ext)
+	}
+	return globs
+}()
 
 // DefaultInclude is what Spec.Include means when empty.
 func DefaultInclude() []string { return slices.Clone(defaultInclude) }
@@ -38,8 +46,8 @@ type Spec struct {
 	// when one matches. "*" matches within a path segment and "**" any
 	// number of segments; neither matches a segment that starts with a dot
 	// (such as .github) unless the pattern segment does too. Default:
-	// **/*.md, **/*.markdown, **/*.txt, **/*.rst and **/*.jsonl. Not
-	// applied to a single file.
+	// every extension package document reads (**/*.md, **/*.html,
+	// **/*.pdf...). Not applied to a single file.
 	Include []string
 	// Exclude holds globs, as Include, for files not to read.
 	Exclude []string
@@ -66,6 +74,10 @@ type Spec struct {
 	// TempDir is where a zip archive is spooled for random access.
 	// Default os.TempDir().
 	TempDir string
+	// Memory, when set, counts the text of the documents read (see
+	// Memory); the result holds it until released (Result.Release).
+	// Not part of what the source is.
+	Memory *Memory `json:"-"`
 }
 
 // settings is a Spec that passed validation, with its defaults applied.
@@ -73,6 +85,8 @@ type settings struct {
 	Spec
 	url      *url.URL
 	checksum string // "sha256:<lower hex>", or "" when none is asked for
+	// lean reads keep no documents (see Fetcher.Lean).
+	lean bool
 }
 
 // settle validates spec and applies its defaults. It guarantees an http(s)

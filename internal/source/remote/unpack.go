@@ -36,7 +36,7 @@ func unpack(r io.Reader, contentType string, c *collector) error {
 		return gunzip(br, claimed, c)
 	}
 	name := c.s.fileName()
-	return c.single(name, typeOfSingle(name, contentType), br)
+	return c.single(name, contentType, br)
 }
 
 // peek returns up to headSize leading bytes; a shorter stream is not an
@@ -71,5 +71,5 @@ func gunzip(r io.Reader, claimed kind, c *collector) error {
 	if lower := strings.ToLower(name); strings.HasSuffix(lower, ".gz") && len(name) > len(".gz") {
 		name = name[:len(name)-len(".gz")]
 	}
-	return c.single(name, typeOfName(name), br)
+	return c.single(name, "", br)
 }

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"math"
 	"os"
+
+	"github.com/parentrag/parentrag/internal/document"
 )
 
 // unzip spools a zip archive to a temporary file (zip needs random access;
@@ -28,6 +30,12 @@ func unzip(r io.Reader, c *collector) error {
 	// An insecure name comes with a usable reader; admit refuses it.
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return fmt.Errorf("reading zip archive: %w", err)
+	}
+	if document.IsWordZip(zr) {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("spooling zip archive: %w", err)
+		}
+		return c.single(c.s.fileName(), "", f) // a Word document is one file, not an archive
 	}
 	for _, zf := range zr.File {
 		if err := c.readZipFile(zf); err != nil {
@@ -52,7 +60,7 @@ func (c *collector) readZipFile(zf *zip.File) error {
 	}
 	defer rc.Close()
 	err = c.read(f, c.extracted.wrap(rc))
-	if errors.Is(err, ErrLimit) {
+	if errors.Is(err, ErrLimit) || errors.Is(err, ErrMemoryBusy) {
 		return err
 	}
 	if err != nil {

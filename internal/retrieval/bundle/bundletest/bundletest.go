@@ -103,7 +103,14 @@ func RunEndingID(prefix string) string {
 // store says: what a test sets no more of.
 func LexicalRequest(tb testing.TB, docs []hierarchy.Document, store bundle.VectorStoreRef, dir string) build.Request {
 	tb.Helper()
-	compiled, err := policy.Compile(&policy.Default().Spec)
+	return PolicyRequest(tb, docs, &policy.Default().Spec, store, dir)
+}
+
+// PolicyRequest is LexicalRequest with the policy spec instead of the
+// default one.
+func PolicyRequest(tb testing.TB, docs []hierarchy.Document, spec *v1alpha1.ChunkingPolicySpec, store bundle.VectorStoreRef, dir string) build.Request {
+	tb.Helper()
+	compiled, err := policy.Compile(spec)
 	if err != nil {
 		tb.Fatal(err)
 	}
