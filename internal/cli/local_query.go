@@ -36,7 +36,7 @@ func (f *queryFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.aggregation, "aggregation", string(retrieval.AggregateMax), "how child scores make a parent score: Max, Mean or Sum")
 	cmd.Flags().IntVar(&f.budget, "budget", 0, "cap on the returned text, in the policy's length unit (0: none)")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the results as JSON")
-	cmd.Flags().StringVar(&f.mode, "mode", string(retrieval.ModeParents), "what is returned: Parents (each hit child's parent) or Adaptive (the unit of the level that holds enough of the evidence)")
+	cmd.Flags().StringVar(&f.mode, "mode", string(retrieval.DefaultMode), "what is returned: Parents (each hit child's parent) or Adaptive (the unit of the level that holds enough of the evidence)")
 	f.adaptive.register(cmd.Flags())
 	f.search.register(cmd)
 }

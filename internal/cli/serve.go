@@ -76,7 +76,7 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.maxParents, "max-parents", retrieval.DefaultMaxParents, fmt.Sprintf("parents returned when a request does not say (1 to %d)", server.MaxMaxParents))
 	fl.IntVar(&f.childTopK, "child-top-k", retrieval.DefaultChildTopK, fmt.Sprintf("children searched first when a request does not say (1 to %d)", server.MaxChildTopK))
 	fl.StringVar(&f.aggregation, "aggregation", string(retrieval.AggregateMax), "how child scores make a parent score when a request does not say: Max, Mean or Sum")
-	fl.StringVar(&f.mode, "mode", string(retrieval.ModeParents), "what a query returns when it does not say: Parents (each hit child's parent) or Adaptive (the unit of the level that holds enough of the evidence)")
+	fl.StringVar(&f.mode, "mode", string(retrieval.DefaultMode), "what a query returns when it does not say: Parents (each hit child's parent) or Adaptive (the unit of the level that holds enough of the evidence)")
 	f.adaptive.register(fl)
 	fl.DurationVar(&f.requestTimeout, "request-timeout", server.DefaultRequestTimeout, "longest a query may take, queueing included; past it the request fails with 504")
 	fl.IntVar(&f.maxInFlight, "max-in-flight", 0, "most queries searched at once (0: twice GOMAXPROCS)")

@@ -101,7 +101,7 @@ func (o Options) withDefaults() Options {
 		o.Length = split.CodePoints
 	}
 	if o.Mode == "" {
-		o.Mode = ModeParents
+		o.Mode = DefaultMode
 	}
 	return o
 }
