@@ -29,8 +29,8 @@ const (
 	DefaultMode = ModeParents
 )
 
-// Defaults of AdaptiveOptions, chosen on held-out halves of SQuAD and
-// QASPER (docs/evaluation.md).
+// Defaults of AdaptiveOptions, chosen on one half of SQuAD and QASPER and
+// reported on the other (docs/evaluation.md).
 const (
 	DefaultMergeShare      = 0.25
 	DefaultWindowSentences = 2
