@@ -1038,6 +1038,16 @@ func TestValidateCatchesMistakes(t *testing.T) {
 		"unknown field": {func(o map[string]any) { _ = unstructured.SetNestedField(o, int64(300), "spec", "child", "chunkSise") }, "unknown field"},
 		"enum":          {func(o map[string]any) { _ = unstructured.SetNestedField(o, "Bogus", "spec", "strategy") }, "Unsupported value"},
 		"cel rule":      {func(o map[string]any) { _ = unstructured.SetNestedField(o, int64(2000), "spec", "child", "chunkSize") }, "child.chunkSize"},
+		"levels out of order": {func(o map[string]any) {
+			_ = unstructured.SetNestedStringSlice(o, []string{"Child", "Parent"}, "spec", "levels")
+		}, "levels are listed largest first"},
+		"section without its level": {func(o map[string]any) {
+			_ = unstructured.SetNestedField(o, map[string]any{"chunkSize": int64(6000)}, "spec", "section")
+		}, "add Section to levels"},
+		"section beside section parents": {func(o map[string]any) {
+			_ = unstructured.SetNestedStringSlice(o, []string{"Section", "Parent", "Child"}, "spec", "levels")
+			_ = unstructured.SetNestedField(o, "Sections", "spec", "parent", "boundaries")
+		}, "already cuts documents at their headings"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			bad := object{good.DeepCopy()}

@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -205,7 +207,7 @@ func queryArgs(r *v1alpha1.Retriever) []string {
 		"--max-parents=" + itoa(r.GetMaxParents()),
 		"--child-top-k=" + itoa(r.GetChildTopK()),
 		"--aggregation=" + string(r.GetAggregation()),
-	}, append(append(searchArgs(r), authArgs(r)...), rerankArgs(r)...)...)
+	}, slices.Concat(modeArgs(r), searchArgs(r), authArgs(r), rerankArgs(r))...)
 	if t := r.Spec.Tracing; t != nil {
 		args = append(args, "--otlp-endpoint="+t.OTLPEndpoint)
 	}

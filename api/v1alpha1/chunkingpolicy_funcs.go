@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 )
 
 // Defaults of a ChunkingPolicySpec, applied in code so that an object read
@@ -14,7 +15,16 @@ const (
 	DefaultChildChunkSize     = 300
 	DefaultChildChunkOverlap  = 30
 	DefaultWindowSentences    = 2
+	// DefaultSectionsPerParent is how many times parent.chunkSize the
+	// longest section kept whole is, when spec.section leaves it out.
+	DefaultSectionsPerParent = 4
 )
+
+// DefaultLevels are the two levels of parent-child retrieval.
+var DefaultLevels = []Level{LevelParent, LevelChild}
+
+// AllLevels lists every level, largest first: the order spec.levels keeps.
+var AllLevels = []Level{LevelDocument, LevelSection, LevelParent, LevelChild, LevelSentence}
 
 // GetStrategy returns the strategy, ParentChild when unset.
 func (s *ChunkingPolicySpec) GetStrategy() Strategy {
@@ -89,6 +99,35 @@ func (s *ChunkingPolicySpec) GetChild() ChunkSize {
 	return *s.Child
 }
 
+// GetLevels returns the levels documents are split into, largest first:
+// [Parent, Child] when unset.
+func (s *ChunkingPolicySpec) GetLevels() []Level {
+	if len(s.Levels) == 0 {
+		return slices.Clone(DefaultLevels)
+	}
+	return slices.Clone(s.Levels)
+}
+
+// HasLevel reports whether documents are split into level l.
+func (s *ChunkingPolicySpec) HasLevel(l Level) bool { return slices.Contains(s.GetLevels(), l) }
+
+// GetSection returns the sizes of the Section level: the declared ones,
+// with chunkSize four times the parents' and minChunkSize a tenth of
+// chunkSize when unset.
+func (s *ChunkingPolicySpec) GetSection() ChunkSize {
+	var out ChunkSize
+	if s.Section != nil {
+		out = *s.Section
+	}
+	if out.ChunkSize == 0 {
+		out.ChunkSize = DefaultSectionsPerParent * s.GetParent().ChunkSize
+	}
+	if out.MinChunkSize == 0 {
+		out.MinChunkSize = out.ChunkSize / 10
+	}
+	return out
+}
+
 // GetWindowSentences returns the sentences each side of a hit, 2 when unset.
 func (s *ChunkingPolicySpec) GetWindowSentences() int {
 	if s.Window == nil {
@@ -128,7 +167,25 @@ func (s *ChunkingPolicySpec) Normalized() ChunkingPolicySpec {
 		out.Window = &Window{Sentences: s.GetWindowSentences()}
 	}
 	out.Formats = s.normalizedFormats()
+	out.Levels, out.Section = s.normalizedLevels()
 	return out
+}
+
+// normalizedLevels returns the levels and section sizes as a normalised
+// spec holds them: none for the default two levels, so that specs written
+// before levels existed keep their revision, and section sizes made
+// explicit only with a Section level.
+func (s *ChunkingPolicySpec) normalizedLevels() ([]Level, *ChunkSize) {
+	levels := s.GetLevels()
+	if slices.Equal(levels, DefaultLevels) {
+		return nil, nil
+	}
+	if !slices.Contains(levels, LevelSection) {
+		return levels, nil
+	}
+	section := s.GetSection()
+	section.Boundaries, section.ChunkOverlap = "", 0
+	return levels, &section
 }
 
 // Revision returns a stable 16-hex-digit hash of the normalised spec. Specs

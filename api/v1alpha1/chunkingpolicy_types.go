@@ -95,6 +95,27 @@ const (
 	BoundariesSections ParentBoundaries = "Sections"
 )
 
+// Level names one level of the hierarchy a document is split into,
+// largest first: Document, Section, Parent, Child, Sentence.
+// +kubebuilder:validation:Enum=Document;Section;Parent;Child;Sentence
+type Level string
+
+const (
+	// LevelDocument is the whole document, one unit.
+	LevelDocument Level = "Document"
+	// LevelSection is a Markdown section (from its heading to the next
+	// one) or a top-level definition of source code, sized by
+	// spec.section.
+	LevelSection Level = "Section"
+	// LevelParent is a parent, sized by spec.parent.
+	LevelParent Level = "Parent"
+	// LevelChild is a child, sized by spec.child.
+	LevelChild Level = "Child"
+	// LevelSentence is a sentence; one longer than child.chunkSize is cut
+	// as a child would be.
+	LevelSentence Level = "Sentence"
+)
+
 // DocumentFormat names a kind of document a formats rule applies to.
 // +kubebuilder:validation:Enum=Markdown;Text;HTML;PDF;DOCX;Code
 type DocumentFormat string
@@ -229,6 +250,12 @@ type Window struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.formats) || !has(self.strategy) || self.strategy != 'SentenceWindow' || self.formats.all(r, !has(r.parent) || !has(r.parent.boundaries) || r.parent.boundaries != 'Sections')",message="formats: parent.boundaries Sections needs strategy ParentChild: sentence windows are not cut at sections"
 // +kubebuilder:validation:XValidation:rule="!has(self.formats) || self.formats.all(r, !has(r.match.format) || self.formats.filter(o, has(o.match.format) && o.match.format == r.match.format).size() == 1)",message="formats: two rules match the same format; merge them into one"
 // +kubebuilder:validation:XValidation:rule="!has(self.formats) || self.formats.all(r, !has(r.match.languages) || r.match.languages.all(l, self.formats.filter(o, has(o.match.languages) && l in o.match.languages).size() == 1))",message="formats: two rules name the same language; a language may appear in one rule only"
+// +kubebuilder:validation:XValidation:rule="!has(self.levels) || !has(self.strategy) || self.strategy != 'SentenceWindow'",message="levels need strategy ParentChild: sentence windows have one level of sentences"
+// +kubebuilder:validation:XValidation:rule="!has(self.section) || (has(self.levels) && 'Section' in self.levels)",message="section sizes the Section level: add Section to levels, or remove section"
+// +kubebuilder:validation:XValidation:rule="!has(self.section) || (!has(self.section.boundaries) && !has(self.section.chunkOverlap))",message="sections are cut at headings and never overlap: remove section.boundaries and section.chunkOverlap"
+// +kubebuilder:validation:XValidation:rule="!has(self.levels) || !('Section' in self.levels) || !has(self.parent) || !has(self.parent.boundaries) || self.parent.boundaries != 'Sections'",message="the Section level already cuts documents at their headings: leave parent.boundaries Recursive"
+// +kubebuilder:validation:XValidation:rule="!has(self.section) || !has(self.levels) || !('Parent' in self.levels) || self.section.chunkSize > (has(self.parent) ? self.parent.chunkSize : 1500)",messageExpression="'section.chunkSize %d must be larger than parent.chunkSize %d'.format([self.section.chunkSize, has(self.parent) ? self.parent.chunkSize : 1500])"
+// +kubebuilder:validation:XValidation:rule="!has(self.levels) || !('Section' in self.levels) || !has(self.formats) || self.formats.all(r, !has(r.parent) || !has(r.parent.boundaries) || r.parent.boundaries != 'Sections')",message="formats: the Section level already cuts documents at their headings: leave parent.boundaries Recursive in every rule"
 type ChunkingPolicySpec struct {
 	// strategy is ParentChild (children searched, parents returned) or
 	// SentenceWindow (sentences searched, neighbouring sentences returned).
@@ -260,6 +287,29 @@ type ChunkingPolicySpec struct {
 	// Defaults to chunkSize 300, chunkOverlap 30.
 	// +optional
 	Child *ChunkSize `json:"child,omitempty"`
+
+	// levels are the levels each document is split into, largest first,
+	// from Document, Section, Parent, Child and Sentence: two to five of
+	// them, each at most once. The smallest is embedded and searched; the
+	// others are kept in the parent store, each unit knowing the one that
+	// holds it, so a query may return the level that holds its evidence.
+	// Defaults to [Parent, Child], the two levels of parent-child
+	// retrieval.
+	// +kubebuilder:validation:MinItems=2
+	// +kubebuilder:validation:MaxItems=5
+	// +listType=set
+	// +kubebuilder:validation:XValidation:rule="self.map(l, {'Document': 0, 'Section': 1, 'Parent': 2, 'Child': 3, 'Sentence': 4}[l]).isSorted()",message="levels are listed largest first, in the order Document, Section, Parent, Child, Sentence"
+	// +optional
+	Levels []Level `json:"levels,omitempty"`
+
+	// section sizes the units of the Section level: chunkSize is the
+	// longest section kept whole (longer ones are cut at the headings or
+	// definitions inside them, then by the recursive splitter), by default
+	// four times parent.chunkSize; minChunkSize is the shortest section
+	// that stands alone, by default a tenth of chunkSize. Only with
+	// Section in levels.
+	// +optional
+	Section *ChunkSize `json:"section,omitempty"`
 
 	// window sizes the sentence window of the SentenceWindow strategy.
 	// +optional

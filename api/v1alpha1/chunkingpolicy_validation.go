@@ -34,6 +34,7 @@ func (s *ChunkingPolicySpec) Validate() error {
 		errs = append(errs, field.Invalid(root.Child("window", "sentences"), w,
 			fmt.Sprintf("must be between 0 and %d", MaxWindowSentences)))
 	}
+	errs = append(errs, s.validateHierarchy(root)...)
 	if len(errs) == 0 {
 		// A rule inherits the policy's settings: checked once those hold.
 		errs = s.validateFormats(root.Child("formats"))
@@ -117,6 +118,10 @@ func (s *ChunkingPolicySpec) validateParentBoundaries(root *field.Path) field.Er
 		errs = append(errs, field.NotSupported(root.Child("parent", "boundaries"), b,
 			[]ParentBoundaries{BoundariesRecursive, BoundariesSections}))
 	}
+	if b == BoundariesSections && s.HasLevel(LevelSection) {
+		errs = append(errs, field.Invalid(root.Child("parent", "boundaries"), b,
+			"the Section level already cuts documents at their headings: leave parent.boundaries Recursive"))
+	}
 	if b == BoundariesSections && s.GetStrategy() == StrategySentenceWindow {
 		errs = append(errs, field.Invalid(root.Child("parent", "boundaries"), b,
 			"parent.boundaries Sections needs strategy ParentChild: sentence windows are not cut at sections"))
@@ -132,6 +137,68 @@ func (s *ChunkingPolicySpec) validateParentBoundaries(root *field.Path) field.Er
 	if s.Child != nil && (s.Child.Boundaries != "" || s.Child.MinChunkSize != 0) {
 		errs = append(errs, field.Forbidden(root.Child("child"),
 			"boundaries and minChunkSize apply to parents only: set them under parent, not child"))
+	}
+	return errs
+}
+
+// validateHierarchy refuses levels that are unknown, repeated, out of
+// order (largest first), fewer than two or declared with sentence windows,
+// section sizes without a Section level or with boundaries or an overlap,
+// a Section level beside section parents, and sections no larger than
+// parents.
+func (s *ChunkingPolicySpec) validateHierarchy(root *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	path := root.Child("levels")
+	if len(s.Levels) > 0 {
+		errs = append(errs, validateLevelList(path, s.Levels)...)
+		if s.GetStrategy() == StrategySentenceWindow {
+			errs = append(errs, field.Invalid(path, s.Levels, "levels need strategy ParentChild: sentence windows have one level of sentences"))
+		}
+	}
+	if s.Section == nil {
+		return errs
+	}
+	sp := root.Child("section")
+	if !s.HasLevel(LevelSection) {
+		return append(errs, field.Forbidden(sp, "section sizes the Section level: add Section to levels, or remove section"))
+	}
+	if s.Section.Boundaries != "" || s.Section.ChunkOverlap != 0 {
+		errs = append(errs, field.Forbidden(sp, "sections are cut at headings and never overlap: remove section.boundaries and section.chunkOverlap"))
+	}
+	errs = append(errs, validateChunkSize(sp, s.GetSection())...)
+	if sec, parent := s.GetSection().ChunkSize, s.GetParent().ChunkSize; s.HasLevel(LevelParent) && sec <= parent {
+		errs = append(errs, field.Invalid(sp.Child("chunkSize"), sec,
+			fmt.Sprintf("section.chunkSize %d must be larger than parent.chunkSize %d", sec, parent)))
+	}
+	if m := s.Section.MinChunkSize; m < 0 || (m >= s.GetSection().ChunkSize && m > 0) {
+		errs = append(errs, field.Invalid(sp.Child("minChunkSize"), m,
+			fmt.Sprintf("minChunkSize must be at least 0 and smaller than chunkSize %d", s.GetSection().ChunkSize)))
+	}
+	return errs
+}
+
+// validateLevelList refuses a list of levels that names an unknown or a
+// repeated level, is not largest first, or has fewer than two or more
+// than five.
+func validateLevelList(path *field.Path, levels []Level) field.ErrorList {
+	var errs field.ErrorList
+	if n := len(levels); n < 2 {
+		errs = append(errs, field.Invalid(path, levels, "name at least two levels: the smallest is searched, a larger one returned"))
+	} else if n > len(AllLevels) {
+		errs = append(errs, field.TooMany(path, n, len(AllLevels)))
+	}
+	last := -1
+	for i, l := range levels {
+		rank := slices.Index(AllLevels, l)
+		switch {
+		case rank < 0:
+			errs = append(errs, field.NotSupported(path.Index(i), l, AllLevels))
+		case slices.Index(levels, l) != i:
+			errs = append(errs, field.Duplicate(path.Index(i), l))
+		case rank < last:
+			errs = append(errs, field.Invalid(path, levels, "levels are listed largest first, in the order Document, Section, Parent, Child, Sentence"))
+		}
+		last = max(last, rank)
 	}
 	return errs
 }

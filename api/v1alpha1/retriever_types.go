@@ -195,6 +195,38 @@ type RetrieverRerank struct {
 	Retries *int32 `json:"retries,omitempty"`
 }
 
+// RetrieverMode names what a query returns for the children it finds.
+// +kubebuilder:validation:Enum=Parents;Adaptive
+type RetrieverMode string
+
+// Retriever modes.
+const (
+	// ModeParents returns the parent of each child found, as LangChain's
+	// ParentDocumentRetriever does.
+	ModeParents RetrieverMode = "Parents"
+	// ModeAdaptive returns for each child found the unit of the level
+	// that holds enough of the evidence: a section, a parent, or the
+	// child in a window of its sentences.
+	ModeAdaptive RetrieverMode = "Adaptive"
+)
+
+// RetrieverAdaptive tunes the Adaptive mode.
+type RetrieverAdaptive struct {
+	// mergePercent is the share, in percent, of a unit's children that
+	// must match for the unit to be returned in their place. Default 25.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	MergePercent int32 `json:"mergePercent,omitempty"`
+
+	// windowSentences is how many sentences each side of its own a child
+	// returned in a window gets. Default 2.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10
+	// +optional
+	WindowSentences *int32 `json:"windowSentences,omitempty"`
+}
+
 // SearchMode chooses which vectors of a Corpus a Retriever's queries
 // search.
 // +kubebuilder:validation:Enum=Hybrid;Dense;Sparse
@@ -249,6 +281,7 @@ type RetrieverSearch struct {
 }
 
 // RetrieverSpec declares a query service over a Corpus.
+// +kubebuilder:validation:XValidation:rule="!has(self.adaptive) || (has(self.mode) && self.mode == 'Adaptive')",message="adaptive tunes mode Adaptive only: set mode: Adaptive, or remove adaptive"
 type RetrieverSpec struct {
 	// corpusRef names the Corpus, in the same namespace, to serve.
 	// +required
@@ -282,6 +315,15 @@ type RetrieverSpec struct {
 	// +optional
 	Aggregation Aggregation `json:"aggregation,omitempty"`
 
+	// mode is what a query returns when it does not say: Parents (the
+	// default), the parent of each child found, or Adaptive, the unit of
+	// the level that holds enough of the evidence (docs/retrieval.md).
+	// +optional
+	Mode RetrieverMode `json:"mode,omitempty"`
+
+	// adaptive tunes mode Adaptive.
+	// +optional
+	Adaptive *RetrieverAdaptive `json:"adaptive,omitempty"`
 	// search chooses which vectors queries search (BM25, the embedding
 	// model's, or both fused); unset, both when the Corpus has both.
 	// +optional

@@ -26,6 +26,8 @@ type evalFlags struct {
 	childTopK                          int
 	aggregation                        string
 	contextWeight, k1, b               float64
+	mergeShare                         float64
+	windowSentences, half              int
 	asJSON, quiet                      bool
 	// An embedding model, fused with BM25 (hybrid) by default.
 	endpoint, model, apiKeyEnv string
@@ -52,7 +54,7 @@ latency. With --qrels only the queries it judges are scored (BEIR).`,
 	fl.StringVar(&f.queries, "queries", "", "questions, one JSON object per line (_id, text[, metadata.answers, metadata.evidence])")
 	fl.StringVar(&f.qrels, "qrels", "", "relevance judgements: query-id, corpus-id, score (TSV with a header)")
 	fl.StringVar(&f.policyPath, "policy", "", "ChunkingPolicy YAML file (default: the built-in default policy)")
-	fl.StringVar(&f.strategies, "strategy", strings.Join(eval.AllStrategies, ","), "strategies to score, comma-separated: parent-child, flat-child, flat-parent, sentence-window")
+	fl.StringVar(&f.strategies, "strategy", strings.Join(eval.AllStrategies, ","), "strategies to score, comma-separated: parent-child, flat-child, flat-parent, sentence-window, adaptive")
 	fl.StringVar(&f.budgets, "budgets", "100,200,400,800", "context budgets in words for answer-in-context")
 	fl.IntVar(&f.maxParents, "max-parents", retrieval.DefaultMaxParents, "parents returned by the grouped strategies")
 	fl.IntVar(&f.budgetMaxParents, "budget-max-parents", 20, "parents a budgeted retrieval may return: the budget decides how many fit")
@@ -61,6 +63,9 @@ latency. With --qrels only the queries it judges are scored (BEIR).`,
 	fl.Float64Var(&f.contextWeight, "context-weight", indexer.DefaultContextWeight, "weight of each child's context (title and parent text) in its vector, for every strategy")
 	fl.Float64Var(&f.k1, "k1", embed.DefaultK1, "BM25 term-frequency saturation of the offline embedder")
 	fl.Float64Var(&f.b, "b", embed.DefaultB, "BM25 length normalisation of the offline embedder, 0 to 1")
+	fl.Float64Var(&f.mergeShare, "merge-share", retrieval.DefaultMergeShare, "adaptive: share of a unit's children that must match for the unit to be returned, above 0 and at most 1")
+	fl.IntVar(&f.windowSentences, "window-sentences", retrieval.DefaultWindowSentences, "adaptive: sentences each side of a child returned in a window")
+	fl.IntVar(&f.half, "half", 0, "score only half 1 or half 2 of the questions (split by a hash of their ids), 0 for all: tune on one half, report on the other")
 	fl.StringVar(&f.endpoint, "embedding-endpoint", "", "OpenAI-compatible embeddings endpoint whose vectors every child also gets, beside BM25 (default: BM25 alone)")
 	fl.StringVar(&f.model, "embedding-model", "", "embedding model name, with --embedding-endpoint")
 	fl.IntVar(&f.dimensions, "embedding-dimensions", 0, "embedding dimensions to request (0: the model's own)")
@@ -102,6 +107,7 @@ func runEval(cmd *cobra.Command, f evalFlags) error {
 	if err != nil {
 		return err
 	}
+	queries = eval.Half(queries, f.half)
 	var qrels eval.Qrels
 	if f.qrels != "" {
 		if qrels, err = eval.LoadQrels(f.qrels); err != nil {
@@ -114,6 +120,7 @@ func runEval(cmd *cobra.Command, f evalFlags) error {
 		Budgets:     budgets, MaxParents: f.maxParents, BudgetMaxParents: f.budgetMaxParents, ChildTopK: f.childTopK,
 		Aggregation:   retrieval.Aggregation(f.aggregation),
 		ContextWeight: float32(f.contextWeight),
+		Adaptive:      retrieval.AdaptiveOptions{MergeShare: f.mergeShare, WindowSentences: f.windowSentences},
 	}
 	var opts retrieval.Options
 	if err := f.search.apply(&opts); err != nil {
@@ -200,6 +207,9 @@ func (f evalFlags) checkRetrieval() error {
 	if f.maxParents < 1 || f.budgetMaxParents < 1 || f.childTopK < 1 {
 		return fmt.Errorf("--max-parents, --budget-max-parents and --child-top-k must be at least 1")
 	}
+	if f.mergeShare <= 0 || f.mergeShare > 1 || f.windowSentences < 0 || f.half < 0 || f.half > 2 {
+		return fmt.Errorf("--merge-share must be above 0 and at most 1, --window-sentences at least 0, --half 0, 1 or 2")
+	}
 	if _, err := embed.NewLexical(f.k1, f.b); err != nil {
 		return fmt.Errorf("--k1 %v --b %v: %w", f.k1, f.b, err)
 	}
@@ -220,7 +230,7 @@ func printReports(w io.Writer, reports []eval.Report, budgets []int) {
 			header = append(header, fmt.Sprintf("EiC@%d", b))
 		}
 	}
-	header = append(header, "index s", "p50 ms", "p99 ms")
+	header = append(header, "AiC@def", "words", "index s", "p50 ms", "p99 ms")
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, r := range reports {
 		row := []string{r.Strategy, strconv.Itoa(r.Queries), num(r.NDCG10), num(r.Recall100), num(r.Hit1), num(r.Hit5), num(r.MRR10)}
@@ -228,7 +238,7 @@ func printReports(w io.Writer, reports []eval.Report, budgets []int) {
 		if evidence {
 			row = append(row, shares(r.EvidenceInContext, budgets)...)
 		}
-		row = append(row, fmt.Sprintf("%.2f", r.IndexSeconds), fmt.Sprintf("%.3f", r.QueryP50Ms), fmt.Sprintf("%.3f", r.QueryP99Ms))
+		row = append(row, num(r.AnswerInDefault), fmt.Sprintf("%.0f", r.DefaultWords), fmt.Sprintf("%.2f", r.IndexSeconds), fmt.Sprintf("%.3f", r.QueryP50Ms), fmt.Sprintf("%.3f", r.QueryP99Ms))
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()

@@ -38,7 +38,7 @@ func TestEvalJSON(t *testing.T) {
 		t.Errorf("--quiet, yet stderr: %q", stderr)
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	wantKeys := []string{"answerInContext", "hit@1", "hit@5", "indexSeconds", "mrr@10", "ndcg@10", "queries", "queryP50Ms", "queryP99Ms", "recall@100", "strategy"}
+	wantKeys := []string{"answerInContext", "answerInDefault", "defaultWords", "hit@1", "hit@5", "indexSeconds", "mrr@10", "ndcg@10", "queries", "queryP50Ms", "queryP99Ms", "recall@100", "strategy"}
 	var strategies []string
 	for _, line := range lines {
 		if got := keysOf(t, json.RawMessage(line)); !slices.Equal(got, wantKeys) {
@@ -76,6 +76,10 @@ func TestEvalJSON(t *testing.T) {
 		if r.AnswerInContext["40"] != 1 {
 			t.Errorf("%s: answer-in-context at 40 words is %v, want 1", r.Strategy, r.AnswerInContext["40"])
 		}
+		// Both judged queries' default retrievals hold their answers.
+		if r.AnswerInDefault == nil || *r.AnswerInDefault != 1 || r.DefaultWords <= 0 {
+			t.Errorf("%s: answer in the default retrieval %v in %.0f words, want 1", r.Strategy, deref(r.AnswerInDefault), r.DefaultWords)
+		}
 		if r.IndexSeconds <= 0 || r.QueryP50Ms <= 0 || r.QueryP99Ms < r.QueryP50Ms {
 			t.Errorf("%s: index %vs, p50 %vms, p99 %vms", r.Strategy, r.IndexSeconds, r.QueryP50Ms, r.QueryP99Ms)
 		}
@@ -107,7 +111,7 @@ func TestEvalWithoutQrelsAndTable(t *testing.T) {
 	table, stderr := mustExecute(t, "eval", "--corpus", corpus, "--queries", queries, "--policy", policy,
 		"--strategy", "flat-child, parent-child", "--budgets", "40,40")
 	header := strings.Fields(strings.SplitN(table, "\n", 2)[0])
-	if !slices.Equal(header, []string{"strategy", "queries", "nDCG@10", "R@100", "hit@1", "hit@5", "MRR@10", "AiC@40", "index", "s", "p50", "ms", "p99", "ms"}) {
+	if !slices.Equal(header, []string{"strategy", "queries", "nDCG@10", "R@100", "hit@1", "hit@5", "MRR@10", "AiC@40", "AiC@def", "words", "index", "s", "p50", "ms", "p99", "ms"}) {
 		t.Errorf("table header %v", header)
 	}
 	if strings.Count(table, "\n") != 3 || !strings.Contains(stderr, "parent-child: indexed 3 documents") {
@@ -129,6 +133,9 @@ func TestEvalRefusesBadFlags(t *testing.T) {
 		"--aggregation":        {"--aggregation", "Median"},
 		"--max-parents":        {"--max-parents", "0"},
 		"--child-top-k":        {"--child-top-k", "-1"},
+		"--merge-share must":   {"--merge-share", "0"},
+		"--merge-share must ":  {"--window-sentences", "-1"},
+		"--merge-share must  ": {"--half", "3"},
 		"bm25 b must be":       {"--b", "1.5"},
 		"bm25 k1 must be":      {"--k1", "-1"},
 		"--corpus and":         {"--corpus", ""},

@@ -14,6 +14,7 @@ import (
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 
 // queryFlags tune a retrieval from the command line.
@@ -23,6 +24,8 @@ type queryFlags struct {
 	aggregation string
 	budget      int
 	asJSON      bool
+	mode        string
+	adaptive    adaptiveFlags
 	search      searchFlags
 }
 
@@ -33,6 +36,8 @@ func (f *queryFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.aggregation, "aggregation", string(retrieval.AggregateMax), "how child scores make a parent score: Max, Mean or Sum")
 	cmd.Flags().IntVar(&f.budget, "budget", 0, "cap on the returned text, in the policy's length unit (0: none)")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the results as JSON")
+	cmd.Flags().StringVar(&f.mode, "mode", string(retrieval.DefaultMode), "what is returned: Parents (each hit child's parent) or Adaptive (the unit of the level that holds enough of the evidence)")
+	f.adaptive.register(cmd.Flags())
 	f.search.register(cmd)
 }
 
@@ -45,11 +50,17 @@ func (f *queryFlags) options(m bundle.Manifest) (retrieval.Options, error) {
 	if f.maxParents < 1 || f.childTopK < 1 || f.budget < 0 {
 		return retrieval.Options{}, fmt.Errorf("--max-parents and --child-top-k must be at least 1, --budget at least 0")
 	}
+	if err := checkMode(f.mode, f.adaptive); err != nil {
+		return retrieval.Options{}, err
+	}
 	length, err := policy.LengthFunc(m.LengthUnit, m.Tokenizer)
 	if err != nil {
 		return retrieval.Options{}, err
 	}
-	o := retrieval.Options{ChildTopK: f.childTopK, MaxParents: f.maxParents, Aggregation: agg, Budget: f.budget, Length: length}
+	o := retrieval.Options{
+		ChildTopK: f.childTopK, MaxParents: f.maxParents, Aggregation: agg, Budget: f.budget, Length: length,
+		Mode: retrieval.Mode(f.mode), Adaptive: f.adaptive.options(),
+	}
 	return o, f.search.apply(&o)
 }
 
@@ -132,7 +143,11 @@ func printResults(w io.Writer, question string, results []retrieval.Result) {
 		if r.Title != "" {
 			title = fmt.Sprintf("%s (%s)", r.Title, r.DocID)
 		}
-		fmt.Fprintf(w, "%d. %s  score %.3f  %d matching children\n", i+1, title, r.Score, len(r.Matches))
+		level := ""
+		if r.Level != hierarchy.LevelParent {
+			level = "  " + string(r.Level)
+		}
+		fmt.Fprintf(w, "%d. %s  score %.3f%s  %d matching children\n", i+1, title, r.Score, level, len(r.Matches))
 		for _, line := range strings.Split(strings.TrimSpace(r.Text), "\n") {
 			fmt.Fprintf(w, "   | %s\n", line)
 		}

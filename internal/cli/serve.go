@@ -33,6 +33,9 @@ type serveFlags struct {
 	maxParents  int
 	childTopK   int
 	aggregation string
+	// mode and adaptive are what a query returns when it does not say.
+	mode     string
+	adaptive adaptiveFlags
 	// shutdownDelay is how long the server answers after SIGTERM with
 	// /readyz at 503; 0 stops at once.
 	shutdownDelay time.Duration
@@ -73,6 +76,8 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.maxParents, "max-parents", retrieval.DefaultMaxParents, fmt.Sprintf("parents returned when a request does not say (1 to %d)", server.MaxMaxParents))
 	fl.IntVar(&f.childTopK, "child-top-k", retrieval.DefaultChildTopK, fmt.Sprintf("children searched first when a request does not say (1 to %d)", server.MaxChildTopK))
 	fl.StringVar(&f.aggregation, "aggregation", string(retrieval.AggregateMax), "how child scores make a parent score when a request does not say: Max, Mean or Sum")
+	fl.StringVar(&f.mode, "mode", string(retrieval.DefaultMode), "what a query returns when it does not say: Parents (each hit child's parent) or Adaptive (the unit of the level that holds enough of the evidence)")
+	f.adaptive.register(fl)
 	fl.DurationVar(&f.requestTimeout, "request-timeout", server.DefaultRequestTimeout, "longest a query may take, queueing included; past it the request fails with 504")
 	fl.IntVar(&f.maxInFlight, "max-in-flight", 0, "most queries searched at once (0: twice GOMAXPROCS)")
 	fl.IntVar(&f.maxQueued, "max-queued", 0, "most queries waiting for a slot beyond --max-in-flight; more are refused with 503 (0: 4 × --max-in-flight)")
@@ -124,6 +129,9 @@ func (f *serveFlags) check() error {
 	default:
 		return fmt.Errorf("--aggregation %q: want Max, Mean or Sum", f.aggregation)
 	}
+	if err := checkMode(f.mode, f.adaptive); err != nil {
+		return err
+	}
 	if f.index != "" {
 		if _, err := os.Stat(f.index); err != nil {
 			return fmt.Errorf("--index %s: %w", f.index, unwrapPathError(err))
@@ -138,7 +146,10 @@ func (f *serveFlags) check() error {
 
 // defaults returns the retrieval defaults the flags set.
 func (f *serveFlags) defaults() retrieval.Options {
-	o := retrieval.Options{MaxParents: f.maxParents, ChildTopK: f.childTopK, Aggregation: retrieval.Aggregation(f.aggregation)}
+	o := retrieval.Options{
+		MaxParents: f.maxParents, ChildTopK: f.childTopK, Aggregation: retrieval.Aggregation(f.aggregation),
+		Mode: retrieval.Mode(f.mode), Adaptive: f.adaptive.options(),
+	}
 	_ = f.search.apply(&o) // check has refused what it cannot apply
 	return o
 }

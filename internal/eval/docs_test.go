@@ -208,6 +208,24 @@ func TestSectionParentsAnswerTheDemoQuestions(t *testing.T) {
 	}
 }
 
+// TestCodeThatQuotesAQuestionDoesNotAnswerIt asks the docs a question that
+// a fenced code block of docs/cluster.md quotes word for word (in a curl
+// command) and requires the best parent to be found by prose: its best
+// match lies outside any code block.
+func TestCodeThatQuotesAQuestionDoesNotAnswerIt(t *testing.T) {
+	c := docsCorpus(t)
+	ix, _ := docsIndex(t, c, handbookSpec(v1alpha1.BoundariesSections))
+	results, err := ix.Retriever().Retrieve(context.Background(), "How does a rollout work?", retrieval.Options{})
+	if err != nil || len(results) == 0 {
+		t.Fatalf("no result: %v", err)
+	}
+	top := results[0]
+	m := top.Matches[0]
+	if m.Start < 0 || insideCode([]rune(top.Text)[:m.Start]) {
+		t.Errorf("the best parent, %s under %q, is found by a code block: %q", top.DocID, top.HeadingPath, firstLine(string([]rune(top.Text)[max(m.Start, 0):])))
+	}
+}
+
 // TestSectionParentsAnswerDocsQuestionsBetter scores the docs questions
 // with recursive and with section parents of the docs sample's policy
 // (the table in docs/evaluation.md), and requires section parents to hold

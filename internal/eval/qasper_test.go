@@ -35,7 +35,7 @@ func TestQasperParentChildBeatsFlatBaselines(t *testing.T) {
 	if testing.Short() {
 		set.every = 4
 	}
-	def := runSet(t, set, nil, AllStrategies)
+	def := runSet(t, set, nil, []string{FlatChild, FlatParent, ParentChild, SentenceWindow})
 	flatChild, flatParent, pc, sw := def[0], def[1], def[2], def[3]
 	logReports(t, "default policy", def)
 	if *pc.NDCG10 < *flatParent.NDCG10 {

@@ -22,10 +22,11 @@ const (
 	FlatChild      = "flat-child"
 	FlatParent     = "flat-parent"
 	SentenceWindow = "sentence-window"
+	Adaptive       = "adaptive"
 )
 
 // AllStrategies lists every strategy, baselines first.
-var AllStrategies = []string{FlatChild, FlatParent, ParentChild, SentenceWindow}
+var AllStrategies = []string{FlatChild, FlatParent, ParentChild, SentenceWindow, Adaptive}
 
 // rankDepth is how many units are ranked for recall@100.
 const rankDepth = 100
@@ -48,6 +49,8 @@ type Config struct {
 	BudgetMaxParents int
 	ChildTopK        int
 	Aggregation      retrieval.Aggregation
+	// Adaptive tunes the adaptive strategy.
+	Adaptive retrieval.AdaptiveOptions
 	// Search and Fusion choose which vectors a query searches (see
 	// retrieval.Options).
 	Search retrieval.SearchMode
@@ -82,9 +85,15 @@ type Report struct {
 	// evidence whose context holds a whole evidence paragraph; empty when
 	// no query has evidence.
 	EvidenceInContext map[string]float64 `json:"evidenceInContext,omitempty"`
-	IndexSeconds      float64            `json:"indexSeconds"`
-	QueryP50Ms        float64            `json:"queryP50Ms"`
-	QueryP99Ms        float64            `json:"queryP99Ms"`
+	// AnswerInDefault is the share of the queries with answers whose
+	// default retrieval (MaxParents, no budget) holds an answer, and
+	// DefaultWords the mean number of words that retrieval returns: how
+	// much text a strategy spends on its answers when no budget says.
+	AnswerInDefault *float64 `json:"answerInDefault,omitempty"`
+	DefaultWords    float64  `json:"defaultWords"`
+	IndexSeconds    float64  `json:"indexSeconds"`
+	QueryP50Ms      float64  `json:"queryP50Ms"`
+	QueryP99Ms      float64  `json:"queryP99Ms"`
 }
 
 // Run evaluates each strategy on the corpus. When qrels is not nil only the
@@ -124,7 +133,7 @@ func splitterFor(strategy string, b *hierarchy.Builder) (hierarchy.DocumentSplit
 	pc, sw := *b, *b
 	pc.Strategy, sw.Strategy = hierarchy.ParentChild, hierarchy.SentenceWindow
 	switch strategy {
-	case ParentChild:
+	case ParentChild, Adaptive:
 		return &pc, nil
 	case SentenceWindow:
 		return &sw, nil
@@ -133,7 +142,7 @@ func splitterFor(strategy string, b *hierarchy.Builder) (hierarchy.DocumentSplit
 	case FlatParent:
 		return hierarchy.FlatParents{Builder: &pc}, nil
 	}
-	return nil, fmt.Errorf("unknown strategy %q (want %s, %s, %s or %s)", strategy, ParentChild, FlatChild, FlatParent, SentenceWindow)
+	return nil, fmt.Errorf("unknown strategy %q (want %s, %s, %s, %s or %s)", strategy, ParentChild, FlatChild, FlatParent, SentenceWindow, Adaptive)
 }
 
 // queryOutcome is what one query contributed.
@@ -142,6 +151,10 @@ type queryOutcome struct {
 	answered map[int]bool // budget -> answer in context
 	evidence map[int]bool // budget -> an evidence paragraph in context
 	latency  time.Duration
+	// inDefault says whether the default retrieval holds an answer, and
+	// defaultWords how many words it returns.
+	inDefault    bool
+	defaultWords int
 }
 
 // runStrategy indexes the corpus for one strategy and scores every query.
@@ -175,7 +188,10 @@ func runStrategy(ctx context.Context, corpus *Corpus, queries []Query, qrels Qre
 	}
 	indexSeconds := time.Since(start).Seconds()
 	cfg.logf("%s: indexed %d documents into %d parents and %d children in %.2fs", strategy, ix.Documents, len(ix.Parents), len(ix.Children), indexSeconds)
-	ev := &evaluator{corpus: corpus, retriever: ix.Retriever(), qrels: qrels, cfg: cfg, grouped: strategy == ParentChild || strategy == SentenceWindow}
+	ev := &evaluator{corpus: corpus, retriever: ix.Retriever(), qrels: qrels, cfg: cfg, grouped: strategy != FlatChild && strategy != FlatParent}
+	if strategy == Adaptive {
+		ev.mode = retrieval.ModeAdaptive
+	}
 	outcomes, err := ev.all(ctx, queries)
 	if err != nil {
 		return Report{}, err
@@ -192,6 +208,7 @@ type evaluator struct {
 	qrels     Qrels
 	cfg       Config
 	grouped   bool
+	mode      retrieval.Mode
 }
 
 // all scores every query on GOMAXPROCS workers; outcomes are in query order.
@@ -226,16 +243,26 @@ func (ev *evaluator) all(ctx context.Context, queries []Query) ([]queryOutcome, 
 // top units, and answer-in-context at each budget.
 func (ev *evaluator) one(ctx context.Context, q Query) (queryOutcome, error) {
 	var o queryOutcome
-	base := retrieval.Options{ChildTopK: ev.cfg.ChildTopK, MaxParents: ev.cfg.MaxParents, Aggregation: ev.cfg.Aggregation, Search: ev.cfg.Search, Fusion: ev.cfg.Fusion}
+	base := retrieval.Options{
+		ChildTopK: ev.cfg.ChildTopK, MaxParents: ev.cfg.MaxParents, Aggregation: ev.cfg.Aggregation,
+		Mode: ev.mode, Adaptive: ev.cfg.Adaptive, Search: ev.cfg.Search, Fusion: ev.cfg.Fusion,
+	}
 	start := time.Now()
 	analysed, err := ev.retriever.Analyze(ctx, q.Text)
 	if err != nil {
 		return o, err
 	}
-	if _, err := ev.retriever.RetrieveQuery(ctx, analysed, base); err != nil {
+	def, err := ev.retriever.RetrieveQuery(ctx, analysed, base)
+	if err != nil {
 		return o, err
 	}
 	o.latency = time.Since(start)
+	texts := make([]string, len(def))
+	for i, r := range def {
+		texts[i] = r.Text
+		o.defaultWords += wordCount(r.Text)
+	}
+	o.inDefault = containsAnswer(contextWords(texts, o.defaultWords), q.Answers)
 	deep := base
 	deep.MaxParents = rankDepth
 	ranked, err := ev.retriever.RetrieveQuery(ctx, analysed, deep)
@@ -280,8 +307,9 @@ func (ev *evaluator) contexts(ctx context.Context, q Query, analysed *retrieval.
 
 // rankedIDs maps ranked results to judged ids, first occurrence wins. A
 // result in a document made of paragraphs names the paragraphs its hit
-// children lie in first, then the other paragraphs it overlaps; otherwise
-// it names its document.
+// children lie in first, then the other paragraphs its text overlaps (its
+// spans, when it is pieces of its parent); otherwise it names its
+// document.
 func (ev *evaluator) rankedIDs(results []retrieval.Result) []string {
 	var ids []string
 	for _, r := range results {
@@ -295,7 +323,13 @@ func (ev *evaluator) rankedIDs(results []retrieval.Result) []string {
 				ids = append(ids, overlapping(paras, r.Start+m.Start, r.Start+m.End)...)
 			}
 		}
-		ids = append(ids, overlapping(paras, r.Start, r.Start+utf8.RuneCountInString(r.Text))...)
+		spans := r.Spans
+		if spans == nil {
+			spans = []retrieval.Interval{{Start: 0, End: utf8.RuneCountInString(r.Text)}}
+		}
+		for _, s := range spans {
+			ids = append(ids, overlapping(paras, r.Start+s.Start, r.Start+s.End)...)
+		}
 	}
 	return firstOccurrences(ids)
 }
@@ -335,7 +369,30 @@ func summarize(strategy string, queries []Query, outcomes []queryOutcome, ranked
 		r.EvidenceInContext = ev
 	}
 	r.QueryP50Ms, r.QueryP99Ms = percentile(latencies, 50), percentile(latencies, 99)
+	r.AnswerInDefault, r.DefaultWords = defaultAnswers(queries, outcomes)
 	return r
+}
+
+// defaultAnswers returns the share of the queries with answers whose
+// default retrieval holds one (nil when none has answers), and the mean
+// words of every query's default retrieval.
+func defaultAnswers(queries []Query, outcomes []queryOutcome) (*float64, float64) {
+	answered, withAnswers, words := 0, 0, 0
+	for i, o := range outcomes {
+		words += o.defaultWords
+		if len(queries[i].Answers) == 0 {
+			continue
+		}
+		withAnswers++
+		if o.inDefault {
+			answered++
+		}
+	}
+	meanWords := float64(words) / float64(max(len(outcomes), 1))
+	if withAnswers == 0 {
+		return nil, meanWords
+	}
+	return ptr(float64(answered) / float64(withAnswers)), meanWords
 }
 
 // inContextShares returns, per budget, the share of the queries that

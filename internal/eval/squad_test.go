@@ -48,11 +48,14 @@ func squadSet(t *testing.T) evalSet {
 	}
 }
 
-// evalSet names the files of an evaluation set. With every above 1 only
-// every every-th question is scored.
+// evalSet names the files of an evaluation set. With half 1 or 2 only
+// that half of the questions is scored (see Half), and with every above 1
+// only every every-th of them. adaptive tunes the adaptive strategy (the
+// defaults when zero).
 type evalSet struct {
 	corpus, queries, qrels string
-	every                  int
+	half, every            int
+	adaptive               *retrieval.AdaptiveOptions
 }
 
 // evalBudgets are the budgets of the published tables.
@@ -70,6 +73,7 @@ func runSet(t *testing.T, set evalSet, spec *v1alpha1.ChunkingPolicySpec, strate
 	if err != nil {
 		t.Fatal(err)
 	}
+	queries = Half(queries, set.half)
 	if set.every > 1 {
 		queries = everyNth(queries, set.every)
 	}
@@ -91,6 +95,10 @@ func runSet(t *testing.T, set evalSet, spec *v1alpha1.ChunkingPolicySpec, strate
 		Budgets:          evalBudgets,
 		MaxParents:       retrieval.DefaultMaxParents,
 		BudgetMaxParents: 20,
+		Adaptive:         retrieval.AdaptiveOptions{MergeShare: retrieval.DefaultMergeShare, WindowSentences: retrieval.DefaultWindowSentences},
+	}
+	if set.adaptive != nil {
+		cfg.Adaptive = *set.adaptive
 	}
 	reports, err := Run(context.Background(), corpus, queries, qrels, strategies, cfg)
 	if err != nil {

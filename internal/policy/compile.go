@@ -52,6 +52,8 @@ func Compile(spec *v1alpha1.ChunkingPolicySpec) (*Compiled, error) {
 		Child:    own.Child,
 		Window:   norm.GetWindowSentences(),
 		Router:   formats,
+		Section:  own.Section,
+		Shape:    shapeOf(norm),
 	}
 	return &Compiled{Spec: norm, Revision: rev, Builder: b, Length: length}, nil
 }
@@ -75,7 +77,50 @@ func newLevels(norm v1alpha1.ChunkingPolicySpec, k documentKind) (hierarchy.Leve
 	if err != nil {
 		return hierarchy.Levels{}, fmt.Errorf("child splitter: %w", err)
 	}
-	return hierarchy.Levels{Parent: parent, Child: child}, nil
+	section, err := newSectionSplitter(norm, seps, regex, length, k)
+	if err != nil {
+		return hierarchy.Levels{}, fmt.Errorf("section splitter: %w", err)
+	}
+	return hierarchy.Levels{Parent: parent, Child: child, Section: section}, nil
+}
+
+// shapeOf returns the levels of a normalised spec as the builder names
+// them; nil for the default two.
+func shapeOf(norm v1alpha1.ChunkingPolicySpec) []hierarchy.Level {
+	if len(norm.Levels) == 0 {
+		return nil
+	}
+	out := make([]hierarchy.Level, len(norm.Levels))
+	for i, l := range norm.Levels {
+		out[i] = hierarchy.Level(strings.ToLower(string(l)))
+	}
+	return out
+}
+
+// newSectionSplitter builds the splitter of the Section level, nil without
+// one: code of kind k cut at its definitions, other text at its Markdown
+// headings, sections longer than section.chunkSize cut further by the
+// recursive splitter, and pieces under section.minChunkSize merged into a
+// neighbour.
+func newSectionSplitter(norm v1alpha1.ChunkingPolicySpec, seps []string, regex bool, length split.LengthFunc, k documentKind) (hierarchy.Splitter, error) {
+	if !norm.HasLevel(v1alpha1.LevelSection) {
+		return nil, nil
+	}
+	size := norm.GetSection()
+	within, err := newSplitter(v1alpha1.ChunkSize{ChunkSize: size.ChunkSize}, seps, regex, length)
+	if err != nil {
+		return nil, err
+	}
+	if k.format == v1alpha1.FormatCode {
+		return split.NewCodeSectioner(split.CodeOptions{
+			Language: split.Language(k.language), Within: within,
+			ChunkSize: size.ChunkSize, MinChunkSize: size.MinChunkSize, Length: length,
+		})
+	}
+	return split.NewSectioner(split.SectionOptions{
+		Headers: split.NewMarkdownHeaderSplitter(split.MarkdownHeaderOptions{Headers: split.MarkdownHeadings()}),
+		Within:  within, ChunkSize: size.ChunkSize, MinChunkSize: size.MinChunkSize, Length: length,
+	}), nil
 }
 
 // LengthFunc returns the measure of a length unit: code points for

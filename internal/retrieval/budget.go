@@ -78,14 +78,25 @@ func (c *candidate) textRunes() []rune {
 
 // text returns what the candidate currently contributes.
 func (c *candidate) text() string {
-	if c.whole {
+	if c.whole && c.group.extent == nil {
 		return c.parent.Text
 	}
-	parts := make([]string, len(c.keep))
-	for i, iv := range c.keep {
+	kept := c.kept()
+	parts := make([]string, len(kept))
+	for i, iv := range kept {
 		parts[i] = string(c.textRunes()[iv.Start:iv.End])
 	}
 	return strings.Join(parts, Ellipsis)
+}
+
+// kept returns the parent-relative intervals the candidate contributes
+// when it is not its whole parent: its extent when whole, else what the
+// budget kept.
+func (c *candidate) kept() []Interval {
+	if c.whole {
+		return c.group.extent
+	}
+	return c.keep
 }
 
 // result converts the candidate; ok is false when nothing of it was kept.
@@ -95,11 +106,11 @@ func (c *candidate) result() (Result, bool) {
 	}
 	r := Result{
 		ParentID: c.parent.ID, DocID: c.parent.DocID, Title: c.parent.Title, HeadingPath: c.parent.HeadingPath,
-		Pages: c.parent.Pages, Score: c.group.score, Text: c.text(), Start: c.parent.Start,
+		Level: c.group.level, Pages: c.parent.Pages, Score: c.group.score, Text: c.text(), Start: c.parent.Start,
 	}
-	if !c.whole {
-		r.Trimmed = true
-		r.Spans = append([]Interval(nil), c.keep...)
+	if !c.whole || c.group.extent != nil {
+		r.Trimmed = !c.whole
+		r.Spans = append([]Interval(nil), c.kept()...)
 	}
 	for _, h := range c.group.hits {
 		m := Match{ChildID: h.ID, Score: h.Score, Start: -1, End: -1, FoundBy: foundBy(h.Found)}
@@ -187,7 +198,7 @@ func (b *budgeter) pad(c *candidate) {
 	best := c.keep
 	for lo <= hi {
 		mid := (lo + hi) / 2
-		c.keep = padIntervals(runes, seeds, mid)
+		c.keep = clipIntervals(padIntervals(runes, seeds, mid), c.group.extent)
 		if b.fits() {
 			best = c.keep
 			lo = mid + 1
@@ -236,6 +247,23 @@ func padIntervals(runes []rune, seeds []Interval, pad int) []Interval {
 		iv = snapToWords(runes, iv)
 		if iv.End > iv.Start {
 			out = addInterval(out, iv)
+		}
+	}
+	return out
+}
+
+// clipIntervals returns the parts of the sorted, disjoint list that lie
+// within the sorted, disjoint extent; the list as it is for a nil extent.
+func clipIntervals(list, extent []Interval) []Interval {
+	if extent == nil {
+		return list
+	}
+	var out []Interval
+	for _, iv := range list {
+		for _, e := range extent {
+			if part := (Interval{Start: max(iv.Start, e.Start), End: min(iv.End, e.End)}); part.End > part.Start {
+				out = append(out, part)
+			}
 		}
 	}
 	return out

@@ -57,6 +57,12 @@ type Options struct {
 	// MaxPostings, when positive, refuses a query whose terms reach more
 	// postings in the child index (see vectorstore.SearchRequest).
 	MaxPostings int
+	// Mode is what a query returns for the children it finds: their
+	// parents (ModeParents, the default) or, with ModeAdaptive, the unit
+	// of the level that holds enough of the evidence.
+	Mode Mode
+	// Adaptive tunes ModeAdaptive.
+	Adaptive AdaptiveOptions
 	// Search chooses which parts of the query's vector search the
 	// children: both, fused, when the index has both (the default), or
 	// one of them.
@@ -94,7 +100,19 @@ func (o Options) withDefaults() Options {
 	if o.Length == nil {
 		o.Length = split.CodePoints
 	}
+	if o.Mode == "" {
+		o.Mode = DefaultMode
+	}
 	return o
+}
+
+// mergeShare returns the share of MergeShare, or its default when it is
+// not in (0, 1].
+func (a AdaptiveOptions) mergeShare() float64 {
+	if a.MergeShare <= 0 || a.MergeShare > 1 {
+		return DefaultMergeShare
+	}
+	return a.MergeShare
 }
 
 // Match is a hit child inside a returned parent. Start and End are
@@ -118,18 +136,23 @@ type Result struct {
 	// HeadingPath names the headings the parent falls under, outermost
 	// first, when its policy splits parents at sections.
 	HeadingPath []string `json:"headingPath,omitempty"`
+	// Level names the level the text comes from: parent, or with more
+	// levels or ModeAdaptive document, section, child, sentence, or window
+	// (sentences cut from the unit ParentID names, or a sentence window).
+	Level hierarchy.Level `json:"level"`
 	// Pages is the range of pages the parent spans, for a document made of
 	// pages (a PDF).
 	Pages *hierarchy.Pages `json:"pages,omitempty"`
 	Score float32          `json:"score"`
 	// Text is the parent's text, or the parts of it kept under a budget
-	// joined by Ellipsis.
+	// (or the windows of ModeAdaptive) joined by Ellipsis.
 	Text string `json:"text"`
 	// Start is the parent's code-point offset in its document.
 	Start int `json:"start"`
-	// Trimmed is true when Text holds only Spans of the parent.
+	// Trimmed is true when a budget cut Text to Spans of the parent.
 	Trimmed bool `json:"trimmed,omitempty"`
-	// Spans are the parent-relative code-point ranges Text is made of.
+	// Spans are the parent-relative code-point ranges Text is made of,
+	// when it is not the whole parent.
 	Spans []Interval `json:"spans,omitempty"`
 	// Matches are the hit children, best first.
 	Matches []Match `json:"matches"`
@@ -147,6 +170,9 @@ type Retriever struct {
 	MergeOverlaps bool
 	// Rerank, when set, rescores the first stage's best parents.
 	Rerank *Rerank
+	// Leaf names the level of the children (child by default), for the
+	// answers of ModeAdaptive that return children as they are.
+	Leaf hierarchy.Level
 }
 
 // Retrieve returns at most MaxParents parents for the query, best first.
@@ -250,10 +276,10 @@ func (r *Retriever) candidates(ctx context.Context, query string, qv vector.Vect
 }
 
 // resolveGroups returns the best MaxParents groups with their parents,
-// with MergeOverlaps overlapping parents of one document merged (see
-// mergeOverlapping). When merging leaves fewer than MaxParents, twice as
-// many groups are searched, until enough are found or the index has no
-// more.
+// each named by its level: with MergeOverlaps overlapping parents of one
+// document merged (see mergeOverlapping), with ModeAdaptive the units
+// adapt chooses. When merging leaves fewer than MaxParents, twice as many
+// groups are searched, until enough are found or the index has no more.
 func (r *Retriever) resolveGroups(ctx context.Context, qv vector.Vector, opts Options) ([]group, []hierarchy.Parent, error) {
 	search := opts
 	for {
@@ -275,10 +301,10 @@ func (r *Retriever) resolveGroups(ctx context.Context, qv vector.Vector, opts Op
 		if err != nil {
 			return nil, nil, fmt.Errorf("resolving parents: %w", err)
 		}
-		if !r.MergeOverlaps {
-			return groups, parents, nil
+		merged, mergedParents, err := r.merge(ctx, groups, parents, opts)
+		if err != nil {
+			return nil, nil, err
 		}
-		merged, mergedParents := mergeOverlapping(groups, parents, opts.Aggregation)
 		exhausted := len(groups) < search.MaxParents || search.MaxParents >= MaxOverFetch
 		if len(merged) >= opts.MaxParents || exhausted {
 			n := min(len(merged), opts.MaxParents)
@@ -288,12 +314,37 @@ func (r *Retriever) resolveGroups(ctx context.Context, qv vector.Vector, opts Op
 	}
 }
 
-// group is a parent with the hits of its children, best first.
+// merge returns the results of groups and their parents, each group
+// named by its level: as they are, each parent's own; with MergeOverlaps
+// sentence windows that overlap joined; with ModeAdaptive the units adapt
+// chooses.
+func (r *Retriever) merge(ctx context.Context, groups []group, parents []hierarchy.Parent, opts Options) ([]group, []hierarchy.Parent, error) {
+	switch {
+	case r.MergeOverlaps:
+		groups, parents = mergeOverlapping(groups, parents, opts.Aggregation)
+		for i := range groups {
+			groups[i].level = hierarchy.LevelWindow
+		}
+		return groups, parents, nil
+	case opts.Mode == ModeAdaptive:
+		return r.adapt(ctx, groups, parents, opts)
+	}
+	for i := range groups {
+		groups[i].level = levelOf(&parents[i])
+	}
+	return groups, parents, nil
+}
+
+// group is a parent with the hits of its children, best first. Once
+// resolved it names the level it is returned as and, when it is returned
+// as pieces of its parent (windows), their parent-relative extent.
 type group struct {
 	parentID string
 	docID    string
 	score    float32
 	hits     []vectorstore.Hit
+	level    hierarchy.Level
+	extent   []Interval
 }
 
 // groupHits groups hits by parent, scores each parent by agg and orders
@@ -351,13 +402,14 @@ const groupedMatches = 3
 // their best child and one part of the query is searched; otherwise
 // children are fetched, doubling the number, until MaxParents distinct
 // parents are found or the index has no more hits. Both ways rank the same
-// parents the same way.
+// parents the same way. ModeAdaptive counts the hits beyond a grouping
+// search's few per parent, so it always fetches children.
 func (r *Retriever) searchGroups(ctx context.Context, qv vector.Vector, opts Options) ([]group, error) {
 	qv, fused, err := resolveSearch(qv, opts.Search)
 	if err != nil {
 		return nil, err
 	}
-	if grouper, ok := r.Children.(vectorstore.ParentGrouper); ok && opts.Aggregation == AggregateMax && !fused {
+	if grouper, ok := r.Children.(vectorstore.ParentGrouper); ok && opts.Aggregation == AggregateMax && opts.Mode != ModeAdaptive && !fused {
 		hits, err := grouper.SearchByParent(ctx, vectorstore.SearchRequest{Vector: qv, TopK: opts.MaxParents, MaxPostings: opts.MaxPostings}, groupedMatches)
 		if err != nil {
 			return nil, fmt.Errorf("searching children grouped by parent: %w", err)

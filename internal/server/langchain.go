@@ -33,10 +33,12 @@ type LangChainDocument struct {
 
 // LangChainMetadata is what parentrag says of a parent beside its text.
 type LangChainMetadata struct {
-	ParentID    string               `json:"parentId"`
-	DocID       string               `json:"docId"`
-	Title       string               `json:"title,omitempty"`
+	ParentID string `json:"parentId"`
+	DocID    string `json:"docId"`
+	Title    string `json:"title,omitempty"`
+	// HeadingPath, Level and Pages are the result's (see retrieval.Result).
 	HeadingPath []string             `json:"headingPath,omitempty"`
+	Level       hierarchy.Level      `json:"level"`
 	Pages       *hierarchy.Pages     `json:"pages,omitempty"`
 	Score       float32              `json:"score"`
 	Revision    string               `json:"revision"`
@@ -76,7 +78,7 @@ func toLangChain(resp *RetrieveResponse) *LangChainResponse {
 	docs := make([]LangChainDocument, len(resp.Results))
 	for i, res := range resp.Results {
 		docs[i] = LangChainDocument{PageContent: res.Text, Metadata: LangChainMetadata{
-			ParentID: res.ParentID, DocID: res.DocID, Title: res.Title, HeadingPath: res.HeadingPath, Pages: res.Pages, Score: res.Score,
+			ParentID: res.ParentID, DocID: res.DocID, Title: res.Title, HeadingPath: res.HeadingPath, Level: res.Level, Pages: res.Pages, Score: res.Score,
 			Revision: resp.Revision, Start: res.Start, Trimmed: res.Trimmed, Spans: res.Spans, Matches: res.Matches,
 		}}
 	}

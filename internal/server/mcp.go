@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 
 // MCPPath is the Model Context Protocol endpoint (Streamable HTTP).
@@ -23,6 +26,7 @@ type MCPRetrieveInput struct {
 	MaxParents *int    `json:"maxParents,omitempty" jsonschema:"most passages returned, 1 to 20 (default: the server's)"`
 	Budget     int     `json:"budget,omitempty" jsonschema:"cap on the returned text in the index's length unit; 0 means no cap"`
 	Filter     *Filter `json:"filter,omitempty" jsonschema:"keep only passages of this document (docId), of documents under this id prefix (docIdPrefix), or whose metadata holds every given key and value (metadata)"`
+	Mode       string  `json:"mode,omitempty" jsonschema:"Parents: each passage is the parent of a matching child; Adaptive: each passage is the unit (section, parent, child or sentence window) that holds enough of the evidence (default: the server's)"`
 }
 
 // mcpHandler serves MCP over Streamable HTTP (the retrieve tool and the
@@ -58,7 +62,7 @@ func (s *Server) mcpRetrieve(ctx context.Context, _ *mcp.CallToolRequest, in MCP
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
 	defer cancel()
-	resp, err := s.query(ctx, l, &RetrieveRequest{Query: in.Query, MaxParents: in.MaxParents, Budget: in.Budget, Filter: in.Filter})
+	resp, err := s.query(ctx, l, &RetrieveRequest{Query: in.Query, MaxParents: in.MaxParents, Budget: in.Budget, Filter: in.Filter, Mode: in.Mode})
 	var over *overloadError
 	if errors.As(err, &over) {
 		return nil, nil, errors.New(s.refusal(over))
@@ -69,9 +73,21 @@ func (s *Server) mcpRetrieve(ctx context.Context, _ *mcp.CallToolRequest, in MCP
 	return &mcp.CallToolResult{Content: mcpContent(resp)}, resp, nil
 }
 
+// unitName names where a result's text comes from: "parent ID" (or
+// "section ID", ...) for a stored unit, "window of parent ID" for pieces
+// cut from one.
+func unitName(res retrieval.Result) string {
+	switch res.Level {
+	case hierarchy.LevelWindow, hierarchy.LevelChild, hierarchy.LevelSentence:
+		return fmt.Sprintf("%s of parent %s", res.Level, res.ParentID)
+	}
+	return fmt.Sprintf("%s %s", res.Level, res.ParentID)
+}
+
 // mcpContent is one text content per parent, best first, each headed by
 // its rank, source document (and title), section (its heading path) and
-// pages when it has them, parent id and score; a note when none matched.
+// pages when it has them, level, parent id and score; a note when none
+// matched.
 func mcpContent(resp *RetrieveResponse) []mcp.Content {
 	if len(resp.Results) == 0 {
 		return []mcp.Content{&mcp.TextContent{Text: "No passage matches the query."}}
@@ -86,7 +102,7 @@ func mcpContent(resp *RetrieveResponse) []mcp.Content {
 		if where := Location(res); where != "" {
 			fmt.Fprintf(&head, ", %s", where)
 		}
-		fmt.Fprintf(&head, ", parent %s, score %.4g", res.ParentID, res.Score)
+		fmt.Fprintf(&head, ", %s, score %.4g", unitName(res), res.Score)
 		content[i] = &mcp.TextContent{Text: head.String() + "\n\n" + res.Text}
 	}
 	return content

@@ -27,6 +27,9 @@ type RetrieveRequest struct {
 	Budget int `json:"budget,omitempty"`
 	// Filter restricts the parents returned.
 	Filter *Filter `json:"filter,omitempty"`
+	// Mode is Parents (each hit child's parent) or Adaptive (the unit of
+	// the level that holds enough of the evidence).
+	Mode string `json:"mode,omitempty"`
 }
 
 // RetrieveResponse is the answer to POST /v1/retrieve: the revision that
@@ -137,6 +140,9 @@ func (s *Server) options(req *RetrieveRequest, l *loaded) (retrieval.Options, er
 	if req.Aggregation != "" {
 		opts.Aggregation = retrieval.Aggregation(req.Aggregation)
 	}
+	if req.Mode != "" {
+		opts.Mode = retrieval.Mode(req.Mode)
+	}
 	opts.Budget = req.Budget
 	opts.MaxQueryTerms = max(s.opts.MaxQueryTerms, 0)
 	opts.MaxPostings = l.cost.max
@@ -163,6 +169,8 @@ func checkOptions(opts retrieval.Options) error {
 		return badRequest("aggregation %q: want Max, Mean or Sum", opts.Aggregation)
 	case opts.Budget < 0:
 		return badRequest("budget %d: want 0 (no cap) or more", opts.Budget)
+	case opts.Mode != "" && opts.Mode != retrieval.ModeParents && opts.Mode != retrieval.ModeAdaptive:
+		return badRequest("mode %q: want Parents or Adaptive", opts.Mode)
 	}
 	return nil
 }

@@ -23,9 +23,9 @@ type shape struct {
 // filter's fields, and filter.metadata's keys.
 var requestShape = &shape{
 	want:  "a JSON object with a query",
-	names: []string{"query", "maxParents", "childTopK", "aggregation", "budget", "filter"},
+	names: []string{"query", "maxParents", "childTopK", "aggregation", "budget", "filter", "mode"},
 	fields: map[string]*shape{
-		"query": nil, "maxParents": nil, "childTopK": nil, "aggregation": nil, "budget": nil,
+		"query": nil, "maxParents": nil, "childTopK": nil, "aggregation": nil, "budget": nil, "mode": nil,
 		"filter": {
 			names:  []string{"docId", "docIdPrefix", "metadata"},
 			fields: map[string]*shape{"docId": nil, "docIdPrefix": nil, "metadata": {}},

@@ -323,15 +323,16 @@ func searchPage(queries []string, resp *RetrieveResponse, metadata []map[string]
 }
 
 // attributesOf are a result's attributes: its document's metadata, then
-// parentId, revision and, when it has them, title, headingPath (the
-// headings joined by " > ") and pages ("31-32", or "31" for one page),
-// which win over metadata keys of the same name.
+// parentId, level, revision and, when it has them, title, headingPath
+// (the headings joined by " > ") and pages ("31-32", or "31" for one
+// page), which win over metadata keys of the same name.
 func attributesOf(res retrieval.Result, revision string, metadata map[string]string) map[string]any {
 	attrs := make(map[string]any, len(metadata)+3)
 	for k, v := range metadata {
 		attrs[k] = v
 	}
 	attrs["parentId"] = res.ParentID
+	attrs["level"] = string(res.Level)
 	attrs["revision"] = revision
 	if res.Title != "" {
 		attrs["title"] = res.Title

@@ -22,7 +22,7 @@ export class ParentragRetriever extends BaseRetriever {
       node: new TextNode({
         id_: r.parentId,
         text: r.text,
-        metadata: { docId: r.docId, title: r.title ?? "", headingPath: r.headingPath ?? [], revision: answer.revision },
+        metadata: { docId: r.docId, title: r.title ?? "", headingPath: r.headingPath ?? [], level: r.level, revision: answer.revision },
       }),
       score: r.score,
     }));

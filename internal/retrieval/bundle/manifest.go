@@ -11,9 +11,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/parentrag/parentrag/internal/retrieval/filesum"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 
 // FormatVersion is the bundle layout this code writes and reads.
@@ -175,6 +177,18 @@ func writeManifest(dir string, m Manifest) error {
 		return err
 	})
 	return err
+}
+
+// Leaf names the level of the bundle's children: the smallest of its
+// policy's levels, child when it names none.
+func (m *Manifest) Leaf() hierarchy.Level {
+	var p struct {
+		Levels []string `json:"levels"`
+	}
+	if json.Unmarshal(m.Policy, &p) != nil || len(p.Levels) == 0 {
+		return hierarchy.LevelChild
+	}
+	return hierarchy.Level(strings.ToLower(p.Levels[len(p.Levels)-1]))
 }
 
 // Windows reports whether the bundle's policy makes sentence windows,

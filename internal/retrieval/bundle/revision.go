@@ -12,8 +12,9 @@ import (
 )
 
 // SchemaVersion changes whenever the way children are indexed changes, so
-// that a new parentrag never serves an index built under old rules.
-const SchemaVersion = 1
+// that a new parentrag never serves an index built under old rules. 2:
+// what fenced code quotes in prose is blanked before analysis.
+const SchemaVersion = 2
 
 // SourceDigest returns a hash of every document's id, title, text,
 // metadata and page starts, independent of the order the documents are

@@ -38,15 +38,22 @@ type Builder struct {
 	// Router, when set, chooses other splitters for some documents (by
 	// their format or language); the others use Parent and Child.
 	Router Router
+	// Shape, when set, is the levels a document is split into, largest
+	// first (ParentChild only); nil is TwoLevels.
+	Shape []Level
+	// Section splits a document into sections (a Section level only).
+	Section Splitter
 }
 
-// Levels are the splitters that make a document's two levels.
+// Levels are the splitters that make a document's levels.
 type Levels struct {
-	// Parent splits a document into parents.
+	// Parent splits a document, or a section, into parents.
 	Parent Splitter
 	// Child splits a parent into children (a long sentence, with
-	// SentenceWindow).
+	// SentenceWindow or a Sentence level).
 	Child Splitter
+	// Section splits a document into sections, with a Section level.
+	Section Splitter
 }
 
 // Router chooses the splitters of each document.
@@ -63,15 +70,18 @@ func (b *Builder) levelsFor(doc Document) Levels {
 			return lv
 		}
 	}
-	return Levels{Parent: b.Parent, Child: b.Child}
+	return Levels{Parent: b.Parent, Child: b.Child, Section: b.Section}
 }
 
 // Build splits one document. Every child's ParentID names a parent of the
 // same Result, every parent lists exactly its children's spans, and the
 // same document and builder always yield the same ids.
 func (b *Builder) Build(doc Document) Result {
-	if b.Strategy == SentenceWindow {
+	switch {
+	case b.Strategy == SentenceWindow:
 		return b.buildWindows(doc)
+	case !b.IsTwoLevels():
+		return b.buildLevels(doc)
 	}
 	return b.buildParentChild(doc)
 }

@@ -51,12 +51,19 @@ func EmptyMessage(id string) string {
 // it could not be located). HeadingPath names the headings it falls under,
 // outermost first, when the policy splits parents at sections. Pages is
 // the range of pages it spans, for a document made of pages. Children
-// lists the spans of its children.
+// lists the spans of its children: of the units one level down.
+//
+// In a hierarchy of other levels than parents and children, Level names
+// the unit's level and ParentID the unit one level up that holds it
+// (empty at the largest level); both are empty in the default shape, so
+// its units, and their ids, are what they always were.
 type Parent struct {
 	ID          string            `json:"id"`
 	DocID       string            `json:"docId"`
 	Title       string            `json:"title,omitempty"`
 	HeadingPath []string          `json:"headingPath,omitempty"`
+	Level       Level             `json:"level,omitempty"`
+	ParentID    string            `json:"parentId,omitempty"`
 	Pages       *Pages            `json:"pages,omitempty"`
 	Ordinal     int               `json:"ordinal"`
 	Text        string            `json:"text"`
@@ -118,10 +125,14 @@ type Child struct {
 	ParentStart int    `json:"parentStart"`
 }
 
-// Result is the split of one document.
+// Result is the split of one document: its children (the smallest level,
+// searched), their parents (the level above), and in a hierarchy of more
+// than two levels the units of the larger levels, each level in document
+// order.
 type Result struct {
-	Parents  []Parent
-	Children []Child
+	Parents   []Parent
+	Children  []Child
+	Ancestors []Parent
 }
 
 // Splitter splits text into chunks carrying code-point offsets.

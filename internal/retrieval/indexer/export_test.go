@@ -88,7 +88,7 @@ func AnalyseAll(t *testing.T, docs []hierarchy.Document, b hierarchy.DocumentSpl
 	var s embed.AnalysisScratch
 	for _, d := range docs {
 		u := newUnit(d, b, unitShape{}, &s)
-		alone += analyse(u, true, &s)
+		alone += analyse(u, true, isProse(d), &s)
 		children += len(u.Children)
 		checkAnalysedAsAlone(t, u, &s)
 	}

@@ -85,11 +85,14 @@ type Options struct {
 type Index struct {
 	Documents int
 	// Reused counts the documents whose unit came from Options.Units.
-	Reused   int
+	Reused int
+	// Parents holds every unit the parent store keeps: the parents and,
+	// in a hierarchy of more than two levels, the larger units.
 	Parents  []hierarchy.Parent
 	Children []hierarchy.Child
-	// ParentCount and ChildCount count the parents and children built,
-	// also when a streaming build (Options.SpillDir) keeps neither.
+	// ParentCount and ChildCount count the units the parent store holds
+	// (parents and ancestors) and the children built, also when a
+	// streaming build (Options.SpillDir) keeps neither.
 	ParentCount, ChildCount int
 	Embedder                embed.Embedder
 	// UnitsNotStored counts the units Options.Units failed to keep (all
@@ -102,6 +105,8 @@ type Index struct {
 	// Windows is true when the parents are sentence windows, which
 	// overlap: its Retriever merges overlapping hits.
 	Windows bool
+	// Leaf names the level of the children (child, or sentence).
+	Leaf hierarchy.Level
 }
 
 // Build splits, embeds and indexes docs. Parents and children come out in
@@ -125,7 +130,7 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 		return nil, err
 	}
 	defer source.close()
-	ix := &Index{Documents: len(docs), Embedder: e, Windows: isWindows(b)}
+	ix := &Index{Documents: len(docs), Embedder: e, Windows: isWindows(b), Leaf: leafOf(b)}
 	if source.storeErr != nil {
 		ix.UnitsNotStored, ix.UnitStoreErr = len(docs), source.storeErr
 	}
@@ -176,21 +181,25 @@ func firstPassOf(ctx context.Context, docs []hierarchy.Document, b hierarchy.Doc
 	return source, pass, nil
 }
 
-// gather puts the parents and children of every unit, in order, into the
-// index, and makes each unit's parents and children views of the index's,
-// so the build holds them once.
+// gather puts the parents (each unit's, then its ancestors) and children
+// of every unit, in order, into the index, and makes each unit's parents,
+// ancestors and children views of the index's, so the build holds them
+// once.
 func (ix *Index) gather(units []*Unit) {
 	parents, children := 0, 0
 	for _, u := range units {
-		parents, children = parents+len(u.Parents), children+len(u.Children)
+		parents, children = parents+u.stored(), children+len(u.Children)
 	}
 	ix.Parents = make([]hierarchy.Parent, 0, parents)
 	ix.Children = make([]hierarchy.Child, 0, children)
 	for _, u := range units {
 		p, c := len(ix.Parents), len(ix.Children)
 		ix.Parents = append(ix.Parents, u.Parents...)
+		a := len(ix.Parents)
+		ix.Parents = append(ix.Parents, u.Ancestors...)
 		ix.Children = append(ix.Children, u.Children...)
-		u.Parents, u.Children = ix.Parents[p:len(ix.Parents):len(ix.Parents)], ix.Children[c:len(ix.Children):len(ix.Children)]
+		u.Parents, u.Ancestors = ix.Parents[p:a:a], ix.Parents[a:len(ix.Parents):len(ix.Parents)]
+		u.Children = ix.Children[c:len(ix.Children):len(ix.Children)]
 	}
 }
 
@@ -298,14 +307,17 @@ func (ix *Index) embedAll(ctx context.Context, source *unitSource, units []*Unit
 	return nil
 }
 
-// handParents gives the parents of u to onParent, when set.
+// handParents gives the parents of u, then its ancestors, to onParent,
+// when set.
 func handParents(u *Unit, onParent func(hierarchy.Parent) error) error {
 	if onParent == nil {
 		return nil
 	}
-	for _, p := range u.Parents {
-		if err := onParent(p); err != nil {
-			return err
+	for _, list := range [][]hierarchy.Parent{u.Parents, u.Ancestors} {
+		for _, p := range list {
+			if err := onParent(p); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -325,7 +337,16 @@ func releaseFinished(batch []slot) {
 // Retriever returns a retriever over the in-memory index; it merges
 // overlapping sentence windows.
 func (ix *Index) Retriever() *retrieval.Retriever {
-	return &retrieval.Retriever{Embedder: ix.Embedder, Children: ix.Store, Parents: parentstore.NewMemory(ix.Parents), MergeOverlaps: ix.Windows}
+	return &retrieval.Retriever{Embedder: ix.Embedder, Children: ix.Store, Parents: parentstore.NewMemory(ix.Parents), MergeOverlaps: ix.Windows, Leaf: ix.Leaf}
+}
+
+// leafOf names the level of a document splitter's children: its
+// builder's smallest level, child for any other splitter.
+func leafOf(s hierarchy.DocumentSplitter) hierarchy.Level {
+	if b, ok := s.(*hierarchy.Builder); ok {
+		return b.Leaf()
+	}
+	return hierarchy.LevelChild
 }
 
 // isWindows reports whether a document splitter makes sentence windows.

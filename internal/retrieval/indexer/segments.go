@@ -69,7 +69,7 @@ func BuildSegment(ctx context.Context, docs []hierarchy.Document, b hierarchy.Do
 			return built, fmt.Errorf("document %s: %w", docs[i].ID, err)
 		}
 		units.release(i)
-		built.Parents += len(u.Parents)
+		built.Parents += u.stored()
 		built.Children += len(u.Children)
 		opts.OnProgress(i + 1)
 	}

@@ -14,6 +14,10 @@ import (
 type Unit struct {
 	Parents  []hierarchy.Parent
 	Children []hierarchy.Child
+	// Ancestors are the units of the levels above the parents, kept in
+	// the parent store beside them but neither embedded nor given a
+	// context (see hierarchy.Result).
+	Ancestors []hierarchy.Parent
 	// LeadText and LeadEnd are the document's opening section (see leadOf).
 	LeadText string
 	LeadEnd  int
@@ -39,12 +43,16 @@ type unitShape struct {
 func newUnit(doc hierarchy.Document, b hierarchy.DocumentSplitter, shape unitShape, scratch *embed.AnalysisScratch) *Unit {
 	res := b.Build(doc)
 	l := leadOf(doc, res.Parents)
-	u := &Unit{Parents: res.Parents, Children: res.Children, LeadText: l.text, LeadEnd: l.end}
+	u := &Unit{Parents: res.Parents, Children: res.Children, Ancestors: res.Ancestors, LeadText: l.text, LeadEnd: l.end}
 	if shape.analysed {
-		analyse(u, shape.contexts, scratch)
+		analyse(u, shape.contexts, isProse(doc), scratch)
 	}
 	return u
 }
+
+// stored counts the units of u the parent store holds: its parents and
+// its ancestors.
+func (u *Unit) stored() int { return len(u.Parents) + len(u.Ancestors) }
 
 // lead returns the unit's opening section.
 func (u *Unit) lead() lead { return lead{text: u.LeadText, end: u.LeadEnd} }

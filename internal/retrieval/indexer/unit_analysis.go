@@ -4,19 +4,22 @@ import (
 	"strings"
 
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/utf8word"
 )
 
 // analyse sets the analyses of u's children and, with contexts, of its
 // parents' contexts: exactly those of analysing each childText and
-// contextText alone, with each text of the document tokenised once. A
+// contextText alone, with each text of the document tokenised once; in
+// prose, with what the fenced code blocks of each parent quote blanked
+// (see maskQuotesInFences). A
 // parent's text is tokenised for its context and for every child cut from
 // it between words (see embed.Tokens.Span); the title, opening section,
 // heading paths and headings once for all the unit's parents and
 // children that repeat them. A child that is not such a stretch of its
 // parent's text is analysed alone; analyse returns how many were.
-func analyse(u *Unit, contexts bool, s *embed.AnalysisScratch) (alone int) {
-	a := unitAnalyser{u: u, s: s, headings: u.headings(), memo: map[string]embed.Tokens{}}
+func analyse(u *Unit, contexts, prose bool, s *embed.AnalysisScratch) (alone int) {
+	a := unitAnalyser{u: u, s: s, headings: u.headings(), memo: map[string]embed.Tokens{}, prose: prose}
 	u.ChildTerms = make([]embed.Analysis, len(u.Children))
 	if contexts {
 		u.ContextTerms = make([]embed.Analysis, len(u.Parents))
@@ -26,7 +29,7 @@ func analyse(u *Unit, contexts bool, s *embed.AnalysisScratch) (alone int) {
 	for i, c := range u.Children {
 		p, ok := parents[c.ParentID]
 		if !ok {
-			u.ChildTerms[i] = s.AnalyzeCounts(childText(c, a.headings[c.ParentID]))
+			u.ChildTerms[i] = s.AnalyzeCounts(a.childText(c, a.headings[c.ParentID]))
 			alone++
 			continue
 		}
@@ -44,7 +47,7 @@ func analyse(u *Unit, contexts bool, s *embed.AnalysisScratch) (alone int) {
 // children (the unit's children of those indices) and, with contexts,
 // its context; it returns how many children it analysed alone.
 func (a *unitAnalyser) parent(p int, children []int, contexts bool) (alone int) {
-	a.text = a.s.TokenizeScratch(a.u.Parents[p].Text)
+	a.text = a.s.TokenizeScratch(a.masked(a.u.Parents[p].Text))
 	cursor := runeCursor{text: a.u.Parents[p].Text}
 	for _, i := range children {
 		var cut bool
@@ -66,6 +69,22 @@ type unitAnalyser struct {
 	memo     map[string]embed.Tokens // the tokens of titles, headings and the opening section
 	text     embed.Tokens            // the tokens of the parent being analysed
 	parts    []embed.Tokens          // context's scratch
+	prose    bool                    // blank what fenced code quotes
+}
+
+// childText is the embedded text of child c under heading, as analysed.
+func (a *unitAnalyser) childText(c hierarchy.Child, heading string) string {
+	c.Text = a.masked(c.Text)
+	return childText(c, heading)
+}
+
+// masked is text as it is analysed: in prose, with what its fenced code
+// blocks quote blanked.
+func (a *unitAnalyser) masked(text string) string {
+	if !a.prose {
+		return text
+	}
+	return maskQuotesInFences(text)
 }
 
 // memoised returns the tokens of text, tokenising it the first time.
@@ -92,7 +111,7 @@ func (a *unitAnalyser) child(i int, cursor *runeCursor) (embed.Analysis, bool) {
 			return a.s.CountTokens(a.memoised(heading), span), true
 		}
 	}
-	return a.s.AnalyzeCounts(childText(c, heading)), false
+	return a.s.AnalyzeCounts(a.childText(c, heading)), false
 }
 
 // context returns the analysis of the context of the unit's p-th parent,

@@ -39,7 +39,7 @@ func TestChildrenNotCutFromTheirParentAreAnalysedAlone(t *testing.T) {
 		{ID: "orphan", ParentID: "q", Text: "cat"},
 	}}
 	var s embed.AnalysisScratch
-	if alone := analyse(u, true, &s); alone != 5 {
+	if alone := analyse(u, true, true, &s); alone != 5 {
 		t.Errorf("%d children analysed alone, want 5 (moved, lost, mid-word, mid-number, orphan)", alone)
 	}
 	checkAnalysedAsAlone(t, u, &s)

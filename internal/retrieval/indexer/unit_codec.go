@@ -18,12 +18,12 @@ import (
 // between the passes packs its analyses as below (see packedAnalyses).
 //
 //	split field: length of the split | split
-//	split:    lead text | lead end | parents | children
+//	split:    lead text | lead end | parents | children | ancestors
 //	analyses: child analyses | context analyses
-//	parent:   id | document id | title | heading path (strings) | pages
-//	          (0 for none, else 1, first, last) | ordinal | text | start |
-//	          spans (id, start, end) | metadata (count, then key and value,
-//	          keys sorted)
+//	parent:   id | document id | title | heading path (strings) | level |
+//	          parent id | pages (0 for none, else 1, first, last) |
+//	          ordinal | text | start | spans (id, start, end) | metadata
+//	          (count, then key and value, keys sorted)
 //	child:    flags (see childFlags) | its parent's index when known,
 //	          else its parent id | id, unless its parent's next span's |
 //	          document id, unless its parent's | ordinal | start | parent
@@ -63,23 +63,30 @@ func encodeSplitField(u *Unit) []byte {
 // bytes and room for every integer. A split longer than it only costs
 // the buffer's growth.
 func splitSizeHint(u *Unit) int {
-	n := len(u.LeadText) + 3*binary.MaxVarintLen64
-	for i := range u.Parents {
-		p := &u.Parents[i]
-		n += len(p.ID) + len(p.DocID) + len(p.Title) + len(p.Text) + 11*binary.MaxVarintLen64
-		for _, h := range p.HeadingPath {
-			n += len(h) + binary.MaxVarintLen64
-		}
-		for _, c := range p.Children {
-			n += len(c.ID) + 3*binary.MaxVarintLen64
-		}
-		for k, v := range p.Metadata {
-			n += len(k) + len(v) + 2*binary.MaxVarintLen64
+	n := len(u.LeadText) + 4*binary.MaxVarintLen64
+	for _, list := range [][]hierarchy.Parent{u.Parents, u.Ancestors} {
+		for i := range list {
+			n += parentSizeHint(&list[i])
 		}
 	}
 	for i := range u.Children {
 		c := &u.Children[i]
 		n += len(c.ID) + len(c.ParentID) + len(c.DocID) + len(c.Text) + 8*binary.MaxVarintLen64
+	}
+	return n
+}
+
+// parentSizeHint is about the length of p encoded.
+func parentSizeHint(p *hierarchy.Parent) int {
+	n := len(p.ID) + len(p.DocID) + len(p.Title) + len(p.Text) + len(p.Level) + len(p.ParentID) + 13*binary.MaxVarintLen64
+	for _, h := range p.HeadingPath {
+		n += len(h) + binary.MaxVarintLen64
+	}
+	for _, c := range p.Children {
+		n += len(c.ID) + 3*binary.MaxVarintLen64
+	}
+	for k, v := range p.Metadata {
+		n += len(k) + len(v) + 2*binary.MaxVarintLen64
 	}
 	return n
 }
@@ -122,6 +129,10 @@ func (w *unitWriter) split(u *Unit) {
 	for i := range u.Children {
 		w.child(&u.Children[i], refs)
 	}
+	w.uint(uint64(len(u.Ancestors)))
+	for i := range u.Ancestors {
+		w.parent(&u.Ancestors[i])
+	}
 }
 
 // child appends one child, writing what its parent already holds (its
@@ -156,6 +167,8 @@ func (w *unitWriter) parent(p *hierarchy.Parent) {
 	w.str(p.DocID)
 	w.str(p.Title)
 	w.strs(p.HeadingPath)
+	w.str(string(p.Level))
+	w.str(p.ParentID)
 	w.pages(p.Pages)
 	w.int(p.Ordinal)
 	w.str(p.Text)
@@ -328,6 +341,12 @@ func (r *unitReader) split(u *Unit) {
 	for i := range u.Children {
 		r.child(u, spans, &u.Children[i])
 	}
+	if n := r.count(); n > 0 {
+		u.Ancestors = make([]hierarchy.Parent, n)
+		for i := range u.Ancestors {
+			r.parent(&u.Ancestors[i])
+		}
+	}
 }
 
 // child reads one child into c, taking what it references from the
@@ -384,6 +403,7 @@ func (r *unitReader) child(u *Unit, spans []int, c *hierarchy.Child) {
 // parent reads one parent into p.
 func (r *unitReader) parent(p *hierarchy.Parent) {
 	p.ID, p.DocID, p.Title, p.HeadingPath = r.text(), r.text(), r.text(), r.strs()
+	p.Level, p.ParentID = hierarchy.Level(r.text()), r.text()
 	if r.uint() != 0 {
 		p.Pages = &hierarchy.Pages{First: r.int(), Last: r.int()}
 	}

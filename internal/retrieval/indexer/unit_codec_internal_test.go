@@ -48,7 +48,16 @@ func TestSplitFieldFitsItsBufferAndDecodes(t *testing.T) {
 				parent.Children = append(parent.Children, hierarchy.Span{ID: spanID, Start: child.ParentStart, End: child.ParentStart + 5})
 				u.Children = append(u.Children, child)
 			}
+			if n%3 == 1 { // a unit of three levels: parents under sections
+				parent.Level, parent.ParentID = hierarchy.LevelParent, fmt.Sprintf("s%d", n)
+			}
 			u.Parents = append(u.Parents, parent)
+		}
+		if n%3 == 1 {
+			u.Ancestors = []hierarchy.Parent{{
+				ID: fmt.Sprintf("s%d", n), DocID: fmt.Sprintf("d%d", n), Level: hierarchy.LevelSection, Text: s.Paragraph(),
+				HeadingPath: []string{s.Word()}, Children: []hierarchy.Span{{ID: u.Parents[0].ID, Start: 0, End: 9}},
+			}}
 		}
 		field := encodeSplitField(u)
 		length, head := binary.Uvarint(field)
@@ -80,7 +89,8 @@ func TestSplitFieldFitsItsBufferAndDecodes(t *testing.T) {
 // checkSameSplit fails unless got holds the split of want.
 func checkSameSplit(t *testing.T, n int, got, want *Unit) {
 	t.Helper()
-	if got.LeadText != want.LeadText || got.LeadEnd != want.LeadEnd || !reflect.DeepEqual(got.Parents, want.Parents) || !reflect.DeepEqual(got.Children, want.Children) {
+	if got.LeadText != want.LeadText || got.LeadEnd != want.LeadEnd || !reflect.DeepEqual(got.Parents, want.Parents) || !reflect.DeepEqual(got.Children, want.Children) ||
+		len(got.Ancestors)+len(want.Ancestors) > 0 && !reflect.DeepEqual(got.Ancestors, want.Ancestors) {
 		t.Fatalf("unit %d decodes to\n%+v\nwant\n%+v", n, got, want)
 	}
 }

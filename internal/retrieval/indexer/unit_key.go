@@ -14,7 +14,7 @@ import (
 // It enters every unit key: bump it whenever splitting, opening sections,
 // contexts, child texts or the pack format can change for the same
 // input, so that units made by an older parentrag are never reused.
-const unitVersion = 2
+const unitVersion = 4
 
 // unitKey is the content address of a unit: a SHA-256 over everything the
 // unit depends on.

@@ -70,7 +70,7 @@ func newUnitSpill(dir, pattern string, n int, stats *embed.CorpusStats) (*unitSp
 // its analyses as term ids.
 func (s *unitSpill) put(i int, key unitKey, u *Unit, split []byte) error {
 	s.out = spillAnalyses(s.out[:0], u, s.stats, &s.ids)
-	return s.putSpilled(i, spillRef{key: key, parents: len(u.Parents), children: len(u.Children)}, split, s.out)
+	return s.putSpilled(i, spillRef{key: key, parents: u.stored(), children: len(u.Children)}, split, s.out)
 }
 
 // putSpilled appends the i-th unit spilled, as head then rest (nil for a

@@ -176,7 +176,7 @@ func (s *unitSource) keep(m made, pass *firstPass) error {
 	if m.reused {
 		return s.keepReused(m, pass)
 	}
-	pass.parents += len(m.u.Parents)
+	pass.parents += m.u.stored()
 	pass.children += len(m.u.Children)
 	if s.spill != nil {
 		return s.cacheErr(s.spill.put(m.i, m.key, m.u, m.split))

@@ -26,6 +26,14 @@ func appendParentJSON(dst []byte, p *hierarchy.Parent) []byte {
 	if len(p.HeadingPath) > 0 {
 		dst = appendJSONList(dst, `,"headingPath":[`, p.HeadingPath, appendJSONString)
 	}
+	if p.Level != "" {
+		dst = append(dst, `,"level":`...)
+		dst = appendJSONString(dst, string(p.Level))
+	}
+	if p.ParentID != "" {
+		dst = append(dst, `,"parentId":`...)
+		dst = appendJSONString(dst, p.ParentID)
+	}
 	if p.Pages != nil {
 		dst = append(dst, `,"pages":{"first":`...)
 		dst = strconv.AppendInt(dst, int64(p.Pages.First), 10)

@@ -42,7 +42,7 @@ func checkParentJSON(t *testing.T, p hierarchy.Parent) {
 // and that it knows every field hierarchy.Parent and hierarchy.Span have:
 // a field added to either fails the test until the encoder writes it.
 func TestParentJSONIsMarshal(t *testing.T) {
-	if got, want := jsonNames(reflect.TypeFor[hierarchy.Parent]()), []string{"id", "docId", "title,omitempty", "headingPath,omitempty", "pages,omitempty", "ordinal", "text", "start", "children,omitempty", "metadata,omitempty"}; !slices.Equal(got, want) {
+	if got, want := jsonNames(reflect.TypeFor[hierarchy.Parent]()), []string{"id", "docId", "title,omitempty", "headingPath,omitempty", "level,omitempty", "parentId,omitempty", "pages,omitempty", "ordinal", "text", "start", "children,omitempty", "metadata,omitempty"}; !slices.Equal(got, want) {
 		t.Fatalf("hierarchy.Parent's JSON fields are %q; appendParentJSON writes %q", got, want)
 	}
 	if got, want := jsonNames(reflect.TypeFor[hierarchy.Span]()), []string{"id", "start", "end"}; !slices.Equal(got, want) {
@@ -52,7 +52,7 @@ func TestParentJSONIsMarshal(t *testing.T) {
 	checkParentJSON(t, hierarchy.Parent{HeadingPath: []string{}, Children: []hierarchy.Span{}, Metadata: map[string]string{}})
 	for i, s := range trickyStrings() {
 		checkParentJSON(t, hierarchy.Parent{
-			ID: s, DocID: s + "d", Title: s, HeadingPath: []string{s, "h"}, Pages: &hierarchy.Pages{First: i, Last: -i}, Ordinal: -i, Text: strings.Repeat(s, 3), Start: 1 << 40,
+			ID: s, DocID: s + "d", Title: s, HeadingPath: []string{s, "h"}, Level: hierarchy.Level(s), ParentID: s + "p", Pages: &hierarchy.Pages{First: i, Last: -i}, Ordinal: -i, Text: strings.Repeat(s, 3), Start: 1 << 40,
 			Children: []hierarchy.Span{{ID: s, Start: -1, End: i}, {ID: "c", Start: 0, End: 0}},
 			Metadata: map[string]string{s: s, "b": "2", "a": "1", "A": s},
 		})
@@ -97,6 +97,7 @@ func FuzzParentJSONIsMarshal(f *testing.F) {
 		p := hierarchy.Parent{ID: id, DocID: meta, Title: text, Ordinal: ordinal, Text: text, Start: start}
 		if len(meta) > 0 {
 			p.HeadingPath = []string{meta, id}
+			p.Level, p.ParentID = hierarchy.Level(meta), id
 			p.Pages = &hierarchy.Pages{First: start, Last: ordinal}
 			p.Children = []hierarchy.Span{{ID: meta, Start: start, End: ordinal}}
 			p.Metadata = map[string]string{meta: text, id: meta}

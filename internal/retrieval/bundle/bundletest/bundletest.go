@@ -125,3 +125,25 @@ func PolicyRequest(tb testing.TB, docs []hierarchy.Document, spec *v1alpha1.Chun
 		Revision: bundle.Revision(compiled.Revision, digest, cfg, store, ""), SourceDigest: digest, VectorStore: store, Dir: dir,
 	}
 }
+
+// Handbook is a page of two sections: both paragraphs of the first are
+// about hotel rooms, and one sentence of the second mentions a hotel.
+// With LevelsPolicy and the query "hotel room", the adaptive mode returns
+// the first section whole and the sentence of the second in a window.
+func Handbook() hierarchy.Document {
+	return hierarchy.Document{ID: "handbook.md", Title: "Travel handbook", Text: "# Travel handbook\n\n## Hotels\n\n" +
+		"A hotel room may cost up to 180 euros a night in a capital. Hotel rooms elsewhere cost up to 120 euros.\n\n" +
+		"Book every hotel room through the travel desk. A hotel room booked elsewhere is paid back only with a reason.\n\n" +
+		"## Meals\n\nMeals are paid as a daily allowance of 40 euros. Breakfast at the hotel is not paid twice. Keep no receipts."}
+}
+
+// LevelsPolicy cuts Handbook into sections, parents of about a paragraph
+// and children of about a sentence.
+func LevelsPolicy() v1alpha1.ChunkingPolicySpec {
+	return v1alpha1.ChunkingPolicySpec{
+		Separators: &v1alpha1.Separators{Preset: v1alpha1.SeparatorsMarkdown},
+		Levels:     []v1alpha1.Level{v1alpha1.LevelSection, v1alpha1.LevelParent, v1alpha1.LevelChild},
+		Section:    &v1alpha1.ChunkSize{ChunkSize: 1000, MinChunkSize: 20},
+		Parent:     &v1alpha1.ChunkSize{ChunkSize: 120}, Child: &v1alpha1.ChunkSize{ChunkSize: 60},
+	}
+}
