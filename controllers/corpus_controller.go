@@ -56,6 +56,9 @@ type CorpusReconciler struct {
 	MetadataCache client.Reader
 	// NoCrossNamespaceRefs refuses sourceRef sources in other namespaces.
 	NoCrossNamespaceRefs bool
+	// SecretGoneGrace is how long a deleted Corpus waits for its vector
+	// store's Secret to come back (default DefaultSecretGoneGrace).
+	SecretGoneGrace time.Duration
 	// manifests remembers what the revisions' manifests say.
 	manifests revisionManifests
 	// sourceConfigMaps keeps the source ConfigMaps read, so that a

@@ -131,7 +131,7 @@ func (r *CorpusReconciler) finalize(ctx context.Context, c *v1alpha1.Corpus) (ct
 		}
 		return ctrl.Result{RequeueAfter: deletionPoll}, r.reportDeletionWait(ctx, c, running)
 	}
-	return ctrl.Result{}, r.release(ctx, c)
+	return r.release(ctx, c)
 }
 
 // deletionPoll is how often a deleted Corpus looks again for query pods
@@ -150,19 +150,16 @@ func (r *CorpusReconciler) reportDeletionWait(ctx context.Context, c *v1alpha1.C
 
 // release deletes what the Corpus owns, in and outside the cluster, and
 // removes its finalizer.
-func (r *CorpusReconciler) release(ctx context.Context, c *v1alpha1.Corpus) error {
+func (r *CorpusReconciler) release(ctx context.Context, c *v1alpha1.Corpus) (ctrl.Result, error) {
 	// What was fetched for the Corpus is no longer needed in memory.
 	r.fetchers.Forget(urlsOf(c)...)
 	r.leanFetchers.Forget(urlsOf(c)...)
 	r.fetchers.ForgetSourceRefs(c.Namespace, c.Spec.Sources)
-	if err := r.releaseMilvus(ctx, c); err != nil {
-		return fmt.Errorf("releasing Milvus objects (deletionPolicy %s): %w", c.GetDeletionPolicy(), err)
-	}
-	if err := r.releasePostgres(ctx, c); err != nil {
-		return fmt.Errorf("releasing Postgres tables (deletionPolicy %s): %w", c.GetDeletionPolicy(), err)
+	if res, err := r.releaseExternal(ctx, c); err != nil || res.RequeueAfter > 0 {
+		return res, err
 	}
 	if err := r.deleteLabelled(ctx, c.Namespace, map[string]string{cmbundle.LabelCorpus: c.Name}); err != nil {
-		return fmt.Errorf("deleting revisions: %w", err)
+		return ctrl.Result{}, fmt.Errorf("deleting revisions: %w", err)
 	}
-	return client.IgnoreNotFound(removeFinalizer(ctx, r.Client, c, CorpusFinalizer))
+	return ctrl.Result{}, client.IgnoreNotFound(removeFinalizer(ctx, r.Client, c, CorpusFinalizer))
 }

@@ -256,3 +256,48 @@ func TestAPIServerExplainsPostgresAndSearchRules(t *testing.T) {
 		t.Fatalf("a Dense Retriever with fusion: %v", err)
 	}
 }
+
+// suiteSecretGoneGrace is how long the suite's deleted Corpora wait for a
+// vector store's Secret that is gone.
+const suiteSecretGoneGrace = 5 * time.Second
+
+// TestPostgresCorpusWithoutItsSecretStillGoes: deleting a Corpus whose
+// Postgres Secret is gone, as deleting its namespace does, waits the grace
+// saying why, then lets the Corpus go and leaves its tables in place.
+func TestPostgresCorpusWithoutItsSecretStillGoes(t *testing.T) {
+	db := newPGDatabase(t)
+	ns := newNamespace(t)
+	p := newPolicy(t, 800, 160)
+	c := postgresCorpus(t, ns, p.Name, db)
+	if err := k8s.Create(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	waitCurrent(t, c, 90*time.Second)
+	table := c.PostgresTable(c.Status.ActiveRevision.Name)
+	if err := k8s.Delete(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pg-app"}}); err != nil {
+		t.Fatal(err)
+	}
+	deleted := time.Now()
+	if err := k8s.Delete(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the deletion to say it waits for the Secret", func() (bool, error) {
+		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(c), c)
+		if err != nil {
+			return false, err
+		}
+		ready := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady)
+		return ready != nil && ready.Reason == v1alpha1.ReasonSecretGone && strings.Contains(ready.Message, "pg-app"), fmt.Errorf("Ready %+v", ready)
+	})
+	eventually(t, 30*time.Second, "the Corpus to go", func() (bool, error) {
+		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(c), c)
+		return apierrors.IsNotFound(err), err
+	})
+	// The deletion timestamp has whole seconds: it may be a second early.
+	if waited := time.Since(deleted); waited < suiteSecretGoneGrace-time.Second {
+		t.Errorf("the Corpus went %s after its deletion, before the grace of %s", waited, suiteSecretGoneGrace)
+	}
+	if have := db.relations(t, "r"); !slices.Contains(have, table) {
+		t.Errorf("tables %v: the table %s it could not reach should be left in place", have, table)
+	}
+}

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -35,6 +36,9 @@ type Options struct {
 	// RemoteMemory bounds, in bytes, the text of remote documents the
 	// operator holds at once (default DefaultRemoteMemory).
 	RemoteMemory int64
+	// SecretGoneGrace is how long a deleted Corpus waits for its vector
+	// store's Secret to come back (default DefaultSecretGoneGrace).
+	SecretGoneGrace time.Duration
 }
 
 // DefaultRemoteMemory is how much text of remote documents the operator
@@ -52,7 +56,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := policy.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ChunkingPolicy controller: %w", err)
 	}
-	corpus := &CorpusReconciler{Client: mgr.GetClient(), Image: o.Image, APIReader: mgr.GetAPIReader(), MetadataCache: mgr.GetCache(), Recorder: mgr.GetEventRecorder("corpus-controller"), MaxConcurrentBuilds: o.ConcurrentBuilds, EmbeddingCacheDir: o.EmbeddingCacheDir, NoCrossNamespaceRefs: o.NoCrossNamespaceRefs}
+	corpus := &CorpusReconciler{Client: mgr.GetClient(), Image: o.Image, APIReader: mgr.GetAPIReader(), MetadataCache: mgr.GetCache(), Recorder: mgr.GetEventRecorder("corpus-controller"), MaxConcurrentBuilds: o.ConcurrentBuilds, EmbeddingCacheDir: o.EmbeddingCacheDir, NoCrossNamespaceRefs: o.NoCrossNamespaceRefs, SecretGoneGrace: o.SecretGoneGrace}
 	if o.RemoteMemory > 0 {
 		corpus.RemoteMemory = remote.NewMemory(o.RemoteMemory)
 	}

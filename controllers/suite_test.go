@@ -67,7 +67,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(cacheDir)
-	if err := controllers.Setup(mgr, controllers.Options{Image: "parentrag:test", EmbeddingCacheDir: cacheDir, RemoteMemory: suiteRemoteMemory}); err != nil {
+	if err := controllers.Setup(mgr, controllers.Options{Image: "parentrag:test", EmbeddingCacheDir: cacheDir, RemoteMemory: suiteRemoteMemory, SecretGoneGrace: suiteSecretGoneGrace}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -71,6 +71,10 @@ const (
 	// ReasonRetrieversRunning: the Corpus is being deleted and waits for the
 	// query pods of its Retrievers to stop before deleting its revisions.
 	ReasonRetrieversRunning = "RetrieversRunning"
+	// ReasonSecretGone: the Corpus is being deleted and the Secret that
+	// reaches its Milvus collections or Postgres tables is gone; it waits a
+	// minute for the Secret, then leaves them in place.
+	ReasonSecretGone = "SecretGone"
 	// ReasonCorpusNotReady: the referenced Corpus has no active revision yet.
 	ReasonCorpusNotReady = "CorpusNotReady"
 	// ReasonRevisionNotStored: the manifest ConfigMap of the revision the
