@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
@@ -16,7 +17,10 @@ import (
 // loadedRevisions returns, sorted, the Corpus revisions that the query
 // ReplicaSets of one Retriever still run: a ReplicaSet that wants or has
 // pods runs the revision of its pod template, and any of its pods may
-// restart and load that revision again.
+// restart and load that revision again. A pod that is shutting down, no
+// longer counted by its ReplicaSet, still answers queries until it ends,
+// searching its revision's Milvus collection or Postgres table: its
+// revision is loaded too.
 func loadedRevisions(ctx context.Context, c client.Reader, namespace, retriever string) ([]string, error) {
 	var list appsv1.ReplicaSetList
 	if err := c.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels{LabelRetriever: retriever}); err != nil {
@@ -30,7 +34,21 @@ func loadedRevisions(ctx context.Context, c client.Reader, namespace, retriever 
 		}
 		seen[rev] = true
 	}
+	pods, err := podsOf(ctx, c, namespace, map[string]string{LabelRetriever: retriever})
+	if err != nil {
+		return nil, fmt.Errorf("listing the query pods of Retriever %s: %w", retriever, err)
+	}
+	for _, p := range pods {
+		if rev := p.Annotations[revisionAnno]; rev != "" && !ended(&p) {
+			seen[rev] = true
+		}
+	}
 	return sortedKeys(seen), nil
+}
+
+// ended reports whether every container of the pod has stopped for good.
+func ended(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
 // runsPods reports whether a ReplicaSet wants pods or still has some.
