@@ -24,15 +24,16 @@ import (
 	"time"
 
 	"github.com/parentrag/parentrag/internal/repo"
-	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 )
 
 // BenchmarkServeQuestions builds a local index of PARENTRAG_QUESTIONS_MB
 // (default 300) megabytes of the synthetic corpus (Zipf pseudo-words: no
 // stop word is removed, so its frequent words weigh as a product name on
-// every page does), serves it with the parentrag binary, and drives it
-// with 16 and 64 clients sending short questions (5 to 9 consecutive
-// words of a sentence of the corpus) for PARENTRAG_QUESTIONS_SECONDS
+// every page does; or, with PARENTRAG_QUESTIONS_SET=squad-qasper, the
+// SQuAD and QASPER documents repeated), serves it with the parentrag
+// binary, and drives it with 16 and 64 clients sending short questions (5
+// to 9 consecutive words of a sentence of the corpus, or the sets' own
+// questions) for PARENTRAG_QUESTIONS_SECONDS
 // (default 20) each, with the postings limits fixed at their floors and
 // scaled with the index (the default), side by side. It reports the share
 // of questions refused as heavy (429) and for overload (503), the p50 and p99 of the answered
@@ -106,7 +107,8 @@ func buildFixture(b *testing.B) *fixture {
 	if out, err := exec.Command("go", "build", "-o", bin, filepath.Join(root, "cmd", "parentrag")).CombinedOutput(); err != nil {
 		b.Fatalf("building parentrag: %v\n%s", err, out)
 	}
-	docs, size := synthtest.BenchDocuments(int(envFloat(b, "PARENTRAG_QUESTIONS_MB", 300) * 1e6))
+	docs, questions := corpusAndQuestions(b, int(envFloat(b, "PARENTRAG_QUESTIONS_MB", 300)*1e6))
+	size := 0
 	corpus := filepath.Join(dir, "corpus.jsonl")
 	out, err := os.Create(corpus)
 	if err != nil {
@@ -114,15 +116,11 @@ func buildFixture(b *testing.B) *fixture {
 	}
 	w := bufio.NewWriter(out)
 	enc := json.NewEncoder(w)
-	r := rand.New(rand.NewPCG(5, 6))
-	var questions [][]byte
 	for _, d := range docs {
 		if err := enc.Encode(map[string]string{"id": d.ID, "title": d.Title, "text": d.Text}); err != nil {
 			b.Fatal(err)
 		}
-		if len(questions) < 2000 && r.IntN(len(docs)/2000+1) == 0 {
-			questions = append(questions, questionOf(r, d.Text))
-		}
+		size += len(d.Text)
 	}
 	if err := w.Flush(); err != nil {
 		b.Fatal(err)
