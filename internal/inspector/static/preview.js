@@ -64,13 +64,19 @@ function column(name, l, chars, scale) {
     el("div", { class: "cut" }, cutText(chars, l)));
 }
 
+// plural is a level's name for several of its units.
+function plural(level) {
+  const name = level.toLowerCase();
+  return name === "child" ? "children" : name + "s";
+}
+
 // summary lists the policy's shape, counts and sizes.
 function summary(l) {
   const rows = [
     ["strategy", l.strategy],
     ["levels", l.levels.join(" › ")],
-    [l.levels.at(-2).toLowerCase() + "s", sizes(l.parents, l.lengthUnit)],
-    [l.levels.at(-1).toLowerCase() + "s", sizes(l.children, l.lengthUnit)],
+    [plural(l.levels.at(-2)), sizes(l.parents, l.lengthUnit)],
+    [plural(l.levels.at(-1)), sizes(l.children, l.lengthUnit)],
   ];
   if (l.ancestors > 0) rows.push(["larger units", String(l.ancestors)]);
   return el("dl", { class: "summary" }, rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", { "data-summary": k }, v)]));

@@ -36,12 +36,14 @@ async function retrieve() {
   try {
     const answer = await post("../v1/retrieve", request());
     results.replaceChildren(...answer.results.map(resultCard));
+    document.getElementById("query-legend").hidden = answer.results.length === 0;
     document.getElementById("raw-json").textContent = JSON.stringify(answer, null, 2);
     document.getElementById("raw").hidden = false;
     const n = answer.results.length;
     status("query-status", `${n} ${n === 1 ? "parent" : "parents"} from revision ${answer.revision}`);
   } catch (err) {
     results.replaceChildren();
+    document.getElementById("query-legend").hidden = true;
     document.getElementById("raw").hidden = true;
     status("query-status", err.message, true);
   } finally {
@@ -117,18 +119,23 @@ function highlighted(r) {
   return nodes;
 }
 
-// markOf marks text that the matches at indexes covering hold.
+// markOf marks text that the matches at indexes covering hold, the more
+// strongly the closer the best of them scores to the parent's best match.
 function markOf(r, covering, text) {
   const classes = ["hit"];
   if (covering[0] === 0) classes.push("best");
   if (covering.length > 1) classes.push("multi");
   const title = covering.map((i) => `child ${r.matches[i].childId} · score ${r.matches[i].score.toFixed(3)}`).join("\n");
-  return el("mark", { class: classes.join(" "), "data-matches": covering.join(" "), title }, text);
+  const mark = el("mark", { class: classes.join(" "), "data-matches": covering.join(" "), title }, text);
+  const best = r.matches[0].score;
+  mark.style.setProperty("--w", String(best > 0 ? Math.max(0, r.matches[covering[0]].score / best) : 1));
+  return mark;
 }
 
 // matchTable lists the matching children: score, how they were found and
 // where they are in the parent; hovering a row outlines its text in card.
 function matchTable(r, card) {
+  const hybrid = r.matches.some((m) => m.foundBy);
   const rows = r.matches.map((m, i) => {
     const located = textRanges(r, m.start, m.end).length > 0;
     const where = m.start < 0 ? "not located in the parent" : located ? `${m.start}–${m.end}` : `${m.start}–${m.end}, outside the kept text`;
@@ -136,14 +143,14 @@ function matchTable(r, card) {
       el("td", {}, String(i + 1)),
       el("td", {}, el("code", {}, m.childId)),
       el("td", {}, m.score.toFixed(3)),
-      el("td", {}, m.foundBy || ""),
-      el("td", { class: located ? "" : "unlocated" }, where));
+      el("td", { class: located ? "" : "unlocated" }, where),
+      hybrid ? el("td", {}, m.foundBy || "") : null);
     row.addEventListener("mouseenter", () => focusMatch(card, i, true));
     row.addEventListener("mouseleave", () => focusMatch(card, i, false));
     return row;
   });
   return el("table", { class: "matches" },
-    el("thead", {}, el("tr", {}, ["", "matching child", "score", "found by", "code points in the parent"].map((h) => el("th", {}, h)))),
+    el("thead", {}, el("tr", {}, ["", "matching child", "score", "code points in the parent", hybrid ? "found by" : null].map((h) => h === null ? null : el("th", {}, h)))),
     el("tbody", {}, rows));
 }
 
