@@ -14,7 +14,7 @@ import (
 // Defaults of InspectorOptions.
 const (
 	DefaultPreviewBodyBytes     = 1 << 20
-	DefaultPreviewDocumentBytes = 256 << 10
+	DefaultPreviewDocumentBytes = 64 << 10
 	DefaultPreviewUnits         = 20_000
 	// maxPolicyBytes bounds each policy of a preview: a ChunkingPolicy is
 	// a few hundred bytes.
@@ -33,7 +33,7 @@ type InspectorOptions struct {
 	// MaxBodyBytes caps a preview's request body (default 1 MiB); larger
 	// is 413. Preview bodies count in Options.BodyBudget too.
 	MaxBodyBytes int64
-	// MaxDocumentBytes caps the document of a preview (default 256 KiB);
+	// MaxDocumentBytes caps the document of a preview (default 64 KiB);
 	// larger is 413.
 	MaxDocumentBytes int
 	// MaxUnits caps the parents and children one policy may cut the

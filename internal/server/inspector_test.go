@@ -261,7 +261,7 @@ func TestPreviewsRunOneAtATime(t *testing.T) {
 // answered 504 while the cut keeps the preview slot until it ends, so a
 // timed-out preview still counts as the one running.
 func TestPreviewPastTheTimeoutKeepsItsSlot(t *testing.T) {
-	s, url, c := newInspectorServer(t, Options{RequestTimeout: 20 * time.Millisecond})
+	s, url, c := newInspectorServer(t, Options{RequestTimeout: 20 * time.Millisecond, Inspector: InspectorOptions{MaxDocumentBytes: 256 << 10}})
 	doc := strings.Repeat("Sailing upwind means tacking across the wind. ", 5000) // about 230 KB
 	code, body := do(t, c, "POST", url+inspector.PreviewPath, previewBody(t, "sailing.txt", doc, "spec: {parent: {chunkSize: 4}, child: {chunkSize: 2}}"))
 	if code != http.StatusGatewayTimeout || !strings.Contains(string(body), "took longer than 20ms") {
