@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"path"
 	"strings"
 	"testing"
@@ -273,6 +274,68 @@ func TestPreviewPastTheTimeoutKeepsItsSlot(t *testing.T) {
 	for deadline := time.Now().Add(30 * time.Second); len(s.previews.slots) != 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the cut never gave the preview slot back")
+		}
+	}
+}
+
+// FuzzPreviewRequest previews arbitrary documents with arbitrary
+// policies: the server never panics, answers only 200, 400, 413, 503 or
+// 504, every refusal is a JSON error with a message, and every layout it
+// draws lies within the document, each child inside its parent.
+func FuzzPreviewRequest(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"# Title\n\nSome text. More text.", ""},
+		{"# A\n\n## B\n\ntext under b", sectionsPolicy},
+		{"one. two. three. four.", "spec: {strategy: SentenceWindow, window: {sentences: 1}}"},
+		{"<html><body><p>hi</p></body></html>", "spec: {lengthUnit: Tokens, parent: {chunkSize: 8}, child: {chunkSize: 2, chunkOverlap: 1}}"},
+		{"a b c d e f g", "spec: {parent: {chunkSize: 2}, child: {chunkSize: 1}}"},
+		{"", "spec: {child: {chunkSize: 0}}"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	s := New(Options{ShutdownDelay: -1, Inspector: InspectorOptions{Enabled: true}})
+	h := s.Handler()
+	allowed := map[int]bool{http.StatusOK: true, http.StatusBadRequest: true, http.StatusRequestEntityTooLarge: true,
+		http.StatusServiceUnavailable: true, http.StatusGatewayTimeout: true}
+	f.Fuzz(func(t *testing.T, doc, policy string) {
+		body := previewBody(t, "", doc, policy)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, inspector.PreviewPath, strings.NewReader(body)))
+		if !allowed[rec.Code] {
+			t.Fatalf("document %q, policy %q: status %d: %s", doc, policy, rec.Code, rec.Body)
+		}
+		if rec.Code != http.StatusOK {
+			var e ErrorResponse
+			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" {
+				t.Fatalf("document %q, policy %q: %d without a JSON error: %q", doc, policy, rec.Code, rec.Body)
+			}
+			return
+		}
+		var p inspector.Preview
+		if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || len(p.Layouts) != 1 {
+			t.Fatalf("document %q, policy %q: 200 with %q (%v)", doc, policy, rec.Body, err)
+		}
+		checkLayout(t, p.Length, p.Layouts[0])
+	})
+}
+
+// checkLayout fails unless every located unit of l lies within a text of
+// length code points and every located child inside its located parent.
+func checkLayout(t *testing.T, length int, l inspector.Layout) {
+	t.Helper()
+	inside := func(start, end, lo, hi int) bool { return start < 0 || lo <= start && start <= end && end <= hi }
+	for i, p := range l.Parents {
+		if !inside(p.Start, p.End, 0, length) {
+			t.Fatalf("parent %d at [%d, %d) of a text of %d", i, p.Start, p.End, length)
+		}
+	}
+	for i, c := range l.Children {
+		if c.Parent < 0 || c.Parent >= len(l.Parents) {
+			t.Fatalf("child %d of parent %d, of %d parents", i, c.Parent, len(l.Parents))
+		}
+		p := l.Parents[c.Parent]
+		if p.Start >= 0 && !inside(c.Start, c.End, p.Start, p.End) {
+			t.Fatalf("child %d at [%d, %d) outside its parent [%d, %d)", i, c.Start, c.End, p.Start, p.End)
 		}
 	}
 }
