@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/parentrag/parentrag/internal/inspector"
@@ -64,9 +65,9 @@ var previewShape = &shape{
 
 // newPreviewLane is where previews run: one at a time, one more waiting
 // until its request times out, any other refused at once. A preview
-// splits a whole document, up to hundreds of megabytes allocated for the
-// finest policy, so they never run side by side, and never in a query
-// slot.
+// splits a whole document, tens of megabytes of heap for the finest
+// policy of the largest document, so previews never run side by side,
+// and never in a query slot.
 func newPreviewLane(o Options) *lane { return newLane(1, 1, o.RequestTimeout) }
 
 // inspectorRoutes adds the page and its preview to mux when the inspector
@@ -86,7 +87,7 @@ func (o Options) inspectorPagePaths() []string {
 	if !o.Inspector.Enabled {
 		return nil
 	}
-	return append(inspector.PagePaths(), inspector.Prefix[:len(inspector.Prefix)-1])
+	return append(inspector.PagePaths(), strings.TrimSuffix(inspector.Prefix, "/"))
 }
 
 // preview answers POST /inspector/preview: the document and policies of
@@ -106,7 +107,7 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request) {
 	resp, err := s.runPreview(ctx, w, r)
 	var over *overloadError
 	switch {
-	case errors.As(err, &over) && over.reason == rejectBodyBudget:
+	case errors.As(err, &over): // the body budget is spent
 		s.overloaded(w, over, writeError)
 	case err != nil:
 		if statusOf(err) == http.StatusServiceUnavailable {
