@@ -94,7 +94,7 @@ test-race: glove postgres-engine ## Run the tests under the race detector (the S
 FUZZTIME ?= 10000x
 # Each fuzz target, as package:Target; each runs alone for FUZZTIME. New
 # inputs are minimized for at most 100 runs so the time goes to fuzzing.
-FUZZ_TARGETS ?= ./internal/server:FuzzRetrieveRequest ./internal/server:FuzzLangChainRequest ./internal/server:FuzzVectorStoreSearchRequest ./internal/server:FuzzMCPRequest ./internal/retrieval/split:FuzzRecursiveTokens ./internal/policy:FuzzParse ./internal/source/remote:FuzzReadArchive ./internal/retrieval/parentstore:FuzzParentJSONIsMarshal ./internal/document:FuzzReadHTML ./internal/document:FuzzReadPDF ./internal/document:FuzzReadDOCX ./internal/document:FuzzNestingEstimateIsNeverBelowTheTree
+FUZZ_TARGETS ?= ./internal/server:FuzzRetrieveRequest ./internal/server:FuzzPreviewRequest ./internal/server:FuzzLangChainRequest ./internal/server:FuzzVectorStoreSearchRequest ./internal/server:FuzzMCPRequest ./internal/retrieval/split:FuzzRecursiveTokens ./internal/policy:FuzzParse ./internal/source/remote:FuzzReadArchive ./internal/retrieval/parentstore:FuzzParentJSONIsMarshal ./internal/document:FuzzReadHTML ./internal/document:FuzzReadPDF ./internal/document:FuzzReadDOCX ./internal/document:FuzzNestingEstimateIsNeverBelowTheTree
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME (default 10000 inputs each).

@@ -199,7 +199,8 @@ func ClaimServeArgs(r *v1alpha1.Retriever) []string {
 
 // queryArgs are the server address, the Corpus served (the id of its
 // OpenAI vector store, whatever holds the revision), the Retriever's query
-// settings, its auth flags, its rerank stage and where its traces go.
+// settings, its auth flags, its rerank stage, where its traces go and,
+// only when it is on, the inspector.
 func queryArgs(r *v1alpha1.Retriever) []string {
 	args := append([]string{
 		"--addr=:" + itoa(serverPort),
@@ -210,6 +211,9 @@ func queryArgs(r *v1alpha1.Retriever) []string {
 	}, slices.Concat(modeArgs(r), searchArgs(r), authArgs(r), rerankArgs(r))...)
 	if t := r.Spec.Tracing; t != nil {
 		args = append(args, "--otlp-endpoint="+t.OTLPEndpoint)
+	}
+	if r.Spec.Inspector {
+		args = append(args, "--inspector")
 	}
 	return args
 }

@@ -375,6 +375,13 @@ type RetrieverSpec struct {
 	// +optional
 	Tracing *RetrieverTracing `json:"tracing,omitempty"`
 
+	// inspector, when true, makes the query pods serve the inspector page
+	// at /inspector/ (`parentrag serve --inspector`): a query's answer with
+	// its matching children marked, and a preview of how policies cut a
+	// document, behind the Retriever's auth. Off by default.
+	// +optional
+	Inspector bool `json:"inspector,omitempty"`
+
 	// suspend stops reconciliation; the Deployment keeps running as it is.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`

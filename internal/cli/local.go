@@ -11,6 +11,6 @@ func newLocalCommand() *cobra.Command {
 		Use:   "local",
 		Short: "Index and query on this machine, without a cluster",
 	}
-	cmd.AddCommand(newLocalIndexCommand(), newLocalQueryCommand(), newLocalDemoCommand())
+	cmd.AddCommand(newLocalIndexCommand(), newLocalQueryCommand(), newLocalDemoCommand(), newLocalUICommand())
 	return cmd
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -78,10 +77,7 @@ func newLocalQueryCommand() *cobra.Command {
 			if dir == "" {
 				return fmt.Errorf("--index is required: the directory written by parentrag local index")
 			}
-			if _, err := os.Stat(dir); err != nil {
-				return fmt.Errorf("--index %s: %w", dir, unwrapPathError(err))
-			}
-			b, err := bundle.Open(dir)
+			b, err := openLocalIndex(dir)
 			if err != nil {
 				return err
 			}

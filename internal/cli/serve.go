@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	"github.com/parentrag/parentrag/internal/cmbundle"
+	"github.com/parentrag/parentrag/internal/inspector"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/server"
@@ -61,6 +62,8 @@ type serveFlags struct {
 	otlpEndpoint string
 	// search chooses the vectors searched and their fusion.
 	search searchFlags
+	// inspector serves the inspector page and its policy preview.
+	inspector bool
 }
 
 // register adds the serve flags to cmd. --namespace defaults to
@@ -91,6 +94,7 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.maxHeavyInFlight, "max-heavy-in-flight", 0, "most heavy queries searched at once, as many more waiting; more are refused with 429 (0: a quarter of --max-in-flight, at least 1)")
 	fl.DurationVar(&f.shutdownDelay, "shutdown-delay", server.DefaultShutdownDelay, "after SIGTERM, how long to keep answering with /readyz at 503 while endpoints stop routing here, before closing the listener (0: none)")
 	fl.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "send a trace of each request over OTLP to this URL (http://collector:4318; with OTEL_EXPORTER_OTLP_PROTOCOL=grpc, :4317); without it the standard OTEL_* variables decide, and tracing is off when none is set")
+	fl.BoolVar(&f.inspector, "inspector", false, "serve the inspector page at /inspector/ (answers with their matching children, and a policy preview); its preview and the queries it sends need the token --auth asks for")
 	f.auth.register(fl)
 	f.rerank.register(fl)
 	f.search.register(cmd)
@@ -172,6 +176,7 @@ func (f *serveFlags) serverOptions() server.Options {
 		HeavyBodyBytes: int64(noLimit(int(f.heavyBodyBytes))), HeavyPostings: noLimit(f.heavyPostings),
 		HeavyPostingsPerChild: noLimit(f.heavyPostingsPerChild), MaxPostingsPerChild: noLimit(f.maxPostingsPerChild),
 		MaxHeavyInFlight: f.maxHeavyInFlight,
+		Inspector:        server.InspectorOptions{Enabled: f.inspector},
 	}
 }
 
@@ -272,6 +277,9 @@ func runServe(cmd *cobra.Command, f *serveFlags, reader newReader) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
 	log.Info("serving", "addr", ln.Addr().String())
+	if f.inspector {
+		log.Info("inspector enabled", "path", inspector.Prefix)
+	}
 
 	start := time.Now()
 	b, cleanup, err := loadRevision(ctx, f, reader)

@@ -303,3 +303,23 @@ func TestServeMissingConfigMap(t *testing.T) {
 		t.Fatalf("serve without a cluster: %v", err)
 	}
 }
+
+// TestServeInspectorFlag checks that the inspector's page is served only
+// with --inspector.
+func TestServeInspectorFlag(t *testing.T) {
+	index := localIndex(t)
+	for args, want := range map[string]int{"": http.StatusNotFound, "--inspector": http.StatusOK} {
+		rs := startServe(t, nil, append([]string{"--index", index, "--shutdown-delay", "0"}, strings.Fields(args)...)...)
+		resp, err := http.Get(rs.url + "/inspector/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("serve %s: GET /inspector/ %d, want %d", args, resp.StatusCode, want)
+		}
+		if err := rs.stop(t); err != nil {
+			t.Errorf("serve %s: %v", args, err)
+		}
+	}
+}

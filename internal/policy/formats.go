@@ -121,3 +121,14 @@ func formatOfLanguage(lang v1alpha1.Language) v1alpha1.DocumentFormat {
 	}
 	return v1alpha1.FormatText
 }
+
+// LengthOf returns the length unit in which doc is split, and its
+// measure: a formats rule for doc's language or format may set its own
+// unit, the policy's applies otherwise.
+func (c *Compiled) LengthOf(doc hierarchy.Document) (v1alpha1.LengthUnit, split.LengthFunc, error) {
+	k := kindOf(doc)
+	settings := c.Spec.ForDocument(k.format, k.language)
+	norm := settings.Normalized()
+	length, err := LengthFunc(string(norm.LengthUnit), string(norm.Tokenizer))
+	return norm.LengthUnit, length, err
+}

@@ -164,3 +164,25 @@ func TestFormatsRulesChooseSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestLengthOfFollowsTheRule checks that a document is measured in the
+// unit its formats rule sets, and others in the policy's.
+func TestLengthOfFollowsTheRule(t *testing.T) {
+	c := mustCompile(t, v1alpha1.ChunkingPolicySpec{
+		Formats: []v1alpha1.FormatRule{{Match: v1alpha1.FormatMatch{Format: v1alpha1.FormatCode}, LengthUnit: v1alpha1.LengthTokens,
+			Parent: &v1alpha1.ChunkSize{ChunkSize: 120}, Child: &v1alpha1.ChunkSize{ChunkSize: 40}}},
+	})
+	text := "func main() { fmt.Println(\"tokens are fewer than characters\") }"
+	for id, want := range map[string]v1alpha1.LengthUnit{"main.go": v1alpha1.LengthTokens, "notes.md": v1alpha1.LengthCharacters} {
+		unit, length, err := c.LengthOf(hierarchy.Document{ID: id, Text: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if unit != want {
+			t.Errorf("%s: unit %s, want %s", id, unit, want)
+		}
+		if chars := split.CodePoints(text); (want == v1alpha1.LengthTokens) != (length(text) < chars) {
+			t.Errorf("%s: length %d of %d characters, want it in %s", id, length(text), chars, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,7 +24,19 @@ const (
 
 // openPaths answer without a token, whatever the Authorizer: the kubelet
 // probes them and they tell nothing about the index.
-var openPaths = map[string]bool{"/healthz": true, "/readyz": true}
+var openPaths = []string{"/healthz", "/readyz"}
+
+// openPathsOf are the paths that answer without a token on a server with
+// options o: openPaths, and the inspector's page files when it is enabled
+// (a browser opening the page sends no token; the page sends the one its
+// user enters with every request for data).
+func openPathsOf(o Options) map[string]bool {
+	open := map[string]bool{}
+	for _, p := range append(slices.Clone(openPaths), o.inspectorPagePaths()...) {
+		open[p] = true
+	}
+	return open
+}
 
 // An Authorizer decides whether the caller holding a bearer token may
 // have an access. Authorize returns nil to let the request through, or an
@@ -72,8 +85,8 @@ var missingToken = &AuthError{Code: http.StatusUnauthorized, Outcome: outcomeMis
 	Message: "this endpoint needs a bearer token: send the header \"Authorization: Bearer TOKEN\""}
 
 // guard returns h behind the Authorizer of the options: every path but
-// the open ones needs a token the Authorizer accepts, and each decision is
-// counted. Without an Authorizer h is returned as it is. Endpoints added
+// the open ones (see openPathsOf) needs a token the Authorizer accepts,
+// and each decision is counted. Without an Authorizer h is returned as it is. Endpoints added
 // to the mux later are guarded with no change here.
 func (s *Server) guard(h http.Handler) http.Handler {
 	az := s.opts.Auth
@@ -82,7 +95,7 @@ func (s *Server) guard(h http.Handler) http.Handler {
 	}
 	outcomes := authOutcomes(s.opts.Registry)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if openPaths[r.URL.Path] {
+		if s.open[r.URL.Path] {
 			h.ServeHTTP(w, r)
 			return
 		}

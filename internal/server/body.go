@@ -71,8 +71,13 @@ func (br *budgetedReader) Read(p []byte) (int, error) {
 // UTF-8, as JSON must be (400). On success release gives the body's bytes
 // back to the budget, once the request is answered.
 func (s *Server) receiveBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), err error) {
+	return s.receiveBodyUpTo(w, r, s.opts.MaxBodyBytes)
+}
+
+// receiveBodyUpTo is receiveBody with a body of up to limit bytes.
+func (s *Server) receiveBodyUpTo(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, release func(), err error) {
 	http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTimeout))
-	br := &budgetedReader{r: http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes), budget: s.bodies}
+	br := &budgetedReader{r: http.MaxBytesReader(w, r.Body, limit), budget: s.bodies}
 	body, err = io.ReadAll(br)
 	release = func() { s.bodies.give(br.held) }
 	if err != nil {
@@ -80,7 +85,7 @@ func (s *Server) receiveBody(w http.ResponseWriter, r *http.Request) (body []byt
 		// The rest of the body is left unread: the connection cannot
 		// carry another request.
 		w.Header().Set("Connection", "close")
-		return nil, nil, s.bodyError(err)
+		return nil, nil, s.bodyError(err, limit)
 	}
 	// The body is whole: net/http has lifted the deadline for its read of
 	// the next request (TestSearchOutlivesBodyDeadline).
@@ -91,13 +96,14 @@ func (s *Server) receiveBody(w http.ResponseWriter, r *http.Request) (body []byt
 	return body, release, nil
 }
 
-// bodyError is the answer to a body that could not be received.
-func (s *Server) bodyError(err error) error {
+// bodyError is the answer to a body of at most limit bytes that could not
+// be received.
+func (s *Server) bodyError(err error, limit int64) error {
 	var tooLarge *http.MaxBytesError
 	var netErr net.Error
 	switch {
 	case errors.As(err, &tooLarge):
-		return &httpError{code: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body over %d bytes", s.opts.MaxBodyBytes)}
+		return &httpError{code: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body over %d bytes", limit)}
 	case errors.Is(err, errBodyBudget):
 		return &overloadError{reason: rejectBodyBudget}
 	case errors.As(err, &netErr) && netErr.Timeout():

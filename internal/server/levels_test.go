@@ -1,47 +1,21 @@
 package server
 
 import (
-	"context"
-	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
-	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 )
 
-// openLevelsBundle saves bundletest's handbook with a policy of sections, parents and
-// children and opens it.
+// openLevelsBundle saves bundletest's handbook with a policy of sections,
+// parents and children and opens it.
 func openLevelsBundle(t *testing.T) *bundle.Bundle {
 	t.Helper()
-	spec := bundletest.LevelsPolicy()
-	handbook := []hierarchy.Document{bundletest.Handbook()}
-	compiled, err := policy.Compile(&spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := indexer.Build(context.Background(), handbook, compiled.Builder, lex, indexer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := bundletest.Manifest(handbook, "rev-levels")
-	m.Policy, _ = json.Marshal(compiled.Spec)
-	dir := filepath.Join(t.TempDir(), "bundle")
-	if _, err := bundle.Save(dir, ix, m, false); err != nil {
-		t.Fatal(err)
-	}
-	b, err := bundle.Open(dir)
+	b, err := bundle.Open(bundletest.SavePolicy(t, []hierarchy.Document{bundletest.Handbook()}, bundletest.LevelsPolicy(), "rev-levels"))
 	if err != nil {
 		t.Fatal(err)
 	}

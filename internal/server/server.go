@@ -136,6 +136,8 @@ type Options struct {
 	// reranker failure counts in parentrag_rerank_fallbacks_total and the
 	// query keeps its first-stage order.
 	Rerank *retrieval.Rerank
+	// Inspector turns on the inspector page and bounds its policy preview.
+	Inspector InspectorOptions
 	// Registry receives the server's metrics and is what /metrics serves.
 	// Nil means a new registry that also holds the Go and process
 	// collectors.
@@ -166,6 +168,10 @@ func (o Options) withDefaults() Options {
 		o.BodyBudget = DefaultBodyBudget
 	}
 	o.BodyBudget = max(o.BodyBudget, o.MaxBodyBytes)
+	o.Inspector = o.Inspector.withDefaults()
+	if o.Inspector.Enabled {
+		o.BodyBudget = max(o.BodyBudget, o.Inspector.MaxBodyBytes)
+	}
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = DefaultRequestTimeout
 	}
@@ -217,7 +223,11 @@ type Server struct {
 	rerankFallbacks prometheus.Counter
 	admit           *admission
 	bodies          *bodyBudget
-	handler         http.Handler
+	// previews is the inspector's preview lane (see newPreviewLane).
+	previews *lane
+	// open are the paths that answer without a token (see guard).
+	open    map[string]bool
+	handler http.Handler
 	// beforeRetrieve, when set (by tests), runs before each retrieval
 	// with the request's context.
 	beforeRetrieve func(context.Context)
@@ -249,6 +259,8 @@ func New(opts Options) *Server {
 	s.embedding = newEmbeddingMetrics(s.opts.Registry)
 	s.admit = newAdmission(s.opts)
 	s.bodies = &bodyBudget{limit: s.opts.BodyBudget}
+	s.previews = newPreviewLane(s.opts)
+	s.open = openPathsOf(s.opts)
 	s.handler = s.routes()
 	return s
 }
@@ -277,7 +289,8 @@ func (s *Server) Ready() bool { return s.loaded.Load() != nil && !s.draining.Loa
 
 // Handler returns the server's routes, instrumented: /v1/retrieve, the
 // protocol endpoints (/v1/langchain/retrieve, /v1/vector_stores..., /mcp),
-// /openapi.json, /healthz, /readyz and /metrics.
+// /openapi.json, /healthz, /readyz and /metrics, and the inspector's page
+// and preview when it is enabled.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Run listens on Options.Addr and serves until ctx is cancelled, then shuts
@@ -345,6 +358,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("/healthz", s.instrument("/healthz", http.HandlerFunc(s.healthz)))
 	mux.Handle("/readyz", s.instrument("/readyz", http.HandlerFunc(s.readyz)))
 	mux.Handle("/metrics", s.instrument("/metrics", s.metrics.handler))
+	s.inspectorRoutes(mux)
 	mux.Handle("/", s.instrument("other", http.HandlerFunc(notFound)))
 	return s.closeWhileDraining(s.guard(mux))
 }

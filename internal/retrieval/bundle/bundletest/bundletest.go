@@ -85,6 +85,32 @@ func Save(tb testing.TB, docs []hierarchy.Document, rev string) string {
 	return dir
 }
 
+// SavePolicy is Save with docs split by the policy spec instead of
+// Builder: the manifest records the compiled spec and its length unit.
+func SavePolicy(tb testing.TB, docs []hierarchy.Document, spec v1alpha1.ChunkingPolicySpec, rev string) string {
+	tb.Helper()
+	compiled, err := policy.Compile(&spec)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ix, err := indexer.Build(context.Background(), docs, compiled.Builder, lex, indexer.Options{Workers: 2})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m := Manifest(docs, rev)
+	m.Policy, _ = json.Marshal(compiled.Spec)
+	m.LengthUnit = string(compiled.Spec.LengthUnit)
+	dir := filepath.Join(tb.TempDir(), "bundle")
+	if _, err := bundle.Save(dir, ix, m, false); err != nil {
+		tb.Fatalf("Save: %v", err)
+	}
+	return dir
+}
+
 // RunEndingID returns the first id "<prefix><n>", n = 0, 1, ..., after
 // which a build into segments ends a run of documents: a test puts one
 // after every few documents to cut a small corpus into several segments.
