@@ -62,6 +62,12 @@ func Fail(span trace.Span, err error) {
 	}
 }
 
+// End ends span, failed with err when err is not nil.
+func End(span trace.Span, err error) {
+	Fail(span, err)
+	span.End()
+}
+
 // Extract returns ctx with the remote span context that carrier's W3C
 // traceparent (and baggage) name, while tracing is on.
 func Extract(ctx context.Context, carrier propagation.TextMapCarrier) context.Context {
@@ -87,6 +93,10 @@ type Config struct {
 	Endpoint string
 	// ServiceName is service.name unless OTEL_SERVICE_NAME says otherwise.
 	ServiceName string
+	// Exporter, when set, receives the spans instead of the OTLP exporter
+	// (a test's in-memory exporter), and turns tracing on; Endpoint is
+	// still what ChildEnv tells the processes this one starts.
+	Exporter sdktrace.SpanExporter
 }
 
 // wanted reports whether tracing is asked for: an endpoint given, or the
@@ -121,20 +131,30 @@ func grpc() bool {
 // turns tracing off again; with tracing not asked for, a shutdown that does
 // nothing.
 func Setup(ctx context.Context, c Config) (func(context.Context) error, error) {
-	if !c.wanted() {
+	if c.Exporter == nil && !c.wanted() {
 		return func(context.Context) error { return nil }, nil
 	}
-	exp, err := exporter(ctx, c.Endpoint)
-	if err != nil {
-		return nil, err
+	exp := c.Exporter
+	if exp == nil {
+		var err error
+		if exp, err = exporter(ctx, c.Endpoint); err != nil {
+			return nil, err
+		}
 	}
-	return StartWith(ctx, exp, c.ServiceName)
+	return start(ctx, exp, c.ServiceName, exportVars(c.Endpoint))
 }
 
 // StartWith turns tracing on with spans batched to exp (the OTLP exporter
 // in Setup; another exporter for a benchmark), and returns the shutdown
 // that flushes them and turns tracing off.
 func StartWith(ctx context.Context, exp sdktrace.SpanExporter, serviceName string) (func(context.Context) error, error) {
+	return start(ctx, exp, serviceName, nil)
+}
+
+// start turns tracing on with spans batched to exp and vars the variables
+// ChildEnv passes on, and returns the shutdown that flushes the spans and
+// turns tracing off.
+func start(ctx context.Context, exp sdktrace.SpanExporter, serviceName string, vars []EnvVar) (func(context.Context) error, error) {
 	res, err := resource.New(ctx, resource.WithAttributes(attribute.String("service.name", serviceName)), resource.WithFromEnv())
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
@@ -143,9 +163,11 @@ func StartWith(ctx context.Context, exp sdktrace.SpanExporter, serviceName strin
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	t := tp.Tracer(instrumentation)
+	exportEnv.Store(&vars)
 	tracer.Store(&t)
 	return func(ctx context.Context) error {
 		tracer.Store(nil)
+		exportEnv.Store(nil)
 		return tp.Shutdown(ctx)
 	}, nil
 }
