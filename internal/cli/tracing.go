@@ -31,6 +31,9 @@ func startTracing(cmd *cobra.Command, endpoint, service string) (ctx context.Con
 	if err != nil {
 		return nil, nil, fmt.Errorf("--otlp-endpoint: %w", err)
 	}
+	if !telemetry.Enabled() {
+		return cmd.Context(), func() {}, nil
+	}
 	return telemetry.ExtractEnv(cmd.Context(), os.Getenv), func() {
 		flushTraces(shutdown, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
 	}, nil
