@@ -11,6 +11,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/telemetry"
 	"github.com/parentrag/parentrag/internal/telemetry/telemetrytest"
 )
@@ -56,6 +57,7 @@ func TestIndexingJobCarriesTheReconcileSpan(t *testing.T) {
 	if reconcile == nil || reconcile.Name != telemetry.SpanReconcile || reconcile.SpanContext.TraceID().String() != parts[1] || attr(reconcile, "parentrag.corpus") != c.Name {
 		t.Fatalf("TRACEPARENT names %+v, want the span of a reconcile of %s", reconcile, c.Name)
 	}
+	logTree(t, spans, reconcile, "")
 	indexJob := childrenOf(spans, reconcile, telemetry.SpanIndexJob)
 	if len(indexJob) != 1 {
 		t.Fatalf("%d %s spans below the reconcile that created the Job, want 1", len(indexJob), telemetry.SpanIndexJob)
@@ -65,15 +67,18 @@ func TestIndexingJobCarriesTheReconcileSpan(t *testing.T) {
 	}
 }
 
-// TestInProcessBuildIsTraced builds a Corpus in the operator with tracing
-// on: the reconcile that builds it reads the sources, builds (split,
-// embed, index, save), stores the ConfigMaps and verifies the revision,
-// each a span below it.
+// TestInProcessBuildIsTraced builds a Corpus with a quality gate in the
+// operator with tracing on: the reconcile that builds it reads the
+// sources, builds (split, embed, index, save), stores the ConfigMaps,
+// verifies the revision and measures the gate, each a span below it; the
+// verification's and the gate's queries are counted, not traced one by
+// one.
 func TestInProcessBuildIsTraced(t *testing.T) {
 	ns := newNamespace(t)
 	p := newPolicy(t, 800, 160)
+	golden := newGolden(t, ns, goldenQueries)
 	rec := telemetrytest.Start(t, "")
-	c := inlineCorpus(ns, p.Name, sampleDocs()...)
+	c := gatedCorpus(ns, p.Name, golden, v1alpha1.QualityGate{MinHitRate: "0.6"})
 	if err := k8s.Create(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
@@ -95,12 +100,31 @@ func TestInProcessBuildIsTraced(t *testing.T) {
 	if reconcile == nil || reconcile.Name != telemetry.SpanReconcile || attr(reconcile, "parentrag.corpus") != c.Name {
 		t.Fatalf("the build's parent is %+v, want a reconcile of %s", reconcile, c.Name)
 	}
+	logTree(t, spans, reconcile, "")
 	below := childrenOf(spans, reconcile, "")
-	if got, want := names(below), []string{telemetry.SpanReadSources, telemetry.SpanBuild, telemetry.SpanStore, telemetry.SpanVerify}; !slices.Equal(got, want) {
+	want := []string{telemetry.SpanReadSources, telemetry.SpanBuild, telemetry.SpanStore, telemetry.SpanVerify, telemetry.SpanGate}
+	if got := names(below); !slices.Equal(got, want) {
 		t.Fatalf("below the reconcile that built %v, want %v", got, want)
 	}
-	if got := attr(&below[3], "parentrag.result"); got != "Passed" {
-		t.Errorf("the verify span says %q, want Passed", got)
+	verify, gate := &below[3], &below[4]
+	if attr(verify, "parentrag.result") != "Passed" || attr(gate, "parentrag.result") != "Passed" || attr(gate, "parentrag.queries") != "3" {
+		t.Errorf("verify says %q, the gate %q on %s queries; want Passed, Passed on 3", attr(verify, "parentrag.result"), attr(gate, "parentrag.result"), attr(gate, "parentrag.queries"))
+	}
+	for _, s := range []*tracetest.SpanStub{verify, gate} {
+		if got := names(childrenOf(spans, s, "")); len(got) > 0 {
+			t.Errorf("the queries of %s are traced one by one: %v", s.Name, got)
+		}
+	}
+}
+
+// logTree logs the span and those below it, indented, with how long each
+// lasted.
+func logTree(t *testing.T, spans tracetest.SpanStubs, s *tracetest.SpanStub, indent string) {
+	t.Logf("%-30s %10s", indent+s.Name, s.EndTime.Sub(s.StartTime).Round(time.Microsecond))
+	children := childrenOf(spans, s, "")
+	slices.SortFunc(children, func(a, b tracetest.SpanStub) int { return a.StartTime.Compare(b.StartTime) })
+	for i := range children {
+		logTree(t, spans, &children[i], indent+"  ")
 	}
 }
 

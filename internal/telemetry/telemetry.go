@@ -44,7 +44,7 @@ func Enabled() bool { return tracer.Load() != nil }
 // span.IsRecording(), so that nothing is built for a span that is not.
 func Start(ctx context.Context, name string, kind ...trace.SpanKind) (context.Context, trace.Span) {
 	t := tracer.Load()
-	if t == nil {
+	if t == nil || ctx.Value(silenced{}) != nil {
 		return ctx, offSpan
 	}
 	k := trace.SpanKindInternal
@@ -52,6 +52,20 @@ func Start(ctx context.Context, name string, kind ...trace.SpanKind) (context.Co
 		k = kind[0]
 	}
 	return (*t).Start(ctx, name, trace.WithSpanKind(k))
+}
+
+// silenced is the key of a context in which Start records nothing.
+type silenced struct{}
+
+// Silence returns ctx in which Start records nothing, tracing on or off:
+// for work that runs many queries (a quality gate's golden queries, a
+// verification's samples), so that it is one span, with counts, rather
+// than a span per stage of each query.
+func Silence(ctx context.Context) context.Context {
+	if !Enabled() {
+		return ctx
+	}
+	return context.WithValue(ctx, silenced{}, true)
 }
 
 // Fail marks span as failed with err, when err is not nil.
