@@ -106,7 +106,9 @@ type Runs struct{ Reused, Built int }
 // each parent goes straight into the parent store, so the build holds
 // neither the index nor every unit in memory: beyond the documents, a
 // unit per worker and a batch of children. The bundle is the same, byte
-// for byte, as saving the index built in memory.
+// for byte, as saving the index built in memory. While tracing is on, the
+// build is a span of ctx's, with its stages (split, embed, index, save)
+// below it.
 func Run(ctx context.Context, req Request) (built Built, err error) {
 	ctx, span := telemetry.Start(ctx, telemetry.SpanBuild)
 	defer func() { endBuild(span, &req, built, err) }()

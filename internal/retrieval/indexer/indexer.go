@@ -123,7 +123,8 @@ type Index struct {
 // embedder that is a Fitter is fitted on every child text before any is
 // embedded. The units kept for Options.Units are written as the first pass
 // spills them; failing to keep them (counted in Index.UnitsNotStored)
-// never fails the build.
+// never fails the build. While tracing is on, the first pass is a span of
+// the split stage and the second (fit and embed) one of the embed stage.
 func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentSplitter, e embed.Embedder, opts Options) (*Index, error) {
 	opts = opts.withDefaults()
 	shape := unitShape{analysed: embed.LexicalPart(e) != nil, contexts: opts.ContextWeight > 0}
