@@ -50,12 +50,12 @@ test: manifests generate vet glove postgres-engine ## Run every test (unit, conf
 	$(MAKE) test-clients
 	$(MAKE) test-monitoring
 
-# parentrag serve's traces sent to a real OpenTelemetry Collector, built
-# from the collector's Go modules into ./bin (hack/otelcol.sh); make test
-# runs it with the rest.
+# parentrag serve's and parentrag local index's traces sent to a real
+# OpenTelemetry Collector, built from the collector's Go modules into ./bin
+# (hack/otelcol.sh); make test runs them with the rest.
 .PHONY: test-tracing
-test-tracing: ## Run the tracing test against a real OpenTelemetry Collector.
-	PARENTRAG_OTELCOL=$$(hack/otelcol.sh) $(GO) test -count=1 -run 'TestServeTracesToACollector' -v ./internal/cli/
+test-tracing: ## Run the tracing tests against a real OpenTelemetry Collector.
+	PARENTRAG_OTELCOL=$$(hack/otelcol.sh) $(GO) test -count=1 -run 'TestServeTracesToACollector|TestLocalIndexTracesItsBuildToACollector' -v ./internal/cli/
 
 # The dashboard's and the alert rules' queries parsed with Prometheus's
 # parser against the series the code exports, and promtool test rules;

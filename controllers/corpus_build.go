@@ -22,6 +22,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
 // ensureRevision makes sure the revision exists in ConfigMaps, building it
@@ -94,7 +95,9 @@ func (r *CorpusReconciler) build(ctx context.Context, s *corpusState, name strin
 		logged = append(logged, "runsReused", built.Runs.Reused, "runsBuilt", built.Runs.Built)
 	}
 	log.FromContext(ctx).Info("built revision", logged...)
-	stored, err = r.store(ctx, s, req.Dir, name, opts...)
+	sctx, span := telemetry.Start(ctx, telemetry.SpanStore)
+	stored, err = r.store(sctx, s, req.Dir, name, opts...)
+	telemetry.End(span, err)
 	return err
 }
 

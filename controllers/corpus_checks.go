@@ -24,6 +24,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore/milvus"
 	"github.com/parentrag/parentrag/internal/rollout"
+	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
 // checkRevision verifies a built revision that is about to replace the
@@ -100,21 +101,27 @@ func (r *CorpusReconciler) runChecks(ctx context.Context, s *corpusState, golden
 	}
 	defer os.RemoveAll(tmp)
 	dir := filepath.Join(tmp, "candidate")
-	candidate, err := r.openRevision(ctx, s.corpus, s.built.Name, dir)
+	vctx, span := telemetry.Start(ctx, telemetry.SpanVerify)
+	candidate, err := r.openRevision(vctx, s.corpus, s.built.Name, dir)
 	if err == nil {
 		defer candidate.Close()
 	}
 	if s.built.Verification == nil || err != nil {
-		if s.built.Verification, err = indexjob.Verify(ctx, dir, candidate, err); err != nil {
+		if s.built.Verification, err = indexjob.Verify(vctx, dir, candidate, err); err != nil {
+			indexjob.EndVerify(span, nil, err)
 			s.reason = v1alpha1.ReasonVerificationFailed
 			return fmt.Errorf("verifying revision %s (retried): %w", s.built.Name, err)
 		}
 		log.FromContext(ctx).Info("verified revision", "revision", s.built.Name, "result", s.built.Verification.Result, "message", s.built.Verification.Message)
 	}
+	indexjob.EndVerify(span, s.built.Verification, nil)
 	if golden == nil || s.built.Verification.Result != v1alpha1.CheckPassed {
 		return nil
 	}
-	return r.runGate(ctx, s, candidate, golden, digest, filepath.Join(tmp, "active"))
+	gctx, span := telemetry.Start(ctx, telemetry.SpanGate)
+	err = r.runGate(gctx, s, candidate, golden, digest, filepath.Join(tmp, "active"))
+	indexjob.EndGate(span, s.built.QualityGate, err)
+	return err
 }
 
 // runGate measures the golden queries on the candidate and on the active

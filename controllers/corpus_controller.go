@@ -21,6 +21,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/source/remote"
 	"github.com/parentrag/parentrag/internal/sourceset"
+	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
 // CorpusReconciler indexes Corpora: it resolves the policy and the sources,
@@ -140,6 +141,8 @@ type corpusStep func(ctx context.Context, s *corpusState) (ctrl.Result, error)
 // Reconcile runs the steps for one Corpus and always writes a status that
 // says where it stands, with kstatus conditions.
 func (r *CorpusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
+	ctx, span := startReconcile(ctx, req)
+	defer func() { telemetry.End(span, err) }()
 	// From the API server, not the cache: a reconcile queued by this
 	// controller's own writes must see them, or it would verify and
 	// promote a revision again.

@@ -81,7 +81,8 @@ func (r *CorpusReconciler) buildWithJob(ctx context.Context, s *corpusState, nam
 }
 
 // ensureJob creates what the revision's Job needs, then the Job; each is
-// created once and left alone after.
+// created once and left alone after. While tracing is on, the Job carries
+// the reconcile's span, the parent of its own (jobTraceEnv).
 func (r *CorpusReconciler) ensureJob(ctx context.Context, s *corpusState, names jobObjects) (*batchv1.Job, error) {
 	var job batchv1.Job
 	err := r.reader().Get(ctx, client.ObjectKey{Namespace: s.corpus.Namespace, Name: names.job}, &job)
@@ -106,7 +107,8 @@ func (r *CorpusReconciler) ensureJob(ctx context.Context, s *corpusState, names 
 			return nil, err
 		}
 	}
-	built := indexJob(s.corpus, s.revision, r.indexImage(s.corpus), r.activeClaim(ctx, s.corpus, plan.Gate), credentialEnv(s.corpus))
+	env := append(credentialEnv(s.corpus), jobTraceEnv(ctx)...)
+	built := indexJob(s.corpus, s.revision, r.indexImage(s.corpus), r.activeClaim(ctx, s.corpus, plan.Gate), env)
 	if err := r.createOwned(ctx, s.corpus, built); err != nil {
 		return nil, err
 	}

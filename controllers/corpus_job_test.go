@@ -56,12 +56,19 @@ func createAndWaitJob(t *testing.T, c *v1alpha1.Corpus) *batchv1.Job {
 // volume, as the indexer's service account.
 func runIndexer(t *testing.T, c *v1alpha1.Corpus, job *batchv1.Job, volume string) error {
 	t.Helper()
-	sa, err := env.ServiceAccountClient(context.Background(), c.Namespace, job.Spec.Template.Spec.ServiceAccountName)
+	return runIndexerIn(t, context.Background(), c, job, volume)
+}
+
+// runIndexerIn is runIndexer under ctx, which carries what the pod's
+// environment would (a parent span).
+func runIndexerIn(t *testing.T, ctx context.Context, c *v1alpha1.Corpus, job *batchv1.Job, volume string) error {
+	t.Helper()
+	sa, err := env.ServiceAccountClient(ctx, c.Namespace, job.Spec.Template.Spec.ServiceAccountName)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &indexjob.Runner{Client: sa, Namespace: c.Namespace, Volume: volume}
-	return r.Run(context.Background(), planName(job))
+	return r.Run(ctx, planName(job))
 }
 
 // planName reads the plan ConfigMap's name from the Job's arguments.

@@ -195,6 +195,7 @@ func (r *CorpusReconciler) computeRevision(ctx context.Context, s *corpusState) 
 		s.vectorStore.Table = s.corpus.PostgresTable(s.revision)
 	}
 	s.corpus.Status.LastAttemptedRevision = s.revision
+	recordRevision(ctx, s.revision)
 	return ctrl.Result{}, nil
 }
 

@@ -18,6 +18,7 @@ import (
 // indexFlags configure `parentrag index`.
 type indexFlags struct {
 	plan, namespace, volume, active, cacheDir, unitCacheDir string
+	otlpEndpoint                                            string
 }
 
 // newIndexCommand builds one revision as an indexing Job does: the plan
@@ -33,6 +34,11 @@ func newIndexCommand() *cobra.Command {
 			if f.plan == "" || f.volume == "" || f.namespace == "" {
 				return fmt.Errorf("--plan-configmap, --volume and --namespace (or $POD_NAMESPACE) are required")
 			}
+			ctx, stopTracing, err := startTracing(cmd, f.otlpEndpoint, "parentrag-index")
+			if err != nil {
+				return err
+			}
+			defer stopTracing()
 			build.TuneCollector()
 			cfg, err := config.GetConfig()
 			if err != nil {
@@ -45,7 +51,7 @@ func newIndexCommand() *cobra.Command {
 			r := &indexjob.Runner{Client: c, Namespace: f.namespace, Volume: f.volume, ActiveVolume: f.active,
 				EmbeddingCacheDir: f.cacheDir, UnitCacheDir: f.unitCacheDir, OnProgress: logProgress(cmd.ErrOrStderr())}
 			start := time.Now()
-			if err := r.Run(cmd.Context(), f.plan); err != nil {
+			if err := r.Run(ctx, f.plan); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "built the revision of %s into %s in %s\n", f.plan, f.volume, time.Since(start).Round(time.Millisecond))
@@ -59,6 +65,7 @@ func newIndexCommand() *cobra.Command {
 	fl.StringVar(&f.active, "active-volume", "", "the active revision's volume, for the quality gate")
 	fl.StringVar(&f.cacheDir, "embedding-cache-dir", "", "the Corpus's embedding cache (none when empty)")
 	fl.StringVar(&f.unitCacheDir, "unit-cache-dir", "", "the Corpus's unit cache, which keeps each document's split and analyses between builds (default: units/ in --embedding-cache-dir when set, else none)")
+	otlpFlag(fl, &f.otlpEndpoint, "the build, the child of the operator's span that TRACEPARENT names")
 	return cmd
 }
 

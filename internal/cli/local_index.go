@@ -20,6 +20,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/source"
+	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
 // embeddingFlags choose the embedder of a new index.
@@ -74,15 +75,23 @@ func newLocalIndexCommand() *cobra.Command {
 		replace, quiet  bool
 		emb             embeddingFlags
 		units           unitCacheFlags
+		otlpEndpoint    string
 	)
 	cmd := &cobra.Command{
 		Use:   "index --policy POLICY.yaml --out DIR PATH...",
 		Short: "Index files and folders (Markdown, text, HTML, PDF, DOCX, JSON Lines) into a local index directory",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if out == "" {
 				return fmt.Errorf("--out is required: the directory to write the index to")
 			}
+			ctx, stopTracing, err := startTracing(cmd, otlpEndpoint, "parentrag")
+			if err != nil {
+				return err
+			}
+			defer stopTracing()
+			ctx, span := telemetry.Start(ctx, telemetry.SpanLocalIndex)
+			defer func() { telemetry.End(span, err) }()
 			build.TuneCollector()
 			store, err := childIndexRef(childIndex, emb.endpoint)
 			if err != nil {
@@ -104,7 +113,7 @@ func newLocalIndexCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			loaded, err := source.LoadPathsReport(args)
+			loaded, err := source.LoadPathsReport(ctx, args)
 			if err != nil {
 				return err // it counts what was skipped and names the first unreadable file
 			}
@@ -112,7 +121,7 @@ func newLocalIndexCommand() *cobra.Command {
 				fmt.Fprintf(cmd.ErrOrStderr(), "skipped: %v\n", e)
 			}
 			req := indexRequest{docs: loaded.Docs, compiled: compiled, emb: &emb, store: store, out: out, replace: replace, unitCache: unitCache, unitMaxAge: units.maxAge}
-			built, err := indexDocuments(cmd.Context(), req, newProgressReporter(cmd.ErrOrStderr(), quiet))
+			built, err := indexDocuments(ctx, req, newProgressReporter(cmd.ErrOrStderr(), quiet))
 			if err != nil {
 				return err
 			}
@@ -132,6 +141,7 @@ func newLocalIndexCommand() *cobra.Command {
 	cmd.Flags().StringVar(&childIndex, "child-index", bundle.VectorStoreEmbedded, "how the index keeps its children: embedded (BM25 vectors) or segments (counts per group of documents, lexical embedder only)")
 	emb.register(cmd)
 	units.register(cmd)
+	otlpFlag(cmd.Flags(), &otlpEndpoint, "the build (reading, splitting, embedding, indexing)")
 	return cmd
 }
 

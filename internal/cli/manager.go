@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/parentrag/parentrag/controllers"
+	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
 // managerFlags configure the operator.
@@ -25,6 +27,7 @@ type managerFlags struct {
 	embeddingCacheDir      string
 	watchNamespaces        []string
 	remoteMemory           string
+	otlpEndpoint           string
 }
 
 // newManagerCommand runs the operator: the ChunkingPolicy, Corpus and
@@ -37,6 +40,11 @@ func newManagerCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(zap.New(zap.UseDevMode(false)))
+			stopTracing, err := telemetry.Setup(cmd.Context(), telemetry.Config{Endpoint: f.otlpEndpoint, ServiceName: "parentrag-manager"})
+			if err != nil {
+				return fmt.Errorf("--otlp-endpoint: %w", err)
+			}
+			defer flushTraces(stopTracing, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
 			mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 				Scheme:                 controllers.NewScheme(),
 				Metrics:                metricsserver.Options{BindAddress: f.metricsAddr},
@@ -79,6 +87,7 @@ func newManagerCommand() *cobra.Command {
 	fl.BoolVar(&f.noCrossNamespaceRefs, "no-cross-namespace-refs", false, "refuse a Corpus's sourceRef to a Flux source object in another namespace, as Flux's flag of that name does")
 	fl.StringVar(&f.remoteMemory, "remote-memory", "256Mi", "most text of the documents of URL and sourceRef sources the operator holds in memory at once, for every Corpus together; a source over it alone fails (index its Corpus in a Job), one that finds it taken by others is retried")
 	fl.StringSliceVar(&f.watchNamespaces, "watch-namespace", nil, "reconcile only the objects of these namespaces (repeat or separate with commas; default: every namespace)")
+	otlpFlag(fl, &f.otlpEndpoint, "each reconcile of a Corpus and its build; indexing Jobs get the endpoint and the reconcile's span as TRACEPARENT")
 	return cmd
 }
 

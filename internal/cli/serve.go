@@ -93,7 +93,7 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.maxPostingsPerChild, "max-postings-per-child", server.DefaultMaxPostingsPerChild, "raises --max-postings to this many postings per child of the loaded index (0: --max-postings whatever the index)")
 	fl.IntVar(&f.maxHeavyInFlight, "max-heavy-in-flight", 0, "most heavy queries searched at once, as many more waiting; more are refused with 429 (0: a quarter of --max-in-flight, at least 1)")
 	fl.DurationVar(&f.shutdownDelay, "shutdown-delay", server.DefaultShutdownDelay, "after SIGTERM, how long to keep answering with /readyz at 503 while endpoints stop routing here, before closing the listener (0: none)")
-	fl.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "send a trace of each request over OTLP to this URL (http://collector:4318; with OTEL_EXPORTER_OTLP_PROTOCOL=grpc, :4317); without it the standard OTEL_* variables decide, and tracing is off when none is set")
+	otlpFlag(fl, &f.otlpEndpoint, "each request")
 	fl.BoolVar(&f.inspector, "inspector", false, "serve the inspector page at /inspector/ (answers with their matching children, and a policy preview); its preview and the queries it sends need the token --auth asks for")
 	f.auth.register(fl)
 	f.rerank.register(fl)
@@ -298,15 +298,6 @@ func runServe(cmd *cobra.Command, f *serveFlags, reader newReader) error {
 	log.Info("revision loaded", "revision", m.Revision, "documents", m.Documents, "parents", m.Parents,
 		"children", m.Children, "loadTime", time.Since(start).Round(time.Millisecond))
 	return <-served
-}
-
-// flushTraces sends the spans not yet exported, waiting at most 5 seconds.
-func flushTraces(stop func(context.Context) error, log *slog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := stop(ctx); err != nil {
-		log.Warn("exporting the last spans failed", "error", err)
-	}
 }
 
 // loadRevision opens the revision the flags name. cleanup, never nil,

@@ -214,6 +214,24 @@ type span struct {
 	Name         string `json:"name"`
 	Start        string `json:"startTimeUnixNano"`
 	End          string `json:"endTimeUnixNano"`
+	Attributes   []struct {
+		Key   string `json:"key"`
+		Value struct {
+			String string `json:"stringValue"`
+			Int    string `json:"intValue"` // OTLP JSON writes 64-bit integers as strings
+		} `json:"value"`
+	} `json:"attributes"`
+}
+
+// attr is the value of the span's attribute key, a string or an integer
+// written in decimal; "" when it has none.
+func (s *span) attr(key string) string {
+	for _, a := range s.Attributes {
+		if a.Key == key {
+			return a.Value.String + a.Value.Int
+		}
+	}
+	return ""
 }
 
 // duration is how long the span lasted.

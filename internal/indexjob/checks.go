@@ -16,6 +16,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/rollout"
+	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
 // VerificationStatus records the result of rollout.Verify.
@@ -41,9 +42,10 @@ func FailedVerification(err error) *v1alpha1.VerificationStatus {
 // MeasureGate runs the golden queries on candidate and, when active is not
 // nil, on active in the same run, and records the result with the active
 // revision's name and the golden queries' digest. The operator and the
-// Job measure a gate with it alone.
+// Job measure a gate with it alone. The queries are not traced one by one
+// (telemetry.Silence): the gate's span counts them.
 func MeasureGate(ctx context.Context, golden []rollout.GoldenQuery, spec rollout.GateSpec, candidate, active *retrieval.Retriever, activeName, digest string) (*v1alpha1.QualityGateStatus, error) {
-	res, err := rollout.EvaluateGate(ctx, golden, candidate, active, spec)
+	res, err := rollout.EvaluateGate(telemetry.Silence(ctx), golden, candidate, active, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -94,6 +96,7 @@ func UnitStatus(built build.Built) *v1alpha1.UnitCacheStatus {
 // a failed check) is recorded as a failed verification; an error that
 // says nothing about it (cancelled, a store out of reach, dir unreadable)
 // is returned, so that the check runs again. dir is left out of messages.
+// Its sample queries are not traced one by one (telemetry.Silence).
 func Verify(ctx context.Context, dir string, b *bundle.Bundle, openErr error) (*v1alpha1.VerificationStatus, error) {
 	if openErr != nil {
 		if !errors.Is(openErr, bundle.ErrCountMismatch) {
@@ -101,7 +104,7 @@ func Verify(ctx context.Context, dir string, b *bundle.Bundle, openErr error) (*
 		}
 		return FailedVerification(errors.New(strings.TrimPrefix(openErr.Error(), dir+": "))), nil
 	}
-	v, err := rollout.Verify(ctx, b, rollout.VerifyOptions{})
+	v, err := rollout.Verify(telemetry.Silence(ctx), b, rollout.VerifyOptions{})
 	if err != nil && (ctx.Err() != nil || errors.Is(err, rollout.ErrCouldNotCheck)) {
 		return nil, err
 	}

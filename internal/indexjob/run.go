@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"go.opentelemetry.io/otel/attribute"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -21,6 +22,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/rollout"
 	"github.com/parentrag/parentrag/internal/sourceset"
+	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
 // BundleDir is where, inside the revision's volume, the bundle is written;
@@ -50,8 +52,15 @@ type Runner struct {
 // Run builds, verifies and, when asked, measures the revision of the plan
 // in ConfigMap planName, and reports the result or the failure in the
 // plan's status ConfigMap. It returns the failure too, so that the Job
-// fails and Kubernetes retries it as its backoffLimit says.
-func (r *Runner) Run(ctx context.Context, planName string) error {
+// fails and Kubernetes retries it as its backoffLimit says. While tracing
+// is on, the run is a span of ctx's (the operator's, that created the
+// Job), with the build's stages below it.
+func (r *Runner) Run(ctx context.Context, planName string) (err error) {
+	ctx, span := telemetry.Start(ctx, telemetry.SpanIndexJob)
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("k8s.namespace.name", r.Namespace), attribute.String("parentrag.plan", planName))
+	}
+	defer func() { telemetry.End(span, err) }()
 	plan, err := r.readPlan(ctx, planName)
 	if err != nil {
 		return err
@@ -190,17 +199,23 @@ const UnitCacheSubdir = "units"
 // the quality gate against the active revision when the plan has one.
 func (r *Runner) check(ctx context.Context, plan *Plan, res *Result) error {
 	dir := filepath.Join(r.Volume, BundleDir)
-	b, err := bundle.OpenContext(ctx, dir)
+	vctx, span := telemetry.Start(ctx, telemetry.SpanVerify)
+	b, err := bundle.OpenContext(vctx, dir)
 	if err == nil {
 		defer b.Close()
 	}
-	if res.Verification, err = Verify(ctx, dir, b, err); err != nil {
+	res.Verification, err = Verify(vctx, dir, b, err)
+	EndVerify(span, res.Verification, err)
+	if err != nil {
 		return err
 	}
 	if plan.Gate == nil || res.Verification.Result != v1alpha1.CheckPassed {
 		return nil
 	}
-	return r.gate(ctx, plan.Gate, b, res)
+	ctx, span = telemetry.Start(ctx, telemetry.SpanGate)
+	err = r.gate(ctx, plan.Gate, b, res)
+	EndGate(span, res.QualityGate, err)
+	return err
 }
 
 // gate measures the golden queries on the new bundle and the active one.

@@ -5,6 +5,7 @@ package source
 
 import (
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/parentrag/parentrag/internal/document"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
 // Extensions are the file extensions a folder walk reads: every format
@@ -55,7 +57,7 @@ type Loaded struct {
 // parents and children would be mixed up), and when nothing was found.
 // Empty and white-space-only documents are left out (see LoadPathsReport).
 func LoadPaths(paths []string) ([]hierarchy.Document, error) {
-	l, err := LoadPathsReport(paths)
+	l, err := LoadPathsReport(context.Background(), paths)
 	if err != nil {
 		return nil, err
 	}
@@ -69,12 +71,14 @@ func LoadPaths(paths []string) ([]hierarchy.Document, error) {
 // read as documents is reported in Refused, one it does not read in
 // LeftOut, and the others are read. It fails only on a path that does not
 // exist, on two documents that share an id, and when no document was
-// read.
-func LoadPathsReport(paths []string) (Loaded, error) {
-	var l Loaded
+// read. While tracing is on, the read is a span of the read_sources stage
+// below ctx's, and each path one of the extract stage below it.
+func LoadPathsReport(ctx context.Context, paths []string) (l Loaded, err error) {
+	ctx, span := telemetry.Start(ctx, telemetry.SpanReadSources)
+	defer func() { endRead(span, len(paths), l, err) }()
 	seen := map[string]string{} // document id -> the path it came from
 	for _, p := range paths {
-		found, refused, leftOut, err := loadPath(p)
+		found, refused, leftOut, err := extract(ctx, p)
 		if err != nil {
 			return Loaded{}, err
 		}

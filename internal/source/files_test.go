@@ -314,7 +314,7 @@ func TestLoadPathsReadsEveryFormat(t *testing.T) {
 		"notes.rst":        []byte("Notes\n=====\n\nBody.\n"),
 		"broken.pdf":       manual[:100],
 	})
-	l, err := LoadPathsReport([]string{dir})
+	l, err := LoadPathsReport(t.Context(), []string{dir})
 	if err != nil {
 		t.Fatal(err)
 	}

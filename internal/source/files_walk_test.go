@@ -87,7 +87,7 @@ func TestLoadPathsFollowsLinksOnlyInsideTheFolder(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(root, "pipe.md"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := LoadPathsReport([]string{root})
+	loaded, err := LoadPathsReport(t.Context(), []string{root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestLoadPathsFollowsLinksOnlyInsideTheFolder(t *testing.T) {
 	if err := os.Symlink("docs", viaLink); err != nil {
 		t.Fatal(err)
 	}
-	again, err := LoadPathsReport([]string{viaLink})
+	again, err := LoadPathsReport(t.Context(), []string{viaLink})
 	if err != nil || !slices.Equal(docIDs(again.Docs), docIDs(docs)) || len(again.LeftOut) != len(skipped) {
 		t.Errorf("through a link to the folder: %q, %d left out (%v), want %q and %d", docIDs(again.Docs), len(again.LeftOut), err, docIDs(docs), len(skipped))
 	}

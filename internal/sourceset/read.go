@@ -4,11 +4,14 @@ import (
 	"cmp"
 	"context"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/document"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
 // Reader reads the sources of one namespace.
@@ -36,8 +39,18 @@ type Reader struct {
 // read is reported in the set; only an error talking to the API server is
 // returned. With a ConfigMapCache and only keepable sources, the set read
 // before from the same spec and ConfigMap versions is returned as it is
-// (shared: it must not be changed), and a set read anew is kept.
+// (shared: it must not be changed), and a set read anew is kept. While
+// tracing is on, the read is a span of the read_sources stage, and each
+// source read anew one of the extract stage below it.
 func (r *Reader) Read(ctx context.Context, sources []v1alpha1.Source) (*Set, error) {
+	ctx, span := telemetry.Start(ctx, telemetry.SpanReadSources)
+	set, err := r.read(ctx, sources, span)
+	endRead(span, len(sources), set, err)
+	return set, err
+}
+
+// read is Read in span, which it tells when the set was kept from before.
+func (r *Reader) read(ctx context.Context, sources []v1alpha1.Source, span trace.Span) (*Set, error) {
 	fetched, err := r.fetchConfigMaps(ctx, sources)
 	if err != nil {
 		return nil, err
@@ -49,12 +62,15 @@ func (r *Reader) Read(ctx context.Context, sources []v1alpha1.Source) (*Set, err
 			return nil, err
 		}
 		if set, ok := r.ConfigMaps.keptSet(key); ok {
+			if span.IsRecording() {
+				span.SetAttributes(attribute.Bool("parentrag.kept", true))
+			}
 			return set, nil
 		}
 	}
 	set := newSet()
 	for i, src := range sources {
-		if err := r.addOne(ctx, src, fetched[i], set); err != nil {
+		if err := r.extract(ctx, src, fetched[i], set); err != nil {
 			return nil, err
 		}
 	}

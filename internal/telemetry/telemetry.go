@@ -44,7 +44,7 @@ func Enabled() bool { return tracer.Load() != nil }
 // span.IsRecording(), so that nothing is built for a span that is not.
 func Start(ctx context.Context, name string, kind ...trace.SpanKind) (context.Context, trace.Span) {
 	t := tracer.Load()
-	if t == nil {
+	if t == nil || ctx.Value(silenced{}) != nil {
 		return ctx, offSpan
 	}
 	k := trace.SpanKindInternal
@@ -54,12 +54,32 @@ func Start(ctx context.Context, name string, kind ...trace.SpanKind) (context.Co
 	return (*t).Start(ctx, name, trace.WithSpanKind(k))
 }
 
+// silenced is the key of a context in which Start records nothing.
+type silenced struct{}
+
+// Silence returns ctx in which Start records nothing, tracing on or off:
+// for work that runs many queries (a quality gate's golden queries, a
+// verification's samples), so that it is one span, with counts, rather
+// than a span per stage of each query.
+func Silence(ctx context.Context) context.Context {
+	if !Enabled() {
+		return ctx
+	}
+	return context.WithValue(ctx, silenced{}, true)
+}
+
 // Fail marks span as failed with err, when err is not nil.
 func Fail(span trace.Span, err error) {
 	if err != nil && span.IsRecording() {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
 	}
+}
+
+// End ends span, failed with err when err is not nil.
+func End(span trace.Span, err error) {
+	Fail(span, err)
+	span.End()
 }
 
 // Extract returns ctx with the remote span context that carrier's W3C
@@ -87,6 +107,10 @@ type Config struct {
 	Endpoint string
 	// ServiceName is service.name unless OTEL_SERVICE_NAME says otherwise.
 	ServiceName string
+	// Exporter, when set, receives the spans instead of the OTLP exporter
+	// (a test's in-memory exporter), and turns tracing on; Endpoint is
+	// still what ChildEnv tells the processes this one starts.
+	Exporter sdktrace.SpanExporter
 }
 
 // wanted reports whether tracing is asked for: an endpoint given, or the
@@ -121,20 +145,30 @@ func grpc() bool {
 // turns tracing off again; with tracing not asked for, a shutdown that does
 // nothing.
 func Setup(ctx context.Context, c Config) (func(context.Context) error, error) {
-	if !c.wanted() {
+	if c.Exporter == nil && !c.wanted() {
 		return func(context.Context) error { return nil }, nil
 	}
-	exp, err := exporter(ctx, c.Endpoint)
-	if err != nil {
-		return nil, err
+	exp := c.Exporter
+	if exp == nil {
+		var err error
+		if exp, err = exporter(ctx, c.Endpoint); err != nil {
+			return nil, err
+		}
 	}
-	return StartWith(ctx, exp, c.ServiceName)
+	return start(ctx, exp, c.ServiceName, exportVars(c.Endpoint))
 }
 
 // StartWith turns tracing on with spans batched to exp (the OTLP exporter
 // in Setup; another exporter for a benchmark), and returns the shutdown
 // that flushes them and turns tracing off.
 func StartWith(ctx context.Context, exp sdktrace.SpanExporter, serviceName string) (func(context.Context) error, error) {
+	return start(ctx, exp, serviceName, nil)
+}
+
+// start turns tracing on with spans batched to exp and vars the variables
+// ChildEnv passes on, and returns the shutdown that flushes the spans and
+// turns tracing off.
+func start(ctx context.Context, exp sdktrace.SpanExporter, serviceName string, vars []EnvVar) (func(context.Context) error, error) {
 	res, err := resource.New(ctx, resource.WithAttributes(attribute.String("service.name", serviceName)), resource.WithFromEnv())
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
@@ -143,9 +177,11 @@ func StartWith(ctx context.Context, exp sdktrace.SpanExporter, serviceName strin
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	t := tp.Tracer(instrumentation)
+	exportEnv.Store(&vars)
 	tracer.Store(&t)
 	return func(ctx context.Context) error {
 		tracer.Store(nil)
+		exportEnv.Store(nil)
 		return tp.Shutdown(ctx)
 	}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore/milvus"
+	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
 // Policy is the chunking policy a revision is split with, as its manifest
@@ -105,8 +106,12 @@ type Runs struct{ Reused, Built int }
 // each parent goes straight into the parent store, so the build holds
 // neither the index nor every unit in memory: beyond the documents, a
 // unit per worker and a batch of children. The bundle is the same, byte
-// for byte, as saving the index built in memory.
-func Run(ctx context.Context, req Request) (Built, error) {
+// for byte, as saving the index built in memory. While tracing is on, the
+// build is a span of ctx's, with its stages (split, embed, index, save)
+// below it.
+func Run(ctx context.Context, req Request) (built Built, err error) {
+	ctx, span := telemetry.Start(ctx, telemetry.SpanBuild)
+	defer func() { endBuild(span, &req, built, err) }()
 	// Reading the documents leaves as much garbage as their text, which
 	// the collector's next cycle may count as live and set the heap goal
 	// of the whole build to twice that: one collection now sets it from
@@ -144,7 +149,7 @@ func Run(ctx context.Context, req Request) (Built, error) {
 	if req.SaveProgress.Stage != "" && req.OnProgress != nil {
 		req.OnProgress(req.SaveProgress)
 	}
-	m, err := pending.Commit(ix, req.manifest())
+	m, err := traced(ctx, telemetry.SpanSave, func() (bundle.Manifest, error) { return pending.Commit(ix, req.manifest()) })
 	if err != nil {
 		return Built{}, err
 	}
@@ -216,7 +221,7 @@ func (req *Request) index(ctx context.Context, pending *bundle.Pending, opts ind
 	if err != nil {
 		return nil, err
 	}
-	return ix, finish(ix.ChildCount)
+	return traced(ctx, telemetry.SpanIndex, func() (*indexer.Index, error) { return ix, finish(ix.ChildCount) })
 }
 
 // unitScope identifies the policy in unit keys: its revision, spec, length

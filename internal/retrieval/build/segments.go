@@ -14,6 +14,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
 	"github.com/parentrag/parentrag/internal/retrieval/segment"
+	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
 // runSegments builds a revision whose children are segments: the
@@ -39,21 +40,16 @@ func (req *Request) runSegments(ctx context.Context) (Built, error) {
 	if err != nil {
 		return Built{}, err
 	}
-	groups := indexer.GroupSegments(req.Docs, float32(req.EmbedderConfig.ContextWeight), req.Policy.unitScope())
 	sb := &segmentsBuild{req: req, writer: segment.NewWriter(false), pending: pending, cache: cache, progress: segmentProgress{report: req.OnProgress, total: len(req.Docs)}}
-	entries := make([]bundle.SegmentEntry, 0, len(groups))
-	for _, g := range groups {
-		entry, err := sb.segmentOf(ctx, g)
-		if err != nil {
-			pending.Abort()
-			return Built{}, err
-		}
-		entries = append(entries, entry)
+	entries, err := traced(ctx, telemetry.SpanSplit, func() ([]bundle.SegmentEntry, error) { return sb.segments(ctx) })
+	if err != nil {
+		pending.Abort()
+		return Built{}, err
 	}
 	if req.SaveProgress.Stage != "" && req.OnProgress != nil {
 		req.OnProgress(req.SaveProgress)
 	}
-	m, err := pending.CommitSegments(entries, req.manifest())
+	m, err := traced(ctx, telemetry.SpanSave, func() (bundle.Manifest, error) { return pending.CommitSegments(entries, req.manifest()) })
 	if err != nil {
 		return Built{}, err
 	}
@@ -75,6 +71,21 @@ type segmentsBuild struct {
 	runs     Runs
 	buffer   []byte
 	writer   *segment.Writer
+}
+
+// segments cuts the documents into runs and puts the segment and parent
+// pack of each into the bundle (segmentOf), in order.
+func (b *segmentsBuild) segments(ctx context.Context) ([]bundle.SegmentEntry, error) {
+	groups := indexer.GroupSegments(b.req.Docs, float32(b.req.EmbedderConfig.ContextWeight), b.req.Policy.unitScope())
+	entries := make([]bundle.SegmentEntry, 0, len(groups))
+	for _, g := range groups {
+		entry, err := b.segmentOf(ctx, g)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, entry)
+	}
+	return entries, nil
 }
 
 // count counts one run, reused from the cache or built.

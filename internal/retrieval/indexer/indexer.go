@@ -10,12 +10,17 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
 	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
+	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
 // Stages reported through Progress, in order.
@@ -118,14 +123,15 @@ type Index struct {
 // embedder that is a Fitter is fitted on every child text before any is
 // embedded. The units kept for Options.Units are written as the first pass
 // spills them; failing to keep them (counted in Index.UnitsNotStored)
-// never fails the build.
+// never fails the build. While tracing is on, the first pass is a span of
+// the split stage and the second (fit and embed) one of the embed stage.
 func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentSplitter, e embed.Embedder, opts Options) (*Index, error) {
 	opts = opts.withDefaults()
 	shape := unitShape{analysed: embed.LexicalPart(e) != nil, contexts: opts.ContextWeight > 0}
 	if opts.Units != nil && len(opts.UnitScope) == 0 {
 		return nil, errors.New("a unit cache needs a unit scope naming the splitter")
 	}
-	source, pass, err := runFirstPass(ctx, docs, b, shape, opts)
+	source, pass, err := tracedFirstPass(ctx, docs, b, shape, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -138,13 +144,38 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 	if source.spill == nil {
 		ix.gather(pass.units)
 	}
-	if err := ix.fit(ctx, source, pass, opts); err != nil {
-		return nil, err
-	}
-	if err := ix.embedAll(ctx, source, pass.units, opts); err != nil {
+	if err := ix.secondPass(ctx, source, pass, opts); err != nil {
 		return nil, err
 	}
 	return ix, nil
+}
+
+// tracedFirstPass is runFirstPass in a span of the split stage, which
+// counts the documents, those the unit cache gave, and the parents and
+// children made.
+func tracedFirstPass(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentSplitter, shape unitShape, opts Options) (*unitSource, *firstPass, error) {
+	ctx, span := telemetry.Start(ctx, telemetry.SpanSplit)
+	source, pass, err := runFirstPass(ctx, docs, b, shape, opts)
+	if err == nil && span.IsRecording() {
+		span.SetAttributes(attribute.Int("parentrag.documents", len(docs)), attribute.Int("parentrag.reused", pass.reused),
+			attribute.Int("parentrag.parents", pass.parents), attribute.Int("parentrag.children", pass.children))
+	}
+	telemetry.End(span, err)
+	return source, pass, err
+}
+
+// secondPass fits the embedder and embeds every child into the store, in
+// a span of the embed stage.
+func (ix *Index) secondPass(ctx context.Context, source *unitSource, pass *firstPass, opts Options) (err error) {
+	ctx, span := telemetry.Start(ctx, telemetry.SpanEmbed)
+	defer func() { telemetry.End(span, err) }()
+	if span.IsRecording() {
+		span.SetAttributes(attribute.Int("parentrag.children", ix.ChildCount), attribute.Int("parentrag.batch_size", opts.BatchSize))
+	}
+	if err := ix.fit(ctx, source, pass, opts); err != nil {
+		return err
+	}
+	return ix.embedAll(ctx, source, pass.units, opts)
 }
 
 // runFirstPass makes or loads the units of docs and counts them (see
@@ -246,7 +277,8 @@ func (ix *Index) fit(ctx context.Context, source *unitSource, pass *firstPass, o
 // embedAll is the second pass of a build: it embeds the children in
 // batches, in slot order, into opts.Store or a new embedded store, giving
 // each unit its analyses back just before its children join a batch. It
-// checks ctx before each batch.
+// checks ctx before each batch, and tells ctx's span how long the store
+// took to take the batches (parentrag.store_write_ms).
 func (ix *Index) embedAll(ctx context.Context, source *unitSource, units []*Unit, opts Options) error {
 	store := opts.Store
 	if store == nil {
@@ -259,6 +291,7 @@ func (ix *Index) embedAll(ctx context.Context, source *unitSource, units []*Unit
 	v := newVectorizer(ix.Embedder, opts.ContextWeight)
 	batch := make([]slot, 0, opts.BatchSize)
 	done := 0
+	var writing time.Duration // in the store, for the embed span
 	flush := func() error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -267,9 +300,11 @@ func (ix *Index) embedAll(ctx context.Context, source *unitSource, units []*Unit
 		if err != nil {
 			return err
 		}
+		began := time.Now()
 		if err := store.Upsert(ctx, records); err != nil {
 			return fmt.Errorf("indexing children: %w", err)
 		}
+		writing += time.Since(began)
 		done += len(batch)
 		releaseFinished(batch)
 		batch = batch[:0]
@@ -304,6 +339,9 @@ func (ix *Index) embedAll(ctx context.Context, source *unitSource, units []*Unit
 		}
 	}
 	ix.Store = store
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(attribute.Int64("parentrag.store_write_ms", writing.Milliseconds()))
+	}
 	return nil
 }
 
