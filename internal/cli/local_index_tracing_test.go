@@ -2,11 +2,11 @@ package cli
 
 import (
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/parentrag/parentrag/internal/telemetry"
+	"github.com/parentrag/parentrag/internal/telemetry/otelcoltest"
 )
 
 // TestLocalIndexTracesItsBuildToACollector runs parentrag local index on a
@@ -17,55 +17,55 @@ import (
 // stages (split, embed, index, save) below the build span in the order
 // they ran, each within it; the spans count what they read and made.
 func TestLocalIndexTracesItsBuildToACollector(t *testing.T) {
-	spansFile, endpoint := startCollector(t)
+	col := otelcoltest.Start(t, "127.0.0.1")
 	dir := t.TempDir()
 	corpus := testCorpus(t, dir)
 	extra := writeFile(t, dir, "savanna.html", "<html><head><title>Savanna</title></head><body><h1>Savanna</h1><p>Grassland with scattered trees, where zebras and lions live.</p></body></html>")
 	const trace, caller = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	t.Setenv("TRACEPARENT", "00-"+trace+"-"+caller+"-01")
 	out := filepath.Join(dir, "index")
-	mustExecute(t, "local", "index", "--quiet", "--policy", writeFile(t, dir, "policy.yaml", testPolicy), "--otlp-endpoint", endpoint, "--out", out, corpus, extra)
+	mustExecute(t, "local", "index", "--quiet", "--policy", writeFile(t, dir, "policy.yaml", testPolicy), "--otlp-endpoint", col.Endpoint, "--out", out, corpus, extra)
 
-	spans := readSpans(t, spansFile, []string{trace})
+	spans := col.AwaitTraces(t, []string{trace})
 	for _, s := range spans {
-		t.Logf("span %-24s %10s  id %s parent %s", s.Name, s.duration().Round(time.Microsecond), s.SpanID, s.ParentSpanID)
+		t.Logf("span %-24s %10s  id %s parent %s", s.Name, s.Duration().Round(time.Microsecond), s.SpanID, s.ParentSpanID)
 	}
-	root := findSpan(spans, trace, telemetry.SpanLocalIndex)
+	root := otelcoltest.Find(spans, trace, telemetry.SpanLocalIndex)
 	if root == nil || root.ParentSpanID != caller {
 		t.Fatalf("no %s span with TRACEPARENT's span as parent: %+v", telemetry.SpanLocalIndex, root)
 	}
 	read := childNamed(t, spans, root, telemetry.SpanReadSources)
-	if read.attr("parentrag.sources") != "2" || read.attr("parentrag.documents") != "4" {
-		t.Errorf("read_sources counts %s sources and %s documents, want 2 and 4", read.attr("parentrag.sources"), read.attr("parentrag.documents"))
+	if read.Attr("parentrag.sources") != "2" || read.Attr("parentrag.documents") != "4" {
+		t.Errorf("read_sources counts %s sources and %s documents, want 2 and 4", read.Attr("parentrag.sources"), read.Attr("parentrag.documents"))
 	}
 	extracted := map[string]string{}
 	for _, s := range spans {
 		if s.Name == telemetry.SpanExtract && s.ParentSpanID == read.SpanID {
-			extracted[s.attr("parentrag.source")] = s.attr("parentrag.documents")
+			extracted[s.Attr("parentrag.source")] = s.Attr("parentrag.documents")
 		}
 	}
 	if len(extracted) != 2 || extracted[corpus] != "3" || extracted[extra] != "1" {
 		t.Errorf("extract spans under read_sources %v, want %s: 3 and %s: 1", extracted, corpus, extra)
 	}
 	b := childNamed(t, spans, root, telemetry.SpanBuild)
-	if b.attr("parentrag.documents") != "4" || b.attr("parentrag.children") == "" || b.attr("parentrag.children") == "0" {
-		t.Errorf("the build span counts %s documents and %s children", b.attr("parentrag.documents"), b.attr("parentrag.children"))
+	if b.Attr("parentrag.documents") != "4" || b.Attr("parentrag.children") == "" || b.Attr("parentrag.children") == "0" {
+		t.Errorf("the build span counts %s documents and %s children", b.Attr("parentrag.documents"), b.Attr("parentrag.children"))
 	}
-	if startOf(b) < endOf(read) {
+	if b.StartNanos() < read.EndNanos() {
 		t.Errorf("the build started before the sources were read")
 	}
-	last := startOf(b)
+	last := b.StartNanos()
 	for _, name := range []string{telemetry.SpanSplit, telemetry.SpanEmbed, telemetry.SpanIndex, telemetry.SpanSave} {
 		s := childNamed(t, spans, b, name)
-		if startOf(s) < last || endOf(s) > endOf(b) {
-			t.Errorf("%s ran from %d to %d, not after the stage before (%d) within the build (to %d)", name, startOf(s), endOf(s), last, endOf(b))
+		if s.StartNanos() < last || s.EndNanos() > b.EndNanos() {
+			t.Errorf("%s ran from %d to %d, not after the stage before (%d) within the build (to %d)", name, s.StartNanos(), s.EndNanos(), last, b.EndNanos())
 		}
-		last = endOf(s)
+		last = s.EndNanos()
 	}
 }
 
 // childNamed is the span named name whose parent is parent.
-func childNamed(t *testing.T, spans []span, parent *span, name string) *span {
+func childNamed(t *testing.T, spans []otelcoltest.Span, parent *otelcoltest.Span, name string) *otelcoltest.Span {
 	t.Helper()
 	for i := range spans {
 		if spans[i].Name == name && spans[i].ParentSpanID == parent.SpanID {
@@ -75,7 +75,3 @@ func childNamed(t *testing.T, spans []span, parent *span, name string) *span {
 	t.Fatalf("no %s span below %s", name, parent.Name)
 	return nil
 }
-
-// startOf and endOf are when a span started and ended, in nanoseconds.
-func startOf(s *span) int64 { n, _ := strconv.ParseInt(s.Start, 10, 64); return n }
-func endOf(s *span) int64   { n, _ := strconv.ParseInt(s.End, 10, 64); return n }
