@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -90,17 +89,6 @@ func routeOf(path string) string {
 		return server.VectorStoreSearchPath
 	}
 	return path
-}
-
-// freePort returns a TCP port free on the loopback interface.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // slowProxy answers every request as target does, after delay.
