@@ -180,6 +180,7 @@ test-cluster: cluster-image postgres-engine ## Run the cluster suite on the one-
 	PARENTRAG_TEST_IMAGE=$(CLUSTER_TEST_IMAGE) \
 	PARENTRAG_LOAD_IMAGE="hack/cluster/load-image.sh $${IMG:-parentrag:cluster}" \
 	KUBECTL=$${KUBECTL:-$$(hack/cluster/node-binaries.sh 2>/dev/null)/kubectl} \
+	PARENTRAG_OTELCOL=$$(hack/otelcol.sh) \
 	$(GO) test -tags cluster $(CLUSTER_TEST_FLAGS) ./test/cluster/
 
 ##@ Tools
