@@ -183,6 +183,17 @@ test-cluster: cluster-image postgres-engine ## Run the cluster suite on the one-
 	PARENTRAG_OTELCOL=$$(hack/otelcol.sh) \
 	$(GO) test -tags cluster $(CLUSTER_TEST_FLAGS) ./test/cluster/
 
+# The dashboard's queries against a real Prometheus, built from the module
+# test/monitoring pins (its tool line), discovering the one-node cluster's
+# pods as config/monitoring's PodMonitors select them.
+.PHONY: test-dashboard
+test-dashboard: ## Run every dashboard query against a real Prometheus scraping the one-node cluster (make cluster-up first).
+	cd test/monitoring && $(GO) build -o $(LOCALBIN)/prometheus github.com/prometheus/prometheus/cmd/prometheus
+	cd test/monitoring && KUBECONFIG=$${KUBECONFIG:-$(CLUSTER_KUBECONFIG)} \
+	PARENTRAG_PROMETHEUS=$(LOCALBIN)/prometheus \
+	KUBECTL=$${KUBECTL:-$$(../../hack/cluster/node-binaries.sh 2>/dev/null)/kubectl} \
+	$(GO) test -tags cluster -count=1 -v -run TestDashboardOnTheNode .
+
 ##@ Tools
 
 .PHONY: controller-gen
