@@ -185,9 +185,10 @@ test-cluster: cluster-image postgres-engine ## Run the cluster suite on the one-
 
 # The dashboard's queries against a real Prometheus, built from the module
 # test/monitoring pins (its tool line), discovering the one-node cluster's
-# pods as config/monitoring's PodMonitors select them.
+# pods as config/monitoring's PodMonitors select them; the operator must be
+# deployed (make test-cluster leaves it deployed).
 .PHONY: test-dashboard
-test-dashboard: ## Run every dashboard query against a real Prometheus scraping the one-node cluster (make cluster-up first).
+test-dashboard: ## Run every dashboard query against a real Prometheus scraping the one-node cluster (after make test-cluster).
 	cd test/monitoring && $(GO) build -o $(LOCALBIN)/prometheus github.com/prometheus/prometheus/cmd/prometheus
 	cd test/monitoring && KUBECONFIG=$${KUBECONFIG:-$(CLUSTER_KUBECONFIG)} \
 	PARENTRAG_PROMETHEUS=$(LOCALBIN)/prometheus \

@@ -44,6 +44,9 @@ func TestDashboardOnTheNode(t *testing.T) {
 	if prometheus == "" || kubeconfig == "" {
 		t.Fatal("PARENTRAG_PROMETHEUS and KUBECONFIG must be set: make test-dashboard builds Prometheus and runs this against make cluster-up's cluster")
 	}
+	if _, err := exec.Command(kubectlBin(), "get", "deployment", "-n", "parentrag-system", "parentrag-manager").CombinedOutput(); err != nil {
+		t.Fatalf("no operator in parentrag-system: make test-cluster deploys it (or kubectl apply -k config/cluster): %v", err)
+	}
 	ns := fmt.Sprintf("dashboard-%d", os.Getpid())
 	kubectl(t, "create", "namespace", ns)
 	t.Cleanup(func() { kubectl(t, "delete", "namespace", ns, "--wait=false") })
@@ -71,18 +74,22 @@ func TestDashboardOnTheNode(t *testing.T) {
 	}
 }
 
-// kubectl runs kubectl ($KUBECTL, else from PATH) and returns its output.
+// kubectl runs kubectl and returns its output.
 func kubectl(t *testing.T, args ...string) string {
 	t.Helper()
-	bin := os.Getenv("KUBECTL")
-	if bin == "" {
-		bin = "kubectl"
-	}
-	out, err := exec.Command(bin, args...).CombinedOutput()
+	out, err := exec.Command(kubectlBin(), args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// kubectlBin is $KUBECTL, else kubectl from PATH.
+func kubectlBin() string {
+	if bin := os.Getenv("KUBECTL"); bin != "" {
+		return bin
+	}
+	return "kubectl"
 }
 
 // podMonitor is what the scrape configuration needs of a PodMonitor.
