@@ -228,20 +228,7 @@ func rowSize(r *vectorstore.Record) int {
 // batches splits records into runs of at most InsertBatch rows and about
 // maxBatchBytes.
 func (s *Store) batches(records []vectorstore.Record) [][]vectorstore.Record {
-	var out [][]vectorstore.Record
-	start, size := 0, 0
-	for i := range records {
-		rs := rowSize(&records[i])
-		if i > start && (i-start >= s.cfg.InsertBatch || size+rs > maxBatchBytes) {
-			out = append(out, records[start:i])
-			start, size = i, 0
-		}
-		size += rs
-	}
-	if start < len(records) {
-		out = append(out, records[start:])
-	}
-	return out
+	return vectorstore.Batches(records, s.cfg.InsertBatch, maxBatchBytes, rowSize)
 }
 
 // Insert writes records in batches and calls progress(done, total), when
