@@ -83,13 +83,12 @@ func TestInProcessBuildIsTraced(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitCurrent(t, c, 30*time.Second)
-	spans := rec.Stop(t)
-	var build *tracetest.SpanStub
-	for i := range spans {
-		if s := &spans[i]; s.Name == telemetry.SpanBuild && attr(s, "parentrag.revision") == c.Status.ActiveRevision.Name {
-			build = s
-		}
-	}
+	// The reconcile writes the status before its span ends.
+	spans := rec.StopWhen(t, 10*time.Second, func(spans tracetest.SpanStubs) bool {
+		build := buildSpan(spans, c.Status.ActiveRevision.Name)
+		return build != nil && spanWithID(spans, build.Parent.SpanID().String()) != nil
+	})
+	build := buildSpan(spans, c.Status.ActiveRevision.Name)
 	if build == nil {
 		t.Fatalf("no build span of revision %s among %d spans", c.Status.ActiveRevision.Name, len(spans))
 	}
@@ -138,6 +137,16 @@ func tracingVars(job *batchv1.Job) map[string]string {
 		}
 	}
 	return out
+}
+
+// buildSpan is the span of the build of revision, or nil.
+func buildSpan(spans tracetest.SpanStubs, revision string) *tracetest.SpanStub {
+	for i := range spans {
+		if s := &spans[i]; s.Name == telemetry.SpanBuild && attr(s, "parentrag.revision") == revision {
+			return s
+		}
+	}
+	return nil
 }
 
 // spanWithID is the span of that id (hex), or nil.

@@ -5,7 +5,9 @@ package telemetrytest
 import (
 	"context"
 	"testing"
+	"time"
 
+	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -44,6 +46,24 @@ func (r *Recorder) Stop(t testing.TB) tracetest.SpanStubs {
 		r.stop = nil
 	}
 	return r.exp.GetSpans()
+}
+
+// StopWhen waits, up to timeout, until the spans ended so far satisfy
+// done, then stops as Stop does. A test that waits on an effect of traced
+// work (a status written inside a reconcile) uses it to wait for the spans
+// that were still open when the effect showed.
+func (r *Recorder) StopWhen(t testing.TB, timeout time.Duration, done func(tracetest.SpanStubs) bool) tracetest.SpanStubs {
+	t.Helper()
+	flusher, _ := otel.GetTracerProvider().(interface{ ForceFlush(context.Context) error })
+	for deadline := time.Now().Add(timeout); flusher != nil && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if err := flusher.ForceFlush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if done(r.exp.GetSpans()) {
+			break
+		}
+	}
+	return r.Stop(t)
 }
 
 // kept is an in-memory exporter whose spans outlive the provider's
