@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/parentrag/parentrag/internal/eval"
+	"github.com/parentrag/parentrag/internal/index/milvus"
 	"github.com/parentrag/parentrag/internal/index/postgres"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore/milvus"
 )
 
 // evalStoreFlags choose where parentrag eval keeps each strategy's

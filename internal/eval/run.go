@@ -9,11 +9,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // Strategies that can be evaluated.
@@ -66,7 +66,7 @@ type Config struct {
 // Store is a child store outside the process: built into, then finished
 // (indexed and counted) before it is searched, and dropped by Close.
 type Store interface {
-	vectorstore.VectorStore
+	index.VectorStore
 	Finish(ctx context.Context, children int) error
 	Close(ctx context.Context) error
 }

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"unicode/utf8"
 
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // Mode names what a query returns for the children it finds.
@@ -115,7 +115,7 @@ func newAdaptation(groups []group, parents []hierarchy.Parent, opts Options) *ad
 	for i := range parents {
 		a.parents[parents[i].ID] = &parents[i]
 	}
-	var all []vectorstore.Hit
+	var all []index.Hit
 	for _, g := range groups {
 		all = append(all, g.hits...)
 	}
@@ -137,7 +137,7 @@ func newAdaptation(groups []group, parents []hierarchy.Parent, opts Options) *ad
 // windowed returns g with the hits a window shows: its evidence, or its
 // best hit when it has none.
 func (a *adaptation) windowed(g group) group {
-	var kept []vectorstore.Hit
+	var kept []index.Hit
 	for _, h := range g.hits {
 		if a.evidence[h.ID] {
 			kept = append(kept, h)
@@ -302,7 +302,7 @@ func (a *adaptation) finish(out []ranked, agg Aggregation) ([]group, []hierarchy
 // text, each placed from its parent's span and the parent's offset in the
 // document (a hit whose place is unknown is left out). A unit that is the
 // hits' parent keeps its own spans.
-func (a *adaptation) withHitSpans(unit hierarchy.Parent, hits []vectorstore.Hit) hierarchy.Parent {
+func (a *adaptation) withHitSpans(unit hierarchy.Parent, hits []index.Hit) hierarchy.Parent {
 	if _, isParent := a.parents[unit.ID]; isParent {
 		return unit
 	}

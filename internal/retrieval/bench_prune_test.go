@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // BenchmarkPrunedSearch compares pruned with exhaustive sparse search on
@@ -31,7 +32,7 @@ func BenchmarkPrunedSearch(b *testing.B) {
 	}{{"100k", 100_000}, {"1M", 1_000_000}} {
 		b.Run("children="+size.name, func(b *testing.B) {
 			r, children, _, _, gen := benchRetriever(b, size.n, indexer.DefaultContextWeight)
-			store := r.Children.(*vectorstore.Embedded)
+			store := r.Children.(*embedded.Store)
 			texts := gen.Questions(1000)
 			vecs := make([]vector.Vector, len(texts))
 			for i, q := range texts {
@@ -44,7 +45,7 @@ func BenchmarkPrunedSearch(b *testing.B) {
 			tail := heaviest(store, vecs, len(vecs)/20)
 			search := func(v []vector.Vector) func(i int) error {
 				return func(i int) error {
-					_, err := store.Search(context.Background(), vectorstore.SearchRequest{Vector: v[i%len(v)], TopK: retrieval.DefaultChildTopK})
+					_, err := store.Search(context.Background(), index.SearchRequest{Vector: v[i%len(v)], TopK: retrieval.DefaultChildTopK})
 					return err
 				}
 			}
@@ -68,7 +69,7 @@ func BenchmarkPrunedSearch(b *testing.B) {
 
 // heaviest returns the n query vectors whose terms have the most postings
 // in store.
-func heaviest(store *vectorstore.Embedded, vecs []vector.Vector, n int) []vector.Vector {
+func heaviest(store *embedded.Store, vecs []vector.Vector, n int) []vector.Vector {
 	out := slices.Clone(vecs)
 	slices.SortStableFunc(out, func(a, b vector.Vector) int { return store.Postings(b) - store.Postings(a) })
 	return out[:n]
@@ -83,7 +84,7 @@ func heaviest(store *vectorstore.Embedded, vecs []vector.Vector, n int) []vector
 // the steadiest figure of a question's own cost), the postings the store
 // looked at and the sparse searches it answered per query, and the
 // store's memory.
-func timedQueries(b *testing.B, store *vectorstore.Embedded, children, questions int, query func(i int) error) {
+func timedQueries(b *testing.B, store *embedded.Store, children, questions int, query func(i int) error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	lat := make([]time.Duration, 0, 1<<12)

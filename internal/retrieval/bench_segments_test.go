@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parentrag/parentrag/internal/index/segment"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
-	"github.com/parentrag/parentrag/internal/retrieval/segment"
 )
 
 // BenchmarkRetrieveSegments is BenchmarkRetrieve over a child index of

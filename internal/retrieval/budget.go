@@ -5,8 +5,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // Ellipsis joins the kept parts of a trimmed parent.
@@ -147,7 +147,7 @@ func (b *budgeter) fits() bool { return b.used() <= b.opts.Budget }
 func (b *budgeter) keepHits() {
 	type ranked struct {
 		c   *candidate
-		hit vectorstore.Hit
+		hit index.Hit
 	}
 	var all []ranked
 	for _, c := range b.cands {

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 func TestAddInterval(t *testing.T) {
@@ -60,8 +60,8 @@ func budgetFixture() ([]group, []hierarchy.Parent) {
 	p2 := hierarchy.Parent{ID: "p2", DocID: "d", Text: "alpha beta gamma delta epsilon",
 		Children: []hierarchy.Span{{ID: "c3", Start: 11, End: 22}}}
 	groups := []group{
-		{parentID: "p1", docID: "d", score: 3, hits: []vectorstore.Hit{{ID: "c2", ParentID: "p1", Score: 3}, {ID: "c1", ParentID: "p1", Score: 1}}},
-		{parentID: "p2", docID: "d", score: 2, hits: []vectorstore.Hit{{ID: "c3", ParentID: "p2", Score: 2}}},
+		{parentID: "p1", docID: "d", score: 3, hits: []index.Hit{{ID: "c2", ParentID: "p1", Score: 3}, {ID: "c1", ParentID: "p1", Score: 1}}},
+		{parentID: "p2", docID: "d", score: 2, hits: []index.Hit{{ID: "c3", ParentID: "p2", Score: 2}}},
 	}
 	return groups, []hierarchy.Parent{p1, p2}
 }
@@ -128,7 +128,7 @@ func TestAssembleBudgetInCodePoints(t *testing.T) {
 }
 
 func TestGroupHitsAggregation(t *testing.T) {
-	hits := []vectorstore.Hit{
+	hits := []index.Hit{
 		{ID: "a", ParentID: "p1", Score: 5},
 		{ID: "b", ParentID: "p2", Score: 4},
 		{ID: "c", ParentID: "p2", Score: 4},

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // SearchMode chooses which parts of a query's vector search the children.
@@ -103,7 +103,7 @@ func resolveSearch(qv vector.Vector, mode SearchMode) (vector.Vector, bool, erro
 // SearchChildren returns the best topK children for a query vector as
 // Retrieve finds them, before they are grouped by parent: the search mode
 // of opts applied, a hybrid query's two searches fused.
-func (r *Retriever) SearchChildren(ctx context.Context, qv vector.Vector, topK int, opts Options) ([]vectorstore.Hit, error) {
+func (r *Retriever) SearchChildren(ctx context.Context, qv vector.Vector, topK int, opts Options) ([]index.Hit, error) {
 	qv, fused, err := resolveSearch(qv, opts.Search)
 	if err != nil {
 		return nil, err
@@ -116,12 +116,12 @@ func (r *Retriever) SearchChildren(ctx context.Context, qv vector.Vector, topK i
 // children each and both at once, and fuses the rankings (see Fusion): at
 // most 2k children, best first, ties by id, each saying which searches
 // found it. exhausted is true when neither search had k children to give.
-func (r *Retriever) fusedSearch(ctx context.Context, qv vector.Vector, k int, opts Options) ([]vectorstore.Hit, bool, error) {
-	reqs := [2]vectorstore.SearchRequest{
+func (r *Retriever) fusedSearch(ctx context.Context, qv vector.Vector, k int, opts Options) ([]index.Hit, bool, error) {
+	reqs := [2]index.SearchRequest{
 		{Vector: vector.Vector{Sparse: qv.Sparse}, TopK: k, MaxPostings: opts.MaxPostings},
 		{Vector: vector.Vector{Dense: qv.Dense}, TopK: k},
 	}
-	var lists [2][]vectorstore.Hit
+	var lists [2][]index.Hit
 	var errs [2]error
 	var wg sync.WaitGroup
 	for i := range reqs {
@@ -136,11 +136,11 @@ func (r *Retriever) fusedSearch(ctx context.Context, qv vector.Vector, k int, op
 
 // fuse merges a sparse and a dense ranking by weighted reciprocal rank
 // fusion.
-func fuse(sparse, dense []vectorstore.Hit, f Fusion) []vectorstore.Hit {
+func fuse(sparse, dense []index.Hit, f Fusion) []index.Hit {
 	f = f.withDefaults()
 	byID := make(map[string]int, len(sparse)+len(dense))
-	var out []vectorstore.Hit
-	add := func(list []vectorstore.Hit, weight float64, found vectorstore.Found) {
+	var out []index.Hit
+	add := func(list []index.Hit, weight float64, found index.Found) {
 		for rank, h := range list {
 			s := float32(weight / (f.K + float64(rank+1)))
 			if i, ok := byID[h.ID]; ok {
@@ -153,9 +153,9 @@ func fuse(sparse, dense []vectorstore.Hit, f Fusion) []vectorstore.Hit {
 			out = append(out, h)
 		}
 	}
-	add(sparse, f.SparseWeight, vectorstore.FoundSparse)
-	add(dense, f.DenseWeight, vectorstore.FoundDense)
-	slices.SortFunc(out, func(a, b vectorstore.Hit) int {
+	add(sparse, f.SparseWeight, index.FoundSparse)
+	add(dense, f.DenseWeight, index.FoundDense)
+	slices.SortFunc(out, func(a, b index.Hit) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.ID, b.ID))
 	})
 	return out
@@ -163,13 +163,13 @@ func fuse(sparse, dense []vectorstore.Hit, f Fusion) []vectorstore.Hit {
 
 // foundBy names which searches of a fused query found a child: "sparse",
 // "dense" or "both"; "" when the query was not fused.
-func foundBy(f vectorstore.Found) string {
+func foundBy(f index.Found) string {
 	switch f {
-	case vectorstore.FoundSparse:
+	case index.FoundSparse:
 		return "sparse"
-	case vectorstore.FoundDense:
+	case index.FoundDense:
 		return "dense"
-	case vectorstore.FoundSparse | vectorstore.FoundDense:
+	case index.FoundSparse | index.FoundDense:
 		return "both"
 	}
 	return ""

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"unicode/utf8"
 
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // ranked is a group with its resolved parent.
@@ -140,10 +140,10 @@ func shiftSpan(s hierarchy.Span, delta int) hierarchy.Span {
 
 // unionHits returns the hits of both lists, each child once at its best
 // score, best first.
-func unionHits(a, b []vectorstore.Hit) []vectorstore.Hit {
+func unionHits(a, b []index.Hit) []index.Hit {
 	best := map[string]int{}
-	var out []vectorstore.Hit
-	for _, h := range append(append([]vectorstore.Hit(nil), a...), b...) {
+	var out []index.Hit
+	for _, h := range append(append([]index.Hit(nil), a...), b...) {
 		if i, ok := best[h.ID]; ok {
 			if h.Score > out[i].Score {
 				out[i] = h

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
@@ -55,7 +55,7 @@ type Options struct {
 	// ErrQueryTooCostly.
 	MaxQueryTerms int
 	// MaxPostings, when positive, refuses a query whose terms reach more
-	// postings in the child index (see vectorstore.SearchRequest).
+	// postings in the child index (see index.SearchRequest).
 	MaxPostings int
 	// Mode is what a query returns for the children it finds: their
 	// parents (ModeParents, the default) or, with ModeAdaptive, the unit
@@ -72,7 +72,7 @@ type Options struct {
 }
 
 // ErrQueryTooCostly marks a query refused by MaxQueryTerms or MaxPostings.
-var ErrQueryTooCostly = vectorstore.ErrQueryTooCostly
+var ErrQueryTooCostly = index.ErrQueryTooCostly
 
 // BudgetTooSmallError is returned when a positive budget is too small to
 // hold any text of the best parent found: Need is the length of the
@@ -162,7 +162,7 @@ type Result struct {
 // grouped by parent, and parents are returned.
 type Retriever struct {
 	Embedder embed.Embedder
-	Children vectorstore.VectorStore
+	Children index.VectorStore
 	Parents  parentstore.Reader
 	// MergeOverlaps returns parents of one document that overlap or abut
 	// once, as one parent covering them. It is set for sentence-window
@@ -217,7 +217,7 @@ func (r *Retriever) Analyze(ctx context.Context, query string) (*Query, error) {
 	if qv.Sparse != nil {
 		q.Terms = len(qv.Sparse.Indices)
 	}
-	if c, ok := r.Children.(vectorstore.PostingsCounter); ok {
+	if c, ok := r.Children.(index.PostingsCounter); ok {
 		q.Postings = c.Postings(qv)
 	}
 	return q, nil
@@ -342,14 +342,14 @@ type group struct {
 	parentID string
 	docID    string
 	score    float32
-	hits     []vectorstore.Hit
+	hits     []index.Hit
 	level    hierarchy.Level
 	extent   []Interval
 }
 
 // groupHits groups hits by parent, scores each parent by agg and orders
 // the groups by score, ties by the rank of their best child.
-func groupHits(hits []vectorstore.Hit, agg Aggregation) []group {
+func groupHits(hits []index.Hit, agg Aggregation) []group {
 	index := map[string]int{}
 	var groups []group
 	for _, h := range hits {
@@ -369,7 +369,7 @@ func groupHits(hits []vectorstore.Hit, agg Aggregation) []group {
 }
 
 // aggregate combines the scores of one parent's hits.
-func aggregate(hits []vectorstore.Hit, agg Aggregation) float32 {
+func aggregate(hits []index.Hit, agg Aggregation) float32 {
 	var sum, best float32
 	for i, h := range hits {
 		sum += h.Score
@@ -409,8 +409,8 @@ func (r *Retriever) searchGroups(ctx context.Context, qv vector.Vector, opts Opt
 	if err != nil {
 		return nil, err
 	}
-	if grouper, ok := r.Children.(vectorstore.ParentGrouper); ok && opts.Aggregation == AggregateMax && opts.Mode != ModeAdaptive && !fused {
-		hits, err := grouper.SearchByParent(ctx, vectorstore.SearchRequest{Vector: qv, TopK: opts.MaxParents, MaxPostings: opts.MaxPostings}, groupedMatches)
+	if grouper, ok := r.Children.(index.ParentGrouper); ok && opts.Aggregation == AggregateMax && opts.Mode != ModeAdaptive && !fused {
+		hits, err := grouper.SearchByParent(ctx, index.SearchRequest{Vector: qv, TopK: opts.MaxParents, MaxPostings: opts.MaxPostings}, groupedMatches)
 		if err != nil {
 			return nil, fmt.Errorf("searching children grouped by parent: %w", err)
 		}
@@ -441,10 +441,10 @@ func (r *Retriever) overFetch(ctx context.Context, qv vector.Vector, fused bool,
 
 // searchChildren fetches k children, or with fused k per part, fused; the
 // index is exhausted when it had fewer to give.
-func (r *Retriever) searchChildren(ctx context.Context, qv vector.Vector, fused bool, k int, opts Options) ([]vectorstore.Hit, bool, error) {
+func (r *Retriever) searchChildren(ctx context.Context, qv vector.Vector, fused bool, k int, opts Options) ([]index.Hit, bool, error) {
 	if fused {
 		return r.fusedSearch(ctx, qv, k, opts)
 	}
-	hits, err := r.Children.Search(ctx, vectorstore.SearchRequest{Vector: qv, TopK: k, MaxPostings: opts.MaxPostings})
+	hits, err := r.Children.Search(ctx, index.SearchRequest{Vector: qv, TopK: k, MaxPostings: opts.MaxPostings})
 	return hits, len(hits) < k, err
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
@@ -18,7 +19,6 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // newBuilder returns a parent-child builder of recursive splitters with the
@@ -213,7 +213,7 @@ func TestRetrieveOverFetchesUntilMaxParents(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The premise: the top two children both belong to document a.
-	top, err := ix.Store.Search(ctx, vectorstore.SearchRequest{Vector: qv, TopK: 2})
+	top, err := ix.Store.Search(ctx, index.SearchRequest{Vector: qv, TopK: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,12 +238,12 @@ func TestRetrieveOverFetchesUntilMaxParents(t *testing.T) {
 
 // countingStore counts the searches sent to a real store.
 type countingStore struct {
-	vectorstore.VectorStore
+	index.VectorStore
 	searches int
 	topKs    []int
 }
 
-func (c *countingStore) Search(ctx context.Context, req vectorstore.SearchRequest) ([]vectorstore.Hit, error) {
+func (c *countingStore) Search(ctx context.Context, req index.SearchRequest) ([]index.Hit, error) {
 	c.searches++
 	c.topKs = append(c.topKs, req.TopK)
 	return c.VectorStore.Search(ctx, req)
@@ -557,7 +557,7 @@ func childHits(tb testing.TB, ix *indexer.Index, query string) map[string]float3
 	if err != nil {
 		tb.Fatal(err)
 	}
-	hits, err := ix.Store.Search(ctx, vectorstore.SearchRequest{Vector: qv, TopK: 100})
+	hits, err := ix.Store.Search(ctx, index.SearchRequest{Vector: qv, TopK: 100})
 	if err != nil {
 		tb.Fatal(err)
 	}

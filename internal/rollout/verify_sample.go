@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // verifySample queries the revision with a passage of one sampled parent
@@ -83,7 +83,7 @@ func checkHits(ctx context.Context, r *retrieval.Retriever, query string, opts r
 
 // resolveHit fails unless the hit child's parent is in the parent store,
 // belongs to the same document and lists the child among its children.
-func resolveHit(ctx context.Context, parents parentstore.Reader, h vectorstore.Hit) error {
+func resolveHit(ctx context.Context, parents parentstore.Reader, h index.Hit) error {
 	got, err := parents.Get(ctx, []string{h.ParentID})
 	if errors.Is(err, parentstore.ErrNotFound) {
 		return fmt.Errorf("hit child %s points to parent %s, which is not in this revision's parent store", h.ID, h.ParentID)

@@ -8,13 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // openBundle saves docs as a bundle and opens it, as a rollout does.
@@ -155,7 +155,7 @@ func TestVerifyStoresFailures(t *testing.T) {
 	}, {
 		name: "empty child index",
 		tamper: func(t *testing.T, tp *tampered) string {
-			empty, err := vectorstore.NewEmbedded(vectorstore.EmbeddedOptions{})
+			empty, err := embedded.New(embedded.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

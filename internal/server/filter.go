@@ -5,9 +5,9 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // Filter restricts a retrieval to parents that match every field given.
@@ -70,7 +70,7 @@ var errReadOnly = errors.New("filtered child index is read-only")
 // filteredChildren is a read-only view of a child index holding only the
 // children whose parent passes a filter. It lives for one request.
 type filteredChildren struct {
-	inner   vectorstore.VectorStore
+	inner   index.VectorStore
 	parents parentstore.Reader
 	filter  *Filter
 	// matches caches, per parent id, whether its metadata passes.
@@ -80,27 +80,27 @@ type filteredChildren struct {
 	scanned int
 }
 
-// Upsert implements vectorstore.VectorStore; the view is read-only.
-func (c *filteredChildren) Upsert(context.Context, []vectorstore.Record) error { return errReadOnly }
+// Upsert implements index.VectorStore; the view is read-only.
+func (c *filteredChildren) Upsert(context.Context, []index.Record) error { return errReadOnly }
 
-// Delete implements vectorstore.VectorStore; the view is read-only.
+// Delete implements index.VectorStore; the view is read-only.
 func (c *filteredChildren) Delete(context.Context, []string) error { return errReadOnly }
 
-// Count implements vectorstore.VectorStore with the size of the whole
+// Count implements index.VectorStore with the size of the whole
 // index, which bounds the filtered one.
 func (c *filteredChildren) Count(ctx context.Context) (int, error) { return c.inner.Count(ctx) }
 
 // Search returns the best req.TopK matching children, in the inner order.
 // It returns fewer only when the inner index is exhausted or MaxFilterScan
 // children were examined.
-func (c *filteredChildren) Search(ctx context.Context, req vectorstore.SearchRequest) ([]vectorstore.Hit, error) {
+func (c *filteredChildren) Search(ctx context.Context, req index.SearchRequest) ([]index.Hit, error) {
 	limit := MaxFilterScan
 	k := min(max(req.TopK, c.scanned), limit)
 	for {
 		if k <= 0 {
 			return nil, nil
 		}
-		hits, err := c.inner.Search(ctx, vectorstore.SearchRequest{Vector: req.Vector, TopK: k, MaxPostings: req.MaxPostings})
+		hits, err := c.inner.Search(ctx, index.SearchRequest{Vector: req.Vector, TopK: k, MaxPostings: req.MaxPostings})
 		if err != nil {
 			return nil, err
 		}
@@ -118,13 +118,13 @@ func (c *filteredChildren) Search(ctx context.Context, req vectorstore.SearchReq
 
 // keep returns the hits whose parent passes the filter, reading the
 // metadata of parents not seen before in one batch.
-func (c *filteredChildren) keep(ctx context.Context, hits []vectorstore.Hit) ([]vectorstore.Hit, error) {
+func (c *filteredChildren) keep(ctx context.Context, hits []index.Hit) ([]index.Hit, error) {
 	if len(c.filter.Metadata) > 0 {
 		if err := c.loadMatches(ctx, hits); err != nil {
 			return nil, err
 		}
 	}
-	var kept []vectorstore.Hit
+	var kept []index.Hit
 	for _, h := range hits {
 		if !c.filter.matchesDoc(h.DocID) {
 			continue
@@ -139,7 +139,7 @@ func (c *filteredChildren) keep(ctx context.Context, hits []vectorstore.Hit) ([]
 
 // loadMatches records whether the metadata of each new parent of hits (of
 // a document passing the id filters) passes the filter.
-func (c *filteredChildren) loadMatches(ctx context.Context, hits []vectorstore.Hit) error {
+func (c *filteredChildren) loadMatches(ctx context.Context, hits []index.Hit) error {
 	var ids []string
 	queued := map[string]bool{}
 	for _, h := range hits {

@@ -15,10 +15,10 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // BenchmarkSideBySide indexes the same synthetic children (the default
@@ -97,7 +97,7 @@ func sideBySide(b *testing.B, r *retrieval.Retriever, idx bleve.Index, questions
 	i := 0
 	for b.Loop() {
 		q := questions[i%len(questions)]
-		var mine []vectorstore.Hit
+		var mine []index.Hit
 		var others *bleve.SearchResult
 		ours.time(b, func() (err error) {
 			mine, err = searchParentrag(r, q)
@@ -127,7 +127,7 @@ func sideBySide(b *testing.B, r *retrieval.Retriever, idx bleve.Index, questions
 // overlap counts bleve's hits that parentrag found too: the analysers
 // differ (Porter against Porter2 stems, other stop words), so the lists
 // agree mostly, not exactly.
-func overlap(mine []vectorstore.Hit, others *bleve.SearchResult) int {
+func overlap(mine []index.Hit, others *bleve.SearchResult) int {
 	ids := make(map[string]bool, len(mine))
 	for _, h := range mine {
 		ids[h.ID] = true

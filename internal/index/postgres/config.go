@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/index/postgres/pgname"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // Defaults applied to zero Config fields.
@@ -93,7 +93,7 @@ type Config struct {
 // settings is a validated Config with defaults applied.
 type settings struct {
 	Config
-	metric vectorstore.Metric
+	metric index.Metric
 }
 
 func (c Config) settings() (settings, error) {
@@ -114,7 +114,7 @@ func (c Config) settings() (settings, error) {
 	if metric == "" {
 		metric = DefaultMetric
 	}
-	m, err := vectorstore.ParseMetric(metric)
+	m, err := index.ParseMetric(metric)
 	if err != nil {
 		return s, fmt.Errorf("metric %q must be COSINE, IP or L2: %w", c.Metric, ErrInvalidConfig)
 	}

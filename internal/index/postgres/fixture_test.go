@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/index/postgres"
 	"github.com/parentrag/parentrag/internal/index/postgres/pgtest"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
@@ -15,7 +17,6 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // fixture is a synthetic corpus indexed by the real pipeline (default
@@ -24,9 +25,9 @@ import (
 // vectors, read back from the embedded store's own build, plus a random
 // dense vector each.
 type fixture struct {
-	records []vectorstore.Record
-	ref     *vectorstore.Embedded // the pipeline's embedded store
-	dense   *vectorstore.Embedded // the same children's dense vectors
+	records []index.Record
+	ref     *embedded.Store // the pipeline's embedded store
+	dense   *embedded.Store // the same children's dense vectors
 	queries []vector.Vector
 }
 
@@ -52,16 +53,16 @@ func corpus(tb testing.TB) *fixture {
 // capture keeps the records the indexer upserts, as an embedded store
 // keeps them.
 type capture struct {
-	*vectorstore.Embedded
-	records []vectorstore.Record
+	*embedded.Store
+	records []index.Record
 }
 
-func (c *capture) Upsert(ctx context.Context, records []vectorstore.Record) error {
+func (c *capture) Upsert(ctx context.Context, records []index.Record) error {
 	for _, r := range records {
 		r.Vector = r.Vector.Clone()
 		c.records = append(c.records, r)
 	}
-	return c.Embedded.Upsert(ctx, records)
+	return c.Store.Upsert(ctx, records)
 }
 
 func buildFixture(docs, queries int) (*fixture, error) {
@@ -80,17 +81,17 @@ func buildFixture(docs, queries int) (*fixture, error) {
 	if err != nil {
 		return nil, err
 	}
-	ref, err := vectorstore.NewEmbedded(vectorstore.EmbeddedOptions{})
+	ref, err := embedded.New(embedded.Options{})
 	if err != nil {
 		return nil, err
 	}
-	cap := &capture{Embedded: ref}
+	cap := &capture{Store: ref}
 	ix, err := indexer.Build(ctx, gen.Documents(docs), b, lex, indexer.Options{Store: cap, ContextWeight: indexer.DefaultContextWeight})
 	if err != nil {
 		return nil, err
 	}
 	f := &fixture{ref: ref}
-	if f.dense, err = vectorstore.NewEmbedded(vectorstore.EmbeddedOptions{Metric: vectorstore.Cosine}); err != nil {
+	if f.dense, err = embedded.New(embedded.Options{Metric: index.Cosine}); err != nil {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -98,7 +99,7 @@ func buildFixture(docs, queries int) (*fixture, error) {
 		r.Metadata = map[string]string{"doc": r.DocID, "half": fmt.Sprint(i%2 == 0)}
 		r.Vector.Dense = randomDense(rng)
 		f.records = append(f.records, r)
-		if err := f.dense.Upsert(ctx, []vectorstore.Record{{ID: r.ID, ParentID: r.ParentID, DocID: r.DocID, Ordinal: r.Ordinal, Vector: vector.Vector{Dense: r.Vector.Dense}}}); err != nil {
+		if err := f.dense.Upsert(ctx, []index.Record{{ID: r.ID, ParentID: r.ParentID, DocID: r.DocID, Ordinal: r.Ordinal, Vector: vector.Vector{Dense: r.Vector.Dense}}}); err != nil {
 			return nil, err
 		}
 	}
@@ -150,7 +151,7 @@ func filled(t *testing.T, dense int) (*postgres.Store, *fixture) {
 	}
 	records := f.records
 	if dense == 0 {
-		records = make([]vectorstore.Record, len(f.records))
+		records = make([]index.Record, len(f.records))
 		for i, r := range f.records {
 			r.Vector.Dense = nil
 			records[i] = r

@@ -9,12 +9,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // Search returns at most req.TopK children by descending score, ties by
-// ascending id (byte order), as vectorstore.VectorStore requires.
+// ascending id (byte order), as index.VectorStore requires.
 //
 // A sparse query is exact: every child sharing a term with it is scored by
 // the sparsevec inner product, and only children scoring above zero are
@@ -23,12 +23,12 @@ import (
 // iterative scan past 1,000), scoring as the embedded store does: cosine
 // similarity, inner product, or the negated Euclidean distance. A query
 // with neither part returns no hits; one with both fails with
-// vectorstore.ErrInvalidInput: the retrieval core fuses a sparse and a
+// index.ErrInvalidInput: the retrieval core fuses a sparse and a
 // dense search itself. MaxPostings is not enforced here (the postings are
 // not counted before searching), as with Milvus.
-func (s *Store) Search(ctx context.Context, req vectorstore.SearchRequest) ([]vectorstore.Hit, error) {
+func (s *Store) Search(ctx context.Context, req index.SearchRequest) ([]index.Hit, error) {
 	if req.TopK <= 0 {
-		return nil, fmt.Errorf("search %s: topk must be positive, got %d: %w", s.cfg.Table, req.TopK, vectorstore.ErrInvalidInput)
+		return nil, fmt.Errorf("search %s: topk must be positive, got %d: %w", s.cfg.Table, req.TopK, index.ErrInvalidInput)
 	}
 	sp, dense := req.Vector.Sparse, req.Vector.Dense
 	if sp != nil && len(sp.Indices) == 0 && len(sp.Values) == 0 {
@@ -37,11 +37,11 @@ func (s *Store) Search(ctx context.Context, req vectorstore.SearchRequest) ([]ve
 	topK := min(req.TopK, MaxTopK)
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	var hits []vectorstore.Hit
+	var hits []index.Hit
 	var err error
 	switch {
 	case sp != nil && len(dense) > 0:
-		return nil, fmt.Errorf("search %s: query sets both sparse and dense vectors; search each and fuse them: %w", s.cfg.Table, vectorstore.ErrInvalidInput)
+		return nil, fmt.Errorf("search %s: query sets both sparse and dense vectors; search each and fuse them: %w", s.cfg.Table, index.ErrInvalidInput)
 	case sp != nil:
 		hits, err = s.searchSparse(ctx, sp, topK)
 	case len(dense) > 0:
@@ -54,7 +54,7 @@ func (s *Store) Search(ctx context.Context, req vectorstore.SearchRequest) ([]ve
 }
 
 // searchSparse scores the children sharing a term with q, exactly.
-func (s *Store) searchSparse(ctx context.Context, q *vector.Sparse, topK int) ([]vectorstore.Hit, error) {
+func (s *Store) searchSparse(ctx context.Context, q *vector.Sparse, topK int) ([]index.Hit, error) {
 	if err := checkSparse(q); err != nil {
 		return nil, fmt.Errorf("query: %w", err)
 	}
@@ -73,7 +73,7 @@ ORDER BY d, id LIMIT $3`, sparseText(q), terms, topK)
 }
 
 // searchDense walks the HNSW index of the dense column.
-func (s *Store) searchDense(ctx context.Context, q []float32, topK int) ([]vectorstore.Hit, error) {
+func (s *Store) searchDense(ctx context.Context, q []float32, topK int) ([]index.Hit, error) {
 	if err := checkFinite(q); err != nil {
 		return nil, fmt.Errorf("query: dense vector: %w", err)
 	}
@@ -81,13 +81,13 @@ func (s *Store) searchDense(ctx context.Context, q []float32, topK int) ([]vecto
 		return nil, nil
 	}
 	if len(q) != s.cfg.Dense {
-		return nil, fmt.Errorf("dense query has %d dims, table has %d: %w", len(q), s.cfg.Dense, vectorstore.ErrDimensionMismatch)
+		return nil, fmt.Errorf("dense query has %d dims, table has %d: %w", len(q), s.cfg.Dense, index.ErrDimensionMismatch)
 	}
-	if s.cfg.metric == vectorstore.Cosine && !slices.ContainsFunc(q, func(x float32) bool { return x != 0 }) {
+	if s.cfg.metric == index.Cosine && !slices.ContainsFunc(q, func(x float32) bool { return x != 0 }) {
 		return nil, nil // a zero query has no cosine, as in the embedded store
 	}
 	op, score := distance(s.cfg.metric)
-	var hits []vectorstore.Hit
+	var hits []index.Hit
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		ef := min(max(s.cfg.HNSWEf, topK), 1000)
 		if _, err := tx.Exec(ctx, `SELECT set_config('hnsw.ef_search', $1, true)`, strconv.Itoa(ef)); err != nil {
@@ -114,8 +114,8 @@ ORDER BY dense `+op+` $1::vector LIMIT $2`, denseText(q), topK)
 	}
 	// The index orders by distance only; ties go to the smaller id, and a
 	// NaN (a zero row under cosine) is no hit.
-	hits = slices.DeleteFunc(hits, func(h vectorstore.Hit) bool { return h.Score != h.Score })
-	slices.SortStableFunc(hits, func(a, b vectorstore.Hit) int {
+	hits = slices.DeleteFunc(hits, func(h index.Hit) bool { return h.Score != h.Score })
+	slices.SortStableFunc(hits, func(a, b index.Hit) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.ID, b.ID))
 	})
 	return hits, nil
@@ -123,21 +123,21 @@ ORDER BY dense `+op+` $1::vector LIMIT $2`, denseText(q), topK)
 
 // distance is pgvector's operator of a metric and how its distance
 // becomes the store's score.
-func distance(m vectorstore.Metric) (string, func(float64) float32) {
+func distance(m index.Metric) (string, func(float64) float32) {
 	switch m {
-	case vectorstore.IP:
+	case index.IP:
 		return "<#>", func(d float64) float32 { return float32(-d) }
-	case vectorstore.L2:
+	case index.L2:
 		return "<->", func(d float64) float32 { return float32(-d) }
 	}
 	return "<=>", func(d float64) float32 { return float32(1 - d) }
 }
 
 // collectHits reads (id, parent_id, doc_id, ordinal, distance) rows.
-func collectHits(rows pgx.Rows, score func(float64) float32) ([]vectorstore.Hit, error) {
-	var out []vectorstore.Hit
+func collectHits(rows pgx.Rows, score func(float64) float32) ([]index.Hit, error) {
+	var out []index.Hit
 	for rows.Next() {
-		var h vectorstore.Hit
+		var h index.Hit
 		var ord int32
 		var d float64
 		if err := rows.Scan(&h.ID, &h.ParentID, &h.DocID, &ord, &d); err != nil {

@@ -36,7 +36,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
+	"github.com/parentrag/parentrag/internal/index"
 )
 
 // Store is one revision's child table. It is safe for concurrent use.
@@ -45,7 +45,7 @@ type Store struct {
 	pool *pgxpool.Pool
 }
 
-var _ vectorstore.VectorStore = (*Store)(nil)
+var _ index.VectorStore = (*Store)(nil)
 
 // Open validates cfg, connects (a pool of at most MaxConns connections)
 // and makes sure the vector extension and the schema exist. It does not
@@ -251,11 +251,11 @@ func (s *Store) indexSQL() []string {
 }
 
 // opClass is pgvector's operator class of a metric.
-func opClass(m vectorstore.Metric) string {
+func opClass(m index.Metric) string {
 	switch m {
-	case vectorstore.IP:
+	case index.IP:
 		return "vector_ip_ops"
-	case vectorstore.L2:
+	case index.L2:
 		return "vector_l2_ops"
 	}
 	return "vector_cosine_ops"

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/index/postgres"
 	"github.com/parentrag/parentrag/internal/index/postgres/pgtest"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // TestSparseSearchIsTheEmbeddedStores is the key property: the same ids in
@@ -23,7 +23,7 @@ func TestSparseSearchIsTheEmbeddedStores(t *testing.T) {
 	compared := 0
 	for qi, q := range f.queries {
 		for _, k := range []int{1, 10, 100} {
-			req := vectorstore.SearchRequest{Vector: q, TopK: k}
+			req := index.SearchRequest{Vector: q, TopK: k}
 			want, err := f.ref.Search(ctx, req)
 			if err != nil {
 				t.Fatal(err)
@@ -46,7 +46,7 @@ func TestSparseSearchIsTheEmbeddedStores(t *testing.T) {
 	if compared < 1000 {
 		t.Fatalf("only %d hits compared", compared)
 	}
-	for _, q := range []vectorstore.SearchRequest{
+	for _, q := range []index.SearchRequest{
 		{Vector: vector.Vector{}, TopK: 5},
 		{Vector: vector.Vector{Sparse: &vector.Sparse{}}, TopK: 5},
 		{Vector: vector.Vector{Sparse: &vector.Sparse{Indices: []uint32{999_999_999}, Values: []float32{1}}}, TopK: 5},
@@ -56,12 +56,12 @@ func TestSparseSearchIsTheEmbeddedStores(t *testing.T) {
 			t.Fatalf("search %+v: %v, %v; want no hit", q, got, err)
 		}
 	}
-	for _, q := range []vectorstore.SearchRequest{
+	for _, q := range []index.SearchRequest{
 		{Vector: f.queries[0], TopK: 0},
 		{Vector: vector.Vector{Sparse: &vector.Sparse{Indices: []uint32{2, 1}, Values: []float32{1, 1}}}, TopK: 5},
 		{Vector: vector.Vector{Sparse: &vector.Sparse{Indices: []uint32{1}, Values: []float32{1}}, Dense: []float32{1}}, TopK: 5},
 	} {
-		if _, err := st.Search(ctx, q); !errors.Is(err, vectorstore.ErrInvalidInput) {
+		if _, err := st.Search(ctx, q); !errors.Is(err, index.ErrInvalidInput) {
 			t.Fatalf("search %+v: %v is not ErrInvalidInput", q, err)
 		}
 	}
@@ -76,11 +76,11 @@ func TestDenseSearchFindsTheNearest(t *testing.T) {
 	found, total := 0, 0
 	for qi := range 40 {
 		q := f.records[qi*7].Vector.Dense
-		want, err := f.dense.Search(ctx, vectorstore.SearchRequest{Vector: vector.Vector{Dense: q}, TopK: 10})
+		want, err := f.dense.Search(ctx, index.SearchRequest{Vector: vector.Vector{Dense: q}, TopK: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := st.Search(ctx, vectorstore.SearchRequest{Vector: vector.Vector{Dense: q}, TopK: 10})
+		got, err := st.Search(ctx, index.SearchRequest{Vector: vector.Vector{Dense: q}, TopK: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,14 +105,14 @@ func TestDenseSearchFindsTheNearest(t *testing.T) {
 		t.Fatalf("recall@10 %.3f, want at least 0.95", recall)
 	}
 	// More than hnsw.ef_search's 1,000: the iterative scan goes on.
-	got, err := st.Search(ctx, vectorstore.SearchRequest{Vector: vector.Vector{Dense: f.records[0].Vector.Dense}, TopK: 1200})
+	got, err := st.Search(ctx, index.SearchRequest{Vector: vector.Vector{Dense: f.records[0].Vector.Dense}, TopK: 1200})
 	if err != nil || len(got) != 1200 {
 		t.Fatalf("1200 nearest: %d hits, %v", len(got), err)
 	}
-	if _, err := st.Search(ctx, vectorstore.SearchRequest{Vector: vector.Vector{Dense: []float32{1}}, TopK: 3}); !errors.Is(err, vectorstore.ErrDimensionMismatch) {
+	if _, err := st.Search(ctx, index.SearchRequest{Vector: vector.Vector{Dense: []float32{1}}, TopK: 3}); !errors.Is(err, index.ErrDimensionMismatch) {
 		t.Fatalf("a query of 1 dimension: %v, want ErrDimensionMismatch", err)
 	}
-	if got, err := st.Search(ctx, vectorstore.SearchRequest{Vector: vector.Vector{Dense: make([]float32, denseDims)}, TopK: 3}); err != nil || len(got) != 0 {
+	if got, err := st.Search(ctx, index.SearchRequest{Vector: vector.Vector{Dense: make([]float32, denseDims)}, TopK: 3}); err != nil || len(got) != 0 {
 		t.Fatalf("a zero query under cosine: %v, %v; want no hit", got, err)
 	}
 }
@@ -123,7 +123,7 @@ func TestUpsertReplacesAndDeleteRemoves(t *testing.T) {
 	a, b := f.records[0], f.records[1]
 	// b takes a's sparse vector, twice in one batch: the last wins.
 	b.Vector = vector.Vector{Sparse: a.Vector.Sparse}
-	if err := st.Upsert(ctx, []vectorstore.Record{b, b}); err != nil {
+	if err := st.Upsert(ctx, []index.Record{b, b}); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := st.Count(ctx); n != len(f.records) {
@@ -146,12 +146,12 @@ func TestBadRecordsAreRefusedBeforeAnyIsWritten(t *testing.T) {
 	if err := st.Create(ctx); err != nil {
 		t.Fatal(err)
 	}
-	good := vectorstore.Record{ID: "ok", ParentID: "p", DocID: "d", Vector: vector.Vector{Dense: []float32{1, 2, 3, 4}}, Text: "a\x00b \xff", Metadata: map[string]string{"k\x00": "v\x00"}}
+	good := index.Record{ID: "ok", ParentID: "p", DocID: "d", Vector: vector.Vector{Dense: []float32{1, 2, 3, 4}}, Text: "a\x00b \xff", Metadata: map[string]string{"k\x00": "v\x00"}}
 	many := &vector.Sparse{}
 	for i := range postgres.MaxSparseTerms + 1 {
 		many.Indices, many.Values = append(many.Indices, uint32(i)), append(many.Values, 1)
 	}
-	for name, bad := range map[string]vectorstore.Record{
+	for name, bad := range map[string]index.Record{
 		"nul in id":      {ID: "a\x00", Vector: good.Vector},
 		"invalid utf-8":  {ID: "ok2", ParentID: "\xff", Vector: good.Vector},
 		"dims":           {ID: "ok3", Vector: vector.Vector{Dense: []float32{1}}},
@@ -159,8 +159,8 @@ func TestBadRecordsAreRefusedBeforeAnyIsWritten(t *testing.T) {
 		"too many terms": {ID: "ok5", Vector: vector.Vector{Sparse: many, Dense: good.Vector.Dense}},
 		"beyond the dim": {ID: "ok6", Vector: vector.Vector{Sparse: &vector.Sparse{Indices: []uint32{postgres.SparseDim}, Values: []float32{1}}, Dense: good.Vector.Dense}},
 	} {
-		err := st.Upsert(ctx, []vectorstore.Record{good, bad})
-		if !errors.Is(err, vectorstore.ErrInvalidInput) && !errors.Is(err, vectorstore.ErrDimensionMismatch) {
+		err := st.Upsert(ctx, []index.Record{good, bad})
+		if !errors.Is(err, index.ErrInvalidInput) && !errors.Is(err, index.ErrDimensionMismatch) {
 			t.Errorf("%s: %v", name, err)
 		}
 		if n, _ := st.Count(ctx); n != 0 {
@@ -168,7 +168,7 @@ func TestBadRecordsAreRefusedBeforeAnyIsWritten(t *testing.T) {
 		}
 	}
 	// Text and metadata are made storable rather than refused.
-	if err := st.Upsert(ctx, []vectorstore.Record{good}); err != nil {
+	if err := st.Upsert(ctx, []index.Record{good}); err != nil {
 		t.Fatal(err)
 	}
 	var text, meta string
@@ -326,7 +326,7 @@ func TestConcurrentSearchesKeepTheirAnswers(t *testing.T) {
 	for w := range 8 {
 		go func() {
 			for i := w; i < len(f.queries); i += 8 {
-				req := vectorstore.SearchRequest{Vector: f.queries[i], TopK: 10}
+				req := index.SearchRequest{Vector: f.queries[i], TopK: 10}
 				want, _ := f.ref.Search(ctx, req)
 				got, err := st.Search(ctx, req)
 				if err != nil {

@@ -9,25 +9,25 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // maxBatchBytes bounds the estimated size of one insert statement.
 const maxBatchBytes = 16 << 20
 
 // checkRecord enforces what the table and pgvector require of a row.
-func (s *Store) checkRecord(r *vectorstore.Record) error {
+func (s *Store) checkRecord(r *index.Record) error {
 	for _, id := range []string{r.ID, r.ParentID, r.DocID} {
 		if !utf8.ValidString(id) || strings.ContainsRune(id, 0) {
-			return fmt.Errorf("record %q: ids must be valid UTF-8 without NUL: %w", r.ID, vectorstore.ErrInvalidInput)
+			return fmt.Errorf("record %q: ids must be valid UTF-8 without NUL: %w", r.ID, index.ErrInvalidInput)
 		}
 	}
 	switch {
 	case r.ID == "":
-		return fmt.Errorf("empty id: %w", vectorstore.ErrInvalidInput)
+		return fmt.Errorf("empty id: %w", index.ErrInvalidInput)
 	case r.Ordinal < math.MinInt32 || r.Ordinal > math.MaxInt32:
-		return fmt.Errorf("record %q: ordinal %d out of integer range: %w", r.ID, r.Ordinal, vectorstore.ErrInvalidInput)
+		return fmt.Errorf("record %q: ordinal %d out of integer range: %w", r.ID, r.Ordinal, index.ErrInvalidInput)
 	}
 	if err := checkSparse(r.Vector.Sparse); err != nil {
 		return fmt.Errorf("record %q: %w", r.ID, err)
@@ -35,9 +35,9 @@ func (s *Store) checkRecord(r *vectorstore.Record) error {
 	d := len(r.Vector.Dense)
 	switch {
 	case s.cfg.Dense == 0 && d > 0:
-		return fmt.Errorf("record %q has a dense vector but the table has no dense column: %w", r.ID, vectorstore.ErrDimensionMismatch)
+		return fmt.Errorf("record %q has a dense vector but the table has no dense column: %w", r.ID, index.ErrDimensionMismatch)
 	case s.cfg.Dense > 0 && d != s.cfg.Dense:
-		return fmt.Errorf("record %q: dense vector has %d dims, table has %d: %w", r.ID, d, s.cfg.Dense, vectorstore.ErrDimensionMismatch)
+		return fmt.Errorf("record %q: dense vector has %d dims, table has %d: %w", r.ID, d, s.cfg.Dense, index.ErrDimensionMismatch)
 	}
 	if err := checkFinite(r.Vector.Dense); err != nil {
 		return fmt.Errorf("record %q: dense vector: %w", r.ID, err)
@@ -54,16 +54,16 @@ func checkSparse(sp *vector.Sparse) error {
 	}
 	switch {
 	case len(sp.Indices) != len(sp.Values):
-		return fmt.Errorf("sparse vector has %d indices but %d values: %w", len(sp.Indices), len(sp.Values), vectorstore.ErrInvalidInput)
+		return fmt.Errorf("sparse vector has %d indices but %d values: %w", len(sp.Indices), len(sp.Values), index.ErrInvalidInput)
 	case len(sp.Indices) > MaxSparseTerms:
-		return fmt.Errorf("sparse vector has %d terms, pgvector's sparsevec holds at most %d: %w", len(sp.Indices), MaxSparseTerms, vectorstore.ErrInvalidInput)
+		return fmt.Errorf("sparse vector has %d terms, pgvector's sparsevec holds at most %d: %w", len(sp.Indices), MaxSparseTerms, index.ErrInvalidInput)
 	}
 	for i, t := range sp.Indices {
 		if i > 0 && t <= sp.Indices[i-1] {
-			return fmt.Errorf("sparse indices not strictly increasing at position %d: %w", i, vectorstore.ErrInvalidInput)
+			return fmt.Errorf("sparse indices not strictly increasing at position %d: %w", i, index.ErrInvalidInput)
 		}
 		if t >= SparseDim {
-			return fmt.Errorf("sparse index %d is beyond pgvector's %d dimensions: %w", t, SparseDim, vectorstore.ErrInvalidInput)
+			return fmt.Errorf("sparse index %d is beyond pgvector's %d dimensions: %w", t, SparseDim, index.ErrInvalidInput)
 		}
 	}
 	if err := checkFinite(sp.Values); err != nil {
@@ -75,7 +75,7 @@ func checkSparse(sp *vector.Sparse) error {
 func checkFinite(v []float32) error {
 	for i, x := range v {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return fmt.Errorf("value %d is not finite: %w", i, vectorstore.ErrInvalidInput)
+			return fmt.Errorf("value %d is not finite: %w", i, index.ErrInvalidInput)
 		}
 	}
 	return nil
@@ -159,7 +159,7 @@ type rowBatch struct {
 
 // columnsOf encodes a batch; a later record of an id replaces an earlier
 // one, as in the other stores.
-func (s *Store) columnsOf(records []vectorstore.Record) (*rowBatch, error) {
+func (s *Store) columnsOf(records []index.Record) (*rowBatch, error) {
 	last := make(map[string]int, len(records))
 	for i := range records {
 		last[records[i].ID] = i
@@ -214,7 +214,7 @@ ON CONFLICT (id) DO UPDATE SET ` + set
 }
 
 // rowSize estimates the bytes a record takes in a statement.
-func rowSize(r *vectorstore.Record) int {
+func rowSize(r *index.Record) int {
 	n := 64 + len(r.ID) + len(r.ParentID) + len(r.DocID) + len(r.Text) + 12*len(r.Vector.Dense)
 	if r.Vector.Sparse != nil {
 		n += 24 * len(r.Vector.Sparse.Indices)
@@ -227,15 +227,15 @@ func rowSize(r *vectorstore.Record) int {
 
 // batches splits records into runs of at most InsertBatch rows and about
 // maxBatchBytes.
-func (s *Store) batches(records []vectorstore.Record) [][]vectorstore.Record {
-	return vectorstore.Batches(records, s.cfg.InsertBatch, maxBatchBytes, rowSize)
+func (s *Store) batches(records []index.Record) [][]index.Record {
+	return index.Batches(records, s.cfg.InsertBatch, maxBatchBytes, rowSize)
 }
 
 // Insert writes records in batches and calls progress(done, total), when
 // not nil, after each batch. Every record is validated before anything is
 // written. Rows of ids already there are replaced, so a build that runs
 // again after an interruption leaves no duplicate.
-func (s *Store) Insert(ctx context.Context, records []vectorstore.Record, progress func(done, total int)) error {
+func (s *Store) Insert(ctx context.Context, records []index.Record, progress func(done, total int)) error {
 	for i := range records {
 		if err := s.checkRecord(&records[i]); err != nil {
 			return fmt.Errorf("insert into %s: %w", s.cfg.Table, err)
@@ -262,8 +262,8 @@ func (s *Store) Insert(ctx context.Context, records []vectorstore.Record, progre
 	return nil
 }
 
-// Upsert implements vectorstore.VectorStore: Insert without progress.
-func (s *Store) Upsert(ctx context.Context, records []vectorstore.Record) error {
+// Upsert implements index.VectorStore: Insert without progress.
+func (s *Store) Upsert(ctx context.Context, records []index.Record) error {
 	return s.Insert(ctx, records, nil)
 }
 

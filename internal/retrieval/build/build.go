@@ -8,13 +8,13 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/parentrag/parentrag/internal/index/embedded"
+	"github.com/parentrag/parentrag/internal/index/milvus"
 	"github.com/parentrag/parentrag/internal/index/postgres"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore/milvus"
 	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
@@ -101,7 +101,7 @@ type Runs struct{ Reused, Built int }
 // loaded with its row count checked before the bundle is saved, so a
 // saved bundle always points at a complete collection. Otherwise the
 // children stream into the bundle's child index file as they are
-// embedded (vectorstore.FileWriter). Either way each document's unit
+// embedded (embedded.FileWriter). Either way each document's unit
 // spills to the pending bundle's directory between the two passes and
 // each parent goes straight into the parent store, so the build holds
 // neither the index nor every unit in memory: beyond the documents, a
@@ -204,7 +204,7 @@ func (req *Request) index(ctx context.Context, pending *bundle.Pending, opts ind
 			return nil
 		}
 	default:
-		w, err := vectorstore.NewFileWriter(pending.ChildrenDir(), vectorstore.EmbeddedOptions{})
+		w, err := embedded.NewFileWriter(pending.ChildrenDir(), embedded.Options{})
 		if err != nil {
 			return nil, err
 		}

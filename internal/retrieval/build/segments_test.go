@@ -13,12 +13,12 @@ import (
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/eval"
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 	"github.com/parentrag/parentrag/internal/sharedtest"
 )
 
@@ -77,14 +77,14 @@ func TestSegmentBundleRetrievesAsTheEmbeddedOnSquad(t *testing.T) {
 func sameFilteredHits(t *testing.T, question string, got, want *bundle.Bundle) {
 	t.Helper()
 	ctx := context.Background()
-	evenDocs := func(h vectorstore.Hit) bool { return len(h.DocID)%2 == 0 }
-	var hits [2][]vectorstore.Hit
+	evenDocs := func(h index.Hit) bool { return len(h.DocID)%2 == 0 }
+	var hits [2][]index.Hit
 	for i, b := range []*bundle.Bundle{got, want} {
 		q, err := b.Retriever.Embedder.EmbedQuery(ctx, question)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if hits[i], err = b.SearchFiltered(ctx, vectorstore.SearchRequest{Vector: q, TopK: 20}, evenDocs); err != nil {
+		if hits[i], err = b.SearchFiltered(ctx, index.SearchRequest{Vector: q, TopK: 20}, evenDocs); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/parentrag/parentrag/internal/eval"
+	"github.com/parentrag/parentrag/internal/index/milvus"
 	"github.com/parentrag/parentrag/internal/index/postgres"
 	"github.com/parentrag/parentrag/internal/index/postgres/pgtest"
 	"github.com/parentrag/parentrag/internal/milvustest"
@@ -14,7 +15,6 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore/milvus"
 	"github.com/parentrag/parentrag/internal/sharedtest"
 )
 

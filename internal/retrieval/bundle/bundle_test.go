@@ -18,13 +18,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // corpus is a few documents on distinct topics.
@@ -576,7 +577,7 @@ func TestOpenErrors(t *testing.T) {
 }
 
 // Close releases the mapped child index: a query after Close fails with
-// vectorstore.ErrClosed instead of reading unmapped memory.
+// index.ErrClosed instead of reading unmapped memory.
 func TestCloseReleasesChildIndex(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "index")
 	saved(t, dir, corpus(), "rev-a")
@@ -584,7 +585,7 @@ func TestCloseReleasesChildIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	children, ok := b.Retriever.Children.(*vectorstore.Embedded)
+	children, ok := b.Retriever.Children.(*embedded.Store)
 	if !ok {
 		t.Fatalf("children are a %T, want the embedded store", b.Retriever.Children)
 	}
@@ -598,7 +599,7 @@ func TestCloseReleasesChildIndex(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Retriever.Retrieve(ctx, queries[0], retrieval.Options{}); !errors.Is(err, vectorstore.ErrClosed) {
+	if _, err := b.Retriever.Retrieve(ctx, queries[0], retrieval.Options{}); !errors.Is(err, index.ErrClosed) {
 		t.Fatalf("retrieve after Close: %v, want ErrClosed", err)
 	}
 }

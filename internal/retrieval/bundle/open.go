@@ -9,13 +9,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/embedded"
+	"github.com/parentrag/parentrag/internal/index/milvus"
 	"github.com/parentrag/parentrag/internal/index/postgres"
+	"github.com/parentrag/parentrag/internal/index/segment"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
-	"github.com/parentrag/parentrag/internal/retrieval/segment"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore/milvus"
 )
 
 // Bundle is an opened revision bundle, ready to answer queries.
@@ -25,7 +26,7 @@ type Bundle struct {
 	parents   *parentstore.Files
 	external  *milvus.Store
 	pg        *postgres.Store
-	embedded  *vectorstore.Embedded
+	embedded  *embedded.Store
 	segments  *segment.Store
 }
 
@@ -76,7 +77,7 @@ func OpenWith(ctx context.Context, dir string, opts OpenOptions) (*Bundle, error
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	b := &Bundle{Manifest: m, external: external}
-	b.embedded, _ = children.(*vectorstore.Embedded)
+	b.embedded, _ = children.(*embedded.Store)
 	b.pg, _ = children.(*postgres.Store)
 	b.segments, _ = children.(*segment.Store)
 	if b.parents, err = openParents(dir, m); err != nil {
@@ -109,7 +110,7 @@ func (b *Bundle) queryEmbedder(dir string) (embed.Embedder, error) {
 // openChildren loads the embedded child index or the segments, or
 // connects to the Milvus collection the manifest names with credentials
 // from the environment.
-func openChildren(ctx context.Context, dir string, m Manifest, opts OpenOptions) (vectorstore.VectorStore, *milvus.Store, error) {
+func openChildren(ctx context.Context, dir string, m Manifest, opts OpenOptions) (index.VectorStore, *milvus.Store, error) {
 	ref := m.VectorStore
 	switch ref.Kind {
 	case VectorStoreSegments:
@@ -119,7 +120,7 @@ func openChildren(ctx context.Context, dir string, m Manifest, opts OpenOptions)
 		}
 		return store, nil, nil
 	case "", VectorStoreEmbedded:
-		children, err := vectorstore.LoadEmbedded(filepath.Join(dir, ChildrenDir))
+		children, err := embedded.Load(filepath.Join(dir, ChildrenDir))
 		if err != nil {
 			return nil, nil, fmt.Errorf("loading child index: %w", err)
 		}
@@ -206,7 +207,7 @@ func MilvusConfig(ref VectorStoreRef) milvus.Config {
 }
 
 // checkCounts refuses a bundle whose stores disagree with its manifest.
-func checkCounts(ctx context.Context, m Manifest, children vectorstore.VectorStore, parents *parentstore.Files) error {
+func checkCounts(ctx context.Context, m Manifest, children index.VectorStore, parents *parentstore.Files) error {
 	n, err := children.Count(ctx)
 	if err != nil {
 		return fmt.Errorf("counting children: %w", err)
@@ -278,10 +279,10 @@ var ErrNoFilteredSearch = errors.New("the bundle's child index has no filtered s
 // SearchFiltered searches the bundle's child index, embedded or segments,
 // among the children keep accepts: the best req.TopK of them, exactly as
 // if the others were absent, the same hits, scores and ties whichever the
-// index (see vectorstore.Embedded.SearchFiltered and
+// index (see embedded.Store.SearchFiltered and
 // segment.Store.SearchFiltered). A bundle whose children are in Milvus
 // fails with ErrNoFilteredSearch.
-func (b *Bundle) SearchFiltered(ctx context.Context, req vectorstore.SearchRequest, keep func(vectorstore.Hit) bool) ([]vectorstore.Hit, error) {
+func (b *Bundle) SearchFiltered(ctx context.Context, req index.SearchRequest, keep func(index.Hit) bool) ([]index.Hit, error) {
 	switch {
 	case b.embedded != nil:
 		return b.embedded.SearchFiltered(ctx, req, keep)
@@ -293,7 +294,7 @@ func (b *Bundle) SearchFiltered(ctx context.Context, req vectorstore.SearchReque
 
 // Close releases the parent store, the embedded child index (unmapping its
 // file once searches in flight are done; later searches fail with
-// vectorstore.ErrClosed) and any connection to Milvus.
+// index.ErrClosed) and any connection to Milvus.
 func (b *Bundle) Close() error {
 	var errs []error
 	if b.embedded != nil {

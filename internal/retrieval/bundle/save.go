@@ -9,11 +9,12 @@ import (
 	"path"
 	"path/filepath"
 
+	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/filesum"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // Save writes ix as a bundle into dir. It builds the bundle in a sibling
@@ -55,7 +56,7 @@ func Begin(dir string, replace bool) (*Pending, error) {
 }
 
 // ChildrenDir is where the embedded child index of the pending bundle
-// goes: a vectorstore.FileWriter finished there before Commit is the
+// goes: a embedded.FileWriter finished there before Commit is the
 // bundle's child index, byte for byte what Save writes from an Embedded.
 func (p *Pending) ChildrenDir() string { return filepath.Join(p.tmp, ChildrenDir) }
 
@@ -144,15 +145,15 @@ func writeContents(dir string, ix *indexer.Index, m Manifest, parents *parentsto
 // writeChildren writes the child index of an embedded store into dir, or
 // checks that a file writer's finished index is there, and reports whether
 // the bundle holds the children; an external store writes nothing.
-func writeChildren(dir string, store vectorstore.VectorStore) (bool, error) {
+func writeChildren(dir string, store index.VectorStore) (bool, error) {
 	switch s := store.(type) {
-	case *vectorstore.Embedded:
+	case *embedded.Store:
 		if err := s.Save(filepath.Join(dir, ChildrenDir)); err != nil {
 			return true, fmt.Errorf("writing child index: %w", err)
 		}
 		return true, nil
-	case *vectorstore.FileWriter:
-		if _, err := os.Stat(filepath.Join(dir, ChildrenDir, vectorstore.EmbeddedFile)); err != nil {
+	case *embedded.FileWriter:
+		if _, err := os.Stat(filepath.Join(dir, ChildrenDir, embedded.File)); err != nil {
 			return true, fmt.Errorf("the child index was not written into the bundle: %w", err)
 		}
 		return true, nil
@@ -182,12 +183,12 @@ func finishParents(dir string, ix *indexer.Index, filled *parentstore.FileWriter
 // writtenSums is the size and SHA-256 of each bundle file whose writer
 // hashed it as it wrote it (the parent store's, and the child index a
 // file writer finished), by path in the bundle.
-func writtenSums(parents *parentstore.FileWriter, store vectorstore.VectorStore) map[string]filesum.Sum {
+func writtenSums(parents *parentstore.FileWriter, store index.VectorStore) map[string]filesum.Sum {
 	sums := map[string]filesum.Sum{}
 	maps.Copy(sums, parents.Written())
-	if w, ok := store.(*vectorstore.FileWriter); ok {
+	if w, ok := store.(*embedded.FileWriter); ok {
 		if sum, ok := w.Written(); ok {
-			sums[path.Join(ChildrenDir, vectorstore.EmbeddedFile)] = sum
+			sums[path.Join(ChildrenDir, embedded.File)] = sum
 		}
 	}
 	return sums

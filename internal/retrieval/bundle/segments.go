@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/parentrag/parentrag/internal/index/segment"
 	"github.com/parentrag/parentrag/internal/retrieval/filesum"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
-	"github.com/parentrag/parentrag/internal/retrieval/segment"
 )
 
 // Where a bundle whose children are segments keeps each segment's files:

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // SetSegmentDocs makes segments of n documents on average until the test
@@ -20,12 +20,12 @@ func SetSegmentDocs(t *testing.T, n uint64) {
 // RecordingStore keeps the records upserted into it, in order, their
 // vectors copied: like any store, it keeps nothing of what it is given.
 type RecordingStore struct {
-	vectorstore.VectorStore
-	Records []vectorstore.Record
+	index.VectorStore
+	Records []index.Record
 }
 
 // Upsert records the batch.
-func (s *RecordingStore) Upsert(_ context.Context, records []vectorstore.Record) error {
+func (s *RecordingStore) Upsert(_ context.Context, records []index.Record) error {
 	for _, r := range records {
 		r.Vector = r.Vector.Clone()
 		s.Records = append(s.Records, r)
@@ -36,7 +36,7 @@ func (s *RecordingStore) Upsert(_ context.Context, records []vectorstore.Record)
 // ReferenceRecords indexes docs the way the indexer did before it analysed
 // each text once: Fit and EmbedDocuments analyse every child text, and
 // each parent's context is embedded with EmbedDocuments.
-func ReferenceRecords(t *testing.T, docs []hierarchy.Document, b hierarchy.DocumentSplitter, e embed.Embedder, weight float32) []vectorstore.Record {
+func ReferenceRecords(t *testing.T, docs []hierarchy.Document, b hierarchy.DocumentSplitter, e embed.Embedder, weight float32) []index.Record {
 	t.Helper()
 	ctx := context.Background()
 	var units []*Unit
@@ -62,7 +62,7 @@ func ReferenceRecords(t *testing.T, docs []hierarchy.Document, b hierarchy.Docum
 	if err != nil {
 		t.Fatal(err)
 	}
-	records := make([]vectorstore.Record, len(slots))
+	records := make([]index.Record, len(slots))
 	for i, s := range slots {
 		if weight > 0 {
 			cv, err := e.EmbedDocuments(ctx, []string{s.u.contextText(s.parent)})
@@ -72,7 +72,7 @@ func ReferenceRecords(t *testing.T, docs []hierarchy.Document, b hierarchy.Docum
 			vecs[i] = vecs[i].AddScaled(cv[0], weight)
 		}
 		c, p := s.u.Children[s.child], s.u.Parents[s.parent]
-		records[i] = vectorstore.Record{ID: c.ID, ParentID: c.ParentID, DocID: c.DocID, Ordinal: c.Ordinal, Vector: vecs[i], Text: c.Text}
+		records[i] = index.Record{ID: c.ID, ParentID: c.ParentID, DocID: c.DocID, Ordinal: c.Ordinal, Vector: vecs[i], Text: c.Text}
 		if len(p.Metadata) > 0 {
 			records[i].Metadata = p.Metadata
 		}

@@ -15,11 +15,12 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
@@ -54,7 +55,7 @@ type Options struct {
 	OnProgress func(Progress)
 	// Store receives the children; a new embedded store when nil. An
 	// external store (Milvus) must exist and be empty.
-	Store vectorstore.VectorStore
+	Store index.VectorStore
 	// ContextWeight, when above zero, adds each child's context (its
 	// document's title and its parent's text) to the child's vector with
 	// this weight, so a child is scored as itself plus ContextWeight times
@@ -106,7 +107,7 @@ type Index struct {
 	UnitsNotStored int
 	UnitStoreErr   error
 	// Store holds the children: the embedded store, or Options.Store.
-	Store vectorstore.VectorStore
+	Store index.VectorStore
 	// Windows is true when the parents are sentence windows, which
 	// overlap: its Retriever merges overlapping hits.
 	Windows bool
@@ -282,7 +283,7 @@ func (ix *Index) fit(ctx context.Context, source *unitSource, pass *firstPass, o
 func (ix *Index) embedAll(ctx context.Context, source *unitSource, units []*Unit, opts Options) error {
 	store := opts.Store
 	if store == nil {
-		embedded, err := vectorstore.NewEmbedded(vectorstore.EmbeddedOptions{})
+		embedded, err := embedded.New(embedded.Options{})
 		if err != nil {
 			return err
 		}

@@ -8,12 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 func testBuilder(tb testing.TB, parentSize, childSize int) *hierarchy.Builder {
@@ -72,15 +73,15 @@ func build(tb testing.TB, docs []hierarchy.Document, opts indexer.Options) *inde
 }
 
 // searchAll returns the hits of a few queries, the observable index.
-func searchAll(tb testing.TB, ix *indexer.Index) [][]vectorstore.Hit {
+func searchAll(tb testing.TB, ix *indexer.Index) [][]index.Hit {
 	tb.Helper()
-	var out [][]vectorstore.Hit
+	var out [][]index.Hit
 	for _, q := range []string{"river stone", "copper violet anchor", "glacier", "saffron quartz tundra beacon"} {
 		qv, err := ix.Embedder.EmbedQuery(context.Background(), q)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		hits, err := ix.Store.Search(context.Background(), vectorstore.SearchRequest{Vector: qv, TopK: 50})
+		hits, err := ix.Store.Search(context.Background(), index.SearchRequest{Vector: qv, TopK: 50})
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -261,6 +262,6 @@ func TestBuildStopsWhenCancelled(t *testing.T) {
 }
 
 // embeddedStats returns the statistics of an index's embedded store.
-func embeddedStats(ix *indexer.Index) vectorstore.EmbeddedStats {
-	return ix.Store.(*vectorstore.Embedded).Stats()
+func embeddedStats(ix *indexer.Index) embedded.Stats {
+	return ix.Store.(*embedded.Store).Stats()
 }

@@ -5,8 +5,8 @@ import (
 	"hash/fnv"
 
 	"github.com/parentrag/parentrag/internal/fieldhash"
+	"github.com/parentrag/parentrag/internal/index/segment"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
-	"github.com/parentrag/parentrag/internal/retrieval/segment"
 )
 
 // segmentDocs is how many documents a segment holds on average: a run of

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/parentrag/parentrag/internal/index/segment"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
-	"github.com/parentrag/parentrag/internal/retrieval/segment"
 )
 
 // SegmentOptions tune BuildSegment.

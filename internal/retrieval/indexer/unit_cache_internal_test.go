@@ -10,11 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // errDiskFull stands for the disk of a unit cache filling up.
@@ -87,8 +87,8 @@ func TestBuildLeavesOutAUnitCacheThatFills(t *testing.T) {
 }
 
 // statsOf returns the statistics of the embedded store ix filled.
-func statsOf(ix *Index) vectorstore.EmbeddedStats {
-	return ix.Store.(*vectorstore.Embedded).Stats()
+func statsOf(ix *Index) embedded.Stats {
+	return ix.Store.(*embedded.Store).Stats()
 }
 
 // TestUnitCacheShedsTheTermsOfDocumentsGone checks that a build whose

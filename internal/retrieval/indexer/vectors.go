@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
-	"github.com/parentrag/parentrag/internal/retrieval/vectorstore"
 )
 
 // slot is one child of the index: the child-th child of unit u, whose
@@ -25,7 +25,7 @@ type slot struct {
 // of the current batch are kept. The BM25 vectors of one batch share two
 // arrays, which the next batch reuses, as it reuses the vectorizer's other
 // buffers: a store keeps nothing of what it is given (see
-// vectorstore.VectorStore's Upsert).
+// index.VectorStore's Upsert).
 type vectorizer struct {
 	lex      *embed.Lexical
 	dense    embed.Embedder
@@ -47,7 +47,7 @@ func newVectorizer(e embed.Embedder, weight float32) *vectorizer {
 }
 
 // records returns the records of the children of batch, in order.
-func (v *vectorizer) records(ctx context.Context, batch []slot) ([]vectorstore.Record, error) {
+func (v *vectorizer) records(ctx context.Context, batch []slot) ([]index.Record, error) {
 	vecs, err := v.embedDense(ctx, len(batch), func(i int) string { return batch[i].text() })
 	if err != nil {
 		return nil, fmt.Errorf("embedding children: %w", err)
@@ -59,13 +59,13 @@ func (v *vectorizer) records(ctx context.Context, batch []slot) ([]vectorstore.R
 	if err := v.addSparse(batch, vecs, contexts); err != nil {
 		return nil, fmt.Errorf("embedding children: %w", err)
 	}
-	records := make([]vectorstore.Record, len(batch))
+	records := make([]index.Record, len(batch))
 	for i, s := range batch {
 		if contexts != nil {
 			vecs[i] = v.addContext(vecs[i], contexts[i])
 		}
 		c, p := &s.u.Children[s.child], &s.u.Parents[s.parent]
-		records[i] = vectorstore.Record{ID: c.ID, ParentID: c.ParentID, DocID: c.DocID, Ordinal: c.Ordinal, Vector: vecs[i], Text: c.Text}
+		records[i] = index.Record{ID: c.ID, ParentID: c.ParentID, DocID: c.DocID, Ordinal: c.Ordinal, Vector: vecs[i], Text: c.Text}
 		if len(p.Metadata) > 0 {
 			records[i].Metadata = p.Metadata
 		}
