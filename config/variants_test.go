@@ -8,6 +8,7 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/document"
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
@@ -117,5 +118,5 @@ func docsRetriever(t *testing.T) *retrieval.Retriever {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &retrieval.Retriever{Embedder: ix.Embedder, Children: ix.Store, Parents: parentstore.NewMemory(ix.Parents)}
+	return &retrieval.Retriever{Embedder: ix.Embedder, Children: ix.Store.(index.Searcher), Parents: parentstore.NewMemory(ix.Parents)}
 }

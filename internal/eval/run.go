@@ -66,7 +66,8 @@ type Config struct {
 // Store is a child store outside the process: built into, then finished
 // (indexed and counted) before it is searched, and dropped by Close.
 type Store interface {
-	index.VectorStore
+	index.Searcher
+	index.Writer
 	Finish(ctx context.Context, children int) error
 	Close(ctx context.Context) error
 }

@@ -72,20 +72,30 @@ type PostingsCounter interface {
 	Postings(v vector.Vector) int
 }
 
-// VectorStore is where children are indexed. Search returns at most TopK hits
-// ordered by descending score, ties broken by ascending id, so results are
-// deterministic.
-type VectorStore interface {
+// Searcher answers queries over an index of children. Its searches return
+// at most TopK hits ordered by descending score, ties broken by ascending
+// id, so results are deterministic.
+type Searcher interface {
+	// Search returns the req.TopK children nearest to req.Vector.
+	Search(ctx context.Context, req SearchRequest) ([]Hit, error)
+	// SearchFiltered is Search restricted to the children keep accepts:
+	// the best req.TopK among them, as if the others were absent. keep
+	// sees a hit without its score; an index calls it from one goroutine
+	// at a time.
+	SearchFiltered(ctx context.Context, req SearchRequest, keep func(Hit) bool) ([]Hit, error)
+	// Count returns how many children the index holds.
+	Count(ctx context.Context) (int, error)
+}
+
+// Writer is where a build puts the children it embeds.
+type Writer interface {
 	// Upsert indexes records, replacing those with the same ids. It keeps
 	// nothing of records once it returns (it copies what it keeps), so
 	// the caller may reuse their vectors' arrays.
 	Upsert(ctx context.Context, records []Record) error
-	Delete(ctx context.Context, ids []string) error
-	Search(ctx context.Context, req SearchRequest) ([]Hit, error)
-	Count(ctx context.Context) (int, error)
 }
 
-// ParentGrouper is a VectorStore that can return the best children grouped
+// ParentGrouper is a Searcher that can return the best children grouped
 // by parent in one search (Milvus's grouping search), instead of the core
 // over-fetching children until enough distinct parents appear.
 type ParentGrouper interface {

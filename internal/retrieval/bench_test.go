@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
@@ -58,7 +59,7 @@ func benchRetriever(b *testing.B, n int, weight float32) (*retrieval.Retriever, 
 	children := len(ix.Children)
 	// Keep what serving needs: the embedder, the child store and the
 	// parents; drop the documents and the child texts.
-	r := &retrieval.Retriever{Embedder: ix.Embedder, Children: ix.Store, Parents: parentstore.NewMemory(ix.Parents)}
+	r := &retrieval.Retriever{Embedder: ix.Embedder, Children: ix.Store.(index.Searcher), Parents: parentstore.NewMemory(ix.Parents)}
 	ix = nil
 	runtime.KeepAlive(docs)
 	docs = nil

@@ -162,7 +162,7 @@ type Result struct {
 // grouped by parent, and parents are returned.
 type Retriever struct {
 	Embedder embed.Embedder
-	Children index.VectorStore
+	Children index.Searcher
 	Parents  parentstore.Reader
 	// MergeOverlaps returns parents of one document that overlap or abut
 	// once, as one parent covering them. It is set for sentence-window

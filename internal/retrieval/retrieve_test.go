@@ -213,7 +213,7 @@ func TestRetrieveOverFetchesUntilMaxParents(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The premise: the top two children both belong to document a.
-	top, err := ix.Store.Search(ctx, index.SearchRequest{Vector: qv, TopK: 2})
+	top, err := ix.Store.(index.Searcher).Search(ctx, index.SearchRequest{Vector: qv, TopK: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestRetrieveOverFetchesUntilMaxParents(t *testing.T) {
 
 // countingStore counts the searches sent to a real store.
 type countingStore struct {
-	index.VectorStore
+	index.Searcher
 	searches int
 	topKs    []int
 }
@@ -246,12 +246,12 @@ type countingStore struct {
 func (c *countingStore) Search(ctx context.Context, req index.SearchRequest) ([]index.Hit, error) {
 	c.searches++
 	c.topKs = append(c.topKs, req.TopK)
-	return c.VectorStore.Search(ctx, req)
+	return c.Searcher.Search(ctx, req)
 }
 
 func TestRetrieveExhaustionReturnsWhatExists(t *testing.T) {
 	ix := zebraIndex(t)
-	store := &countingStore{VectorStore: ix.Store}
+	store := &countingStore{Searcher: ix.Store.(index.Searcher)}
 	r := &retrieval.Retriever{Embedder: ix.Embedder, Children: store, Parents: parentstore.NewMemory(ix.Parents)}
 	res := retrieve(t, r, "zebra", retrieval.Options{ChildTopK: 1, MaxParents: 10})
 	got := docIDs(res)
@@ -317,7 +317,7 @@ func TestRetrieveMissingParentIsAnError(t *testing.T) {
 			kept = append(kept, p)
 		}
 	}
-	r := &retrieval.Retriever{Embedder: ix.Embedder, Children: ix.Store, Parents: parentstore.NewMemory(kept)}
+	r := &retrieval.Retriever{Embedder: ix.Embedder, Children: ix.Store.(index.Searcher), Parents: parentstore.NewMemory(kept)}
 	res, err := r.Retrieve(context.Background(), "zebra", retrieval.Options{MaxParents: 3})
 	if !errors.Is(err, parentstore.ErrNotFound) {
 		t.Fatalf("got %v, %v; want an error wrapping parentstore.ErrNotFound", docIDs(res), err)
@@ -557,7 +557,7 @@ func childHits(tb testing.TB, ix *indexer.Index, query string) map[string]float3
 	if err != nil {
 		tb.Fatal(err)
 	}
-	hits, err := ix.Store.Search(ctx, index.SearchRequest{Vector: qv, TopK: 100})
+	hits, err := ix.Store.(index.Searcher).Search(ctx, index.SearchRequest{Vector: qv, TopK: 100})
 	if err != nil {
 		tb.Fatal(err)
 	}

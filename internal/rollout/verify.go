@@ -93,7 +93,7 @@ func verifyStores(ctx context.Context, m bundle.Manifest, r *retrieval.Retriever
 
 // countStores counts the children of the index and the parents the parent
 // store lists, and fails when either differs from the manifest.
-func countStores(ctx context.Context, m bundle.Manifest, children index.VectorStore, parentIDs []string) (Verification, error) {
+func countStores(ctx context.Context, m bundle.Manifest, children index.Searcher, parentIDs []string) (Verification, error) {
 	n, err := children.Count(ctx)
 	if err != nil {
 		return Verification{}, fmt.Errorf("%w: counting children: %w", ErrCouldNotCheck, err)

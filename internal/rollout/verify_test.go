@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
@@ -96,7 +97,7 @@ func newTampered(t *testing.T) *tampered {
 
 // verify runs verifyStores over every parent.
 func (tp *tampered) verify(ctx context.Context) (Verification, error) {
-	r := &retrieval.Retriever{Embedder: tp.ix.Embedder, Children: tp.ix.Store, Parents: parentstore.NewMemory(tp.parents)}
+	r := &retrieval.Retriever{Embedder: tp.ix.Embedder, Children: tp.ix.Store.(index.Searcher), Parents: parentstore.NewMemory(tp.parents)}
 	return verifyStores(ctx, tp.manifest, r, parentIDs(tp.parents), VerifyOptions{Samples: 1000})
 }
 
@@ -117,7 +118,7 @@ func TestVerifyStoresFailures(t *testing.T) {
 	}{{
 		name: "child index one child short",
 		tamper: func(t *testing.T, tp *tampered) string {
-			if err := tp.ix.Store.Delete(context.Background(), []string{tp.ix.Children[0].ID}); err != nil {
+			if err := tp.ix.Store.(*embedded.Store).Delete(context.Background(), []string{tp.ix.Children[0].ID}); err != nil {
 				t.Fatal(err)
 			}
 			n := len(tp.ix.Children)

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/parentrag/parentrag/internal/index"
@@ -13,13 +12,13 @@ import (
 // Filter restricts a retrieval to parents that match every field given.
 //
 // It is applied to the children searched, before they are grouped into
-// parents: the filtered search over-fetches children (doubling, as the
-// unfiltered one does) until it has as many matching children as asked or
-// has examined MaxFilterScan children. So maxParents, aggregation and budget
-// behave exactly as over an index holding only the matching parents, with
-// one limitation: matching children ranked below the first MaxFilterScan
-// hits of the whole index are not found, and a very selective filter may
-// return fewer parents than exist.
+// parents, by the child index's filtered search (index.Searcher): the
+// embedded and segment indexes find the best matching children exactly,
+// so maxParents, aggregation and budget behave exactly as over an index
+// holding only the matching parents. Milvus and PostgreSQL over-fetch
+// (index.OverFetch): matching children ranked below the first
+// index.MaxOverFetch hits of the whole index are not found there, and a
+// very selective filter may return fewer parents than exist.
 type Filter struct {
 	// DocID keeps parents of exactly this document.
 	DocID string `json:"docId,omitempty"`
@@ -29,9 +28,6 @@ type Filter struct {
 	// the given value.
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
-
-// MaxFilterScan is the most children one filtered search examines.
-const MaxFilterScan = 10_000
 
 // active reports whether f restricts anything.
 func (f *Filter) active() bool {
@@ -58,106 +54,63 @@ func search(ctx context.Context, r *retrieval.Retriever, q *retrieval.Query, opt
 	if !f.active() {
 		return r.RetrieveQuery(ctx, q, opts)
 	}
-	children := &filteredChildren{inner: r.Children, parents: r.Parents, filter: f, matches: map[string]bool{}}
+	children := &filteredChildren{Searcher: r.Children, parents: r.Parents, filter: f, matches: map[string]bool{}}
 	filtered := *r
 	filtered.Children = children
 	return filtered.RetrieveQuery(ctx, q, opts)
 }
 
-// errReadOnly is returned by the write methods of filteredChildren.
-var errReadOnly = errors.New("filtered child index is read-only")
-
-// filteredChildren is a read-only view of a child index holding only the
-// children whose parent passes a filter. It lives for one request.
+// filteredChildren is the child index seen through a filter: it holds
+// only the children whose parent passes, and each of its searches is the
+// inner index's filtered search. It lives for one request.
 type filteredChildren struct {
-	inner   index.VectorStore
+	index.Searcher
 	parents parentstore.Reader
 	filter  *Filter
 	// matches caches, per parent id, whether its metadata passes.
 	matches map[string]bool
-	// scanned is the most children one inner search has returned so far:
-	// a later search starts there rather than redoing smaller ones.
-	scanned int
 }
 
-// Upsert implements index.VectorStore; the view is read-only.
-func (c *filteredChildren) Upsert(context.Context, []index.Record) error { return errReadOnly }
-
-// Delete implements index.VectorStore; the view is read-only.
-func (c *filteredChildren) Delete(context.Context, []string) error { return errReadOnly }
-
-// Count implements index.VectorStore with the size of the whole
-// index, which bounds the filtered one.
-func (c *filteredChildren) Count(ctx context.Context) (int, error) { return c.inner.Count(ctx) }
-
-// Search returns the best req.TopK matching children, in the inner order.
-// It returns fewer only when the inner index is exhausted or MaxFilterScan
-// children were examined.
+// Search returns the best req.TopK children that pass the filter.
 func (c *filteredChildren) Search(ctx context.Context, req index.SearchRequest) ([]index.Hit, error) {
-	limit := MaxFilterScan
-	k := min(max(req.TopK, c.scanned), limit)
-	for {
-		if k <= 0 {
-			return nil, nil
-		}
-		hits, err := c.inner.Search(ctx, index.SearchRequest{Vector: req.Vector, TopK: k, MaxPostings: req.MaxPostings})
-		if err != nil {
-			return nil, err
-		}
-		c.scanned = max(c.scanned, k)
-		kept, err := c.keep(ctx, hits)
-		if err != nil {
-			return nil, err
-		}
-		if len(kept) >= req.TopK || len(hits) < k || k >= limit {
-			return kept[:min(len(kept), req.TopK)], nil
-		}
-		k = min(k*2, limit)
-	}
+	return c.SearchFiltered(ctx, req, nil)
 }
 
-// keep returns the hits whose parent passes the filter, reading the
-// metadata of parents not seen before in one batch.
-func (c *filteredChildren) keep(ctx context.Context, hits []index.Hit) ([]index.Hit, error) {
-	if len(c.filter.Metadata) > 0 {
-		if err := c.loadMatches(ctx, hits); err != nil {
-			return nil, err
+// SearchFiltered returns the best req.TopK children that pass both the
+// filter and keep (any, when keep is nil). A parent that cannot be read
+// fails the search.
+func (c *filteredChildren) SearchFiltered(ctx context.Context, req index.SearchRequest, keep func(index.Hit) bool) ([]index.Hit, error) {
+	var readErr error
+	hits, err := c.Searcher.SearchFiltered(ctx, req, func(h index.Hit) bool {
+		ok, err := c.passes(ctx, h)
+		if err != nil && readErr == nil {
+			readErr = err
 		}
+		return ok && (keep == nil || keep(h))
+	})
+	if readErr != nil {
+		return nil, readErr
 	}
-	var kept []index.Hit
-	for _, h := range hits {
-		if !c.filter.matchesDoc(h.DocID) {
-			continue
-		}
-		if len(c.filter.Metadata) > 0 && !c.matches[h.ParentID] {
-			continue
-		}
-		kept = append(kept, h)
-	}
-	return kept, nil
+	return hits, err
 }
 
-// loadMatches records whether the metadata of each new parent of hits (of
-// a document passing the id filters) passes the filter.
-func (c *filteredChildren) loadMatches(ctx context.Context, hits []index.Hit) error {
-	var ids []string
-	queued := map[string]bool{}
-	for _, h := range hits {
-		if _, seen := c.matches[h.ParentID]; seen || queued[h.ParentID] || !c.filter.matchesDoc(h.DocID) {
-			continue
-		}
-		queued[h.ParentID] = true
-		ids = append(ids, h.ParentID)
+// passes reports whether the hit's parent passes the filter, reading each
+// parent's metadata once per request.
+func (c *filteredChildren) passes(ctx context.Context, h index.Hit) (bool, error) {
+	if !c.filter.matchesDoc(h.DocID) {
+		return false, nil
 	}
-	if len(ids) == 0 {
-		return nil
+	if len(c.filter.Metadata) == 0 {
+		return true, nil
 	}
-	parents, err := c.parents.Get(ctx, ids)
+	if ok, seen := c.matches[h.ParentID]; seen {
+		return ok, nil
+	}
+	parents, err := c.parents.Get(ctx, []string{h.ParentID})
 	if err != nil {
-		return err
+		return false, err
 	}
-	for i, p := range parents {
-		c.matches[ids[i]] = c.filter.matchesMetadata(p.Metadata)
-	}
-	return nil
+	ok := c.filter.matchesMetadata(parents[0].Metadata)
+	c.matches[h.ParentID] = ok
+	return ok, nil
 }

@@ -95,7 +95,10 @@ type Store struct {
 	postingsVisited  atomic.Int64 // postings those searches looked at
 }
 
-var _ index.VectorStore = (*Store)(nil)
+var (
+	_ index.Searcher = (*Store)(nil)
+	_ index.Writer   = (*Store)(nil)
+)
 
 // New returns an empty store. It fails only when opts.Metric is not
 // one of IP, Cosine or L2.

@@ -12,10 +12,6 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/filesum"
 )
 
-// ErrWriteOnly reports a search or delete on a FileWriter, which only
-// appends records to the file it writes.
-var ErrWriteOnly = errors.New("the file writer is write-only: finish it and load the file to search")
-
 // FileWriter writes the file Embedded.Save writes for the same records,
 // without holding them: record columns and dense rows stream to temporary
 // files, postings are spilled as runs grouped by term (they arrive in slot
@@ -30,9 +26,9 @@ var ErrWriteOnly = errors.New("the file writer is write-only: finish it and load
 // Close.
 //
 // Records must arrive with distinct ids (the indexer assigns each child one
-// slot, in order); a repeated id is reported by Finish. Search and Delete
-// fail with ErrWriteOnly. FileWriter is safe for concurrent use, calls
-// serialize.
+// slot, in order); a repeated id is reported by Finish. It is an
+// index.Writer, not a Searcher: load the finished file to search.
+// FileWriter is safe for concurrent use, calls serialize.
 type FileWriter struct {
 	mu    sync.Mutex
 	dir   string
@@ -57,7 +53,7 @@ type FileWriter struct {
 	written filesum.Sum // the finished file's, set by Finish
 }
 
-var _ index.VectorStore = (*FileWriter)(nil)
+var _ index.Writer = (*FileWriter)(nil)
 
 // writerRunLimit is how many postings (16 bytes each while buffered and
 // spilled) and ids (12 bytes each) the writer buffers before spilling a run.
@@ -233,16 +229,6 @@ func (w *FileWriter) Count(ctx context.Context) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.records, nil
-}
-
-// Search fails with ErrWriteOnly.
-func (w *FileWriter) Search(context.Context, index.SearchRequest) ([]index.Hit, error) {
-	return nil, fmt.Errorf("search: %w", ErrWriteOnly)
-}
-
-// Delete fails with ErrWriteOnly.
-func (w *FileWriter) Delete(context.Context, []string) error {
-	return fmt.Errorf("delete: %w", ErrWriteOnly)
 }
 
 // Close abandons an unfinished file and removes the temporary files; after

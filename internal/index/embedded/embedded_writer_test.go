@@ -215,12 +215,6 @@ func TestFileWriterErrors(t *testing.T) {
 	if err := w.Upsert(ctx, []index.Record{rec("c", vector.Vector{}), {ID: ""}}); !errors.Is(err, index.ErrInvalidInput) {
 		t.Fatalf("empty id: %v", err)
 	}
-	if _, err := w.Search(ctx, index.SearchRequest{TopK: 1}); !errors.Is(err, ErrWriteOnly) {
-		t.Fatalf("search: %v", err)
-	}
-	if err := w.Delete(ctx, []string{"a"}); !errors.Is(err, ErrWriteOnly) {
-		t.Fatalf("delete: %v", err)
-	}
 	if err := w.Finish(ctx, 2); !errors.Is(err, index.ErrInvalidInput) || !strings.Contains(err.Error(), "holds 1 records, want 2") {
 		t.Fatalf("finish with the wrong count: %v", err)
 	}
@@ -279,7 +273,7 @@ func TestUpsertKeepsNothingOfTheRecords(t *testing.T) {
 			n := 0
 			for _, batch := range c.batches {
 				mustUpsert(t, want, batch...)
-				for _, store := range []index.VectorStore{given, w} {
+				for _, store := range []index.Writer{given, w} {
 					copied := cloneRecords(batch)
 					if err := store.Upsert(ctx, copied); err != nil {
 						t.Fatal(err)

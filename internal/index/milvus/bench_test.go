@@ -95,7 +95,7 @@ func BenchmarkMilvusSearch(b *testing.B) {
 	}
 	for _, store := range []struct {
 		name string
-		vs   index.VectorStore
+		vs   index.Searcher
 	}{{"milvus", st}, {"embedded", f.ref}} {
 		b.Run(store.name, func(b *testing.B) {
 			lat := make([]time.Duration, 0, 1000)

@@ -45,7 +45,7 @@ type leg struct {
 }
 
 // Search returns at most req.TopK children by descending score, ties by
-// ascending id, as index.VectorStore requires. A sparse query scores
+// ascending id, as index.Searcher requires. A sparse query scores
 // by inner product and returns only children scoring above zero, exactly as
 // the embedded store; a dense query scores by the configured metric (L2 as
 // the negated Euclidean distance). A query with neither part, or an empty
@@ -55,6 +55,13 @@ type leg struct {
 // most MaxTopK hits.
 func (s *Store) Search(ctx context.Context, req index.SearchRequest) ([]index.Hit, error) {
 	return s.SearchWith(ctx, req, SearchOptions{})
+}
+
+// SearchFiltered is Search restricted to the children keep accepts, by
+// over-fetching (index.OverFetch): keep is a function of this process,
+// which the database cannot run.
+func (s *Store) SearchFiltered(ctx context.Context, req index.SearchRequest, keep func(index.Hit) bool) ([]index.Hit, error) {
+	return index.OverFetch(ctx, s.Search, req, keep)
 }
 
 // SearchWith is Search with a filter and optional grouping by parent. A

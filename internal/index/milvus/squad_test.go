@@ -85,7 +85,7 @@ func TestSquadParity(t *testing.T) {
 			t.Fatal(err)
 		}
 		req := index.SearchRequest{Vector: qv, TopK: 20}
-		want, err := ix.Store.Search(ctx, req)
+		want, err := ix.Store.(index.Searcher).Search(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -57,7 +57,10 @@ type Store struct {
 	cli *milvusclient.Client
 }
 
-var _ index.VectorStore = (*Store)(nil)
+var (
+	_ index.Searcher = (*Store)(nil)
+	_ index.Writer   = (*Store)(nil)
+)
 
 // Open validates cfg and connects to Milvus. A Database that does not
 // exist yet is created. Open does not touch the collection: call Create to

@@ -92,7 +92,7 @@ func buildFixture(docs, queries int) (*fixture, error) {
 			},
 		})
 	}
-	if n, _ := ix.Store.Count(ctx); n != len(f.records) {
+	if n, _ := ix.Store.(index.Searcher).Count(ctx); n != len(f.records) {
 		return nil, fmt.Errorf("embedded store holds %d children, index has %d", n, len(f.records))
 	}
 	for range queries {
@@ -377,14 +377,14 @@ func (s suite) testDeleteUpsert(t *testing.T) {
 			t.Fatalf("deleted child %s still found", victim)
 		}
 	}
-	// Upsert through the VectorStore interface puts it back.
+	// Upsert as an index.Writer puts it back.
 	var rec index.Record
 	for _, r := range f.records {
 		if r.ID == victim {
 			rec = r
 		}
 	}
-	var vs index.VectorStore = st
+	vs := st
 	if err := vs.Upsert(ctx, []index.Record{rec}); err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 // Search returns at most req.TopK children by descending score, ties by
-// ascending id (byte order), as index.VectorStore requires.
+// ascending id (byte order), as index.Searcher requires.
 //
 // A sparse query is exact: every child sharing a term with it is scored by
 // the sparsevec inner product, and only children scoring above zero are
@@ -51,6 +51,13 @@ func (s *Store) Search(ctx context.Context, req index.SearchRequest) ([]index.Hi
 		return nil, fmt.Errorf("search %s: %w", s.cfg.Table, err)
 	}
 	return hits, nil
+}
+
+// SearchFiltered is Search restricted to the children keep accepts, by
+// over-fetching (index.OverFetch): keep is a function of this process,
+// which the database cannot run.
+func (s *Store) SearchFiltered(ctx context.Context, req index.SearchRequest, keep func(index.Hit) bool) ([]index.Hit, error) {
+	return index.OverFetch(ctx, s.Search, req, keep)
 }
 
 // searchSparse scores the children sharing a term with q, exactly.

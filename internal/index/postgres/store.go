@@ -45,7 +45,10 @@ type Store struct {
 	pool *pgxpool.Pool
 }
 
-var _ index.VectorStore = (*Store)(nil)
+var (
+	_ index.Searcher = (*Store)(nil)
+	_ index.Writer   = (*Store)(nil)
+)
 
 // Open validates cfg, connects (a pool of at most MaxConns connections)
 // and makes sure the vector extension and the schema exist. It does not

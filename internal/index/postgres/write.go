@@ -262,7 +262,7 @@ func (s *Store) Insert(ctx context.Context, records []index.Record, progress fun
 	return nil
 }
 
-// Upsert implements index.VectorStore: Insert without progress.
+// Upsert implements index.Writer: Insert without progress.
 func (s *Store) Upsert(ctx context.Context, records []index.Record) error {
 	return s.Insert(ctx, records, nil)
 }

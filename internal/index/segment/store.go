@@ -2,7 +2,6 @@ package segment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -10,11 +9,7 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
 
-// ErrReadOnly reports a write to a Store: a revision's segments never
-// change once built.
-var ErrReadOnly = errors.New("segment store is read-only")
-
-// Store serves a Set as a index.VectorStore (and PostingsCounter):
+// Store serves a Set as an index.Searcher (and PostingsCounter):
 // searches are Set.Search, each hit named by its child, parent, document
 // and ordinal. It is read-only and safe for concurrent use.
 type Store struct {
@@ -119,12 +114,6 @@ func (s *Store) Count(ctx context.Context) (int, error) {
 	}
 	return s.set.Children(), nil
 }
-
-// Upsert fails with ErrReadOnly.
-func (s *Store) Upsert(context.Context, []index.Record) error { return ErrReadOnly }
-
-// Delete fails with ErrReadOnly.
-func (s *Store) Delete(context.Context, []string) error { return ErrReadOnly }
 
 // Close waits for the searches in flight, then releases the segments'
 // bytes; later calls fail with index.ErrClosed. Closing twice is a

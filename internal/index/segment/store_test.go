@@ -123,12 +123,6 @@ func TestStoreRefusesWhatItCannotServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Upsert(ctx, nil); !errors.Is(err, segment.ErrReadOnly) {
-		t.Errorf("upsert: error %v, want ErrReadOnly", err)
-	}
-	if err := store.Delete(ctx, []string{"x"}); !errors.Is(err, segment.ErrReadOnly) {
-		t.Errorf("delete: error %v, want ErrReadOnly", err)
-	}
 	if _, err := store.Search(ctx, index.SearchRequest{Vector: vector.Vector{Dense: []float32{1}}, TopK: 3}); !errors.Is(err, index.ErrInvalidInput) {
 		t.Errorf("a dense query: error %v, want ErrInvalidInput", err)
 	}

@@ -84,7 +84,7 @@ func sameFilteredHits(t *testing.T, question string, got, want *bundle.Bundle) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if hits[i], err = b.SearchFiltered(ctx, index.SearchRequest{Vector: q, TopK: 20}, evenDocs); err != nil {
+		if hits[i], err = b.Retriever.Children.SearchFiltered(ctx, index.SearchRequest{Vector: q, TopK: 20}, evenDocs); err != nil {
 			t.Fatal(err)
 		}
 	}

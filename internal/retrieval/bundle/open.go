@@ -110,7 +110,7 @@ func (b *Bundle) queryEmbedder(dir string) (embed.Embedder, error) {
 // openChildren loads the embedded child index or the segments, or
 // connects to the Milvus collection the manifest names with credentials
 // from the environment.
-func openChildren(ctx context.Context, dir string, m Manifest, opts OpenOptions) (index.VectorStore, *milvus.Store, error) {
+func openChildren(ctx context.Context, dir string, m Manifest, opts OpenOptions) (index.Searcher, *milvus.Store, error) {
 	ref := m.VectorStore
 	switch ref.Kind {
 	case VectorStoreSegments:
@@ -207,7 +207,7 @@ func MilvusConfig(ref VectorStoreRef) milvus.Config {
 }
 
 // checkCounts refuses a bundle whose stores disagree with its manifest.
-func checkCounts(ctx context.Context, m Manifest, children index.VectorStore, parents *parentstore.Files) error {
+func checkCounts(ctx context.Context, m Manifest, children index.Searcher, parents *parentstore.Files) error {
 	n, err := children.Count(ctx)
 	if err != nil {
 		return fmt.Errorf("counting children: %w", err)
@@ -270,26 +270,6 @@ func (b *Bundle) ParentIDs() []string {
 	ids := b.parents.IDs()
 	slices.Sort(ids)
 	return ids
-}
-
-// ErrNoFilteredSearch reports a filtered search of a bundle whose children
-// are in Milvus.
-var ErrNoFilteredSearch = errors.New("the bundle's child index has no filtered search here: its children are in Milvus")
-
-// SearchFiltered searches the bundle's child index, embedded or segments,
-// among the children keep accepts: the best req.TopK of them, exactly as
-// if the others were absent, the same hits, scores and ties whichever the
-// index (see embedded.Store.SearchFiltered and
-// segment.Store.SearchFiltered). A bundle whose children are in Milvus
-// fails with ErrNoFilteredSearch.
-func (b *Bundle) SearchFiltered(ctx context.Context, req index.SearchRequest, keep func(index.Hit) bool) ([]index.Hit, error) {
-	switch {
-	case b.embedded != nil:
-		return b.embedded.SearchFiltered(ctx, req, keep)
-	case b.segments != nil:
-		return b.segments.SearchFiltered(ctx, req, keep)
-	}
-	return nil, ErrNoFilteredSearch
 }
 
 // Close releases the parent store, the embedded child index (unmapping its

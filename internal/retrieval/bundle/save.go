@@ -145,7 +145,7 @@ func writeContents(dir string, ix *indexer.Index, m Manifest, parents *parentsto
 // writeChildren writes the child index of an embedded store into dir, or
 // checks that a file writer's finished index is there, and reports whether
 // the bundle holds the children; an external store writes nothing.
-func writeChildren(dir string, store index.VectorStore) (bool, error) {
+func writeChildren(dir string, store index.Writer) (bool, error) {
 	switch s := store.(type) {
 	case *embedded.Store:
 		if err := s.Save(filepath.Join(dir, ChildrenDir)); err != nil {
@@ -183,7 +183,7 @@ func finishParents(dir string, ix *indexer.Index, filled *parentstore.FileWriter
 // writtenSums is the size and SHA-256 of each bundle file whose writer
 // hashed it as it wrote it (the parent store's, and the child index a
 // file writer finished), by path in the bundle.
-func writtenSums(parents *parentstore.FileWriter, store index.VectorStore) map[string]filesum.Sum {
+func writtenSums(parents *parentstore.FileWriter, store index.Writer) map[string]filesum.Sum {
 	sums := map[string]filesum.Sum{}
 	maps.Copy(sums, parents.Written())
 	if w, ok := store.(*embedded.FileWriter); ok {

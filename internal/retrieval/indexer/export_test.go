@@ -20,7 +20,7 @@ func SetSegmentDocs(t *testing.T, n uint64) {
 // RecordingStore keeps the records upserted into it, in order, their
 // vectors copied: like any store, it keeps nothing of what it is given.
 type RecordingStore struct {
-	index.VectorStore
+	index.Writer
 	Records []index.Record
 }
 

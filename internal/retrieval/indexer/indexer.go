@@ -55,7 +55,7 @@ type Options struct {
 	OnProgress func(Progress)
 	// Store receives the children; a new embedded store when nil. An
 	// external store (Milvus) must exist and be empty.
-	Store index.VectorStore
+	Store index.Writer
 	// ContextWeight, when above zero, adds each child's context (its
 	// document's title and its parent's text) to the child's vector with
 	// this weight, so a child is scored as itself plus ContextWeight times
@@ -107,7 +107,7 @@ type Index struct {
 	UnitsNotStored int
 	UnitStoreErr   error
 	// Store holds the children: the embedded store, or Options.Store.
-	Store index.VectorStore
+	Store index.Writer
 	// Windows is true when the parents are sentence windows, which
 	// overlap: its Retriever merges overlapping hits.
 	Windows bool
@@ -374,9 +374,11 @@ func releaseFinished(batch []slot) {
 }
 
 // Retriever returns a retriever over the in-memory index; it merges
-// overlapping sentence windows.
+// overlapping sentence windows. The children must be in an index that
+// searches (any but a file writer, whose file is searched once loaded).
 func (ix *Index) Retriever() *retrieval.Retriever {
-	return &retrieval.Retriever{Embedder: ix.Embedder, Children: ix.Store, Parents: parentstore.NewMemory(ix.Parents), MergeOverlaps: ix.Windows, Leaf: ix.Leaf}
+	children, _ := ix.Store.(index.Searcher)
+	return &retrieval.Retriever{Embedder: ix.Embedder, Children: children, Parents: parentstore.NewMemory(ix.Parents), MergeOverlaps: ix.Windows, Leaf: ix.Leaf}
 }
 
 // leafOf names the level of a document splitter's children: its

@@ -81,7 +81,7 @@ func searchAll(tb testing.TB, ix *indexer.Index) [][]index.Hit {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		hits, err := ix.Store.Search(context.Background(), index.SearchRequest{Vector: qv, TopK: 50})
+		hits, err := ix.Store.(index.Searcher).Search(context.Background(), index.SearchRequest{Vector: qv, TopK: 50})
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -129,7 +129,7 @@ func TestBuildIsDeterministicWhateverTheWorkers(t *testing.T) {
 func TestBuildIndexesOnlyChildren(t *testing.T) {
 	docs := testDocs(10)
 	ix := build(t, docs, indexer.Options{})
-	n, err := ix.Store.Count(context.Background())
+	n, err := ix.Store.(index.Searcher).Count(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

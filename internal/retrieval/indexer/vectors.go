@@ -25,7 +25,7 @@ type slot struct {
 // of the current batch are kept. The BM25 vectors of one batch share two
 // arrays, which the next batch reuses, as it reuses the vectorizer's other
 // buffers: a store keeps nothing of what it is given (see
-// index.VectorStore's Upsert).
+// index.Writer's Upsert).
 type vectorizer struct {
 	lex      *embed.Lexical
 	dense    embed.Embedder
