@@ -41,9 +41,34 @@ const (
 // something outside its control.
 const waitInterval = 10 * time.Second
 
-// stalled marks an error that no retry can fix: the object is Stalled until
-// its spec (or what it refers to) changes. The workqueue does not retry it.
-func stalled(err error) error { return reconcile.TerminalError(err) }
+// stalled marks an error that no retry can fix, with the condition reason
+// that names it: the object is Stalled for reason until its spec (or what
+// it refers to) changes. The workqueue does not retry it.
+func stalled(reason string, err error) error {
+	return reconcile.TerminalError(&stallError{reason: reason, err: err})
+}
+
+// stallError is an error that stalls an object, carrying its reason.
+type stallError struct {
+	reason string
+	err    error
+}
+
+// Error is the message of the error that stalls.
+func (e *stallError) Error() string { return e.err.Error() }
+
+// Unwrap returns the error that stalls.
+func (e *stallError) Unwrap() error { return e.err }
+
+// stallReason is the reason a stalling error carries, wherever wrapping
+// left it; "" for an error that does not stall.
+func stallReason(err error) string {
+	var s *stallError
+	if errors.As(err, &s) {
+		return s.reason
+	}
+	return ""
+}
 
 // stalledMessage is the message of an error for a person: without the
 // mark that stalled puts on it, wherever wrapping left it.

@@ -129,8 +129,7 @@ func (r *CorpusReconciler) runChecks(ctx context.Context, s *corpusState, golden
 func (r *CorpusReconciler) runGate(ctx context.Context, s *corpusState, candidate *bundle.Bundle, golden []rollout.GoldenQuery, digest, activeDir string) error {
 	spec, err := gateSpec(s.corpus.QualityGate())
 	if err != nil {
-		s.reason = v1alpha1.ReasonGoldenQueriesInvalid
-		return stalled(err)
+		return err
 	}
 	var active *retrieval.Retriever
 	activeName := ""
@@ -187,8 +186,7 @@ func (r *CorpusReconciler) readGolden(ctx context.Context, s *corpusState) ([]ro
 	}
 	golden, err := rollout.ParseGolden([]byte(text))
 	if err != nil {
-		s.reason = v1alpha1.ReasonGoldenQueriesInvalid
-		return nil, "", ctrl.Result{}, stalled(fmt.Errorf("golden queries in ConfigMap %s: %w", gate.GoldenQueries.Name, err))
+		return nil, "", ctrl.Result{}, stalled(v1alpha1.ReasonGoldenQueriesInvalid, fmt.Errorf("golden queries in ConfigMap %s: %w", gate.GoldenQueries.Name, err))
 	}
 	return golden, gateDigest(gate, text, s.corpus.Status.ActiveRevision), ctrl.Result{}, nil
 }
@@ -230,11 +228,11 @@ func gateSpec(g *v1alpha1.QualityGate) (rollout.GateSpec, error) {
 	spec := rollout.GateSpec{MaxDrop: -1, MinQueries: g.MinQueries, Options: retrieval.Options{MaxParents: g.MaxParents}}
 	var err error
 	if spec.MinHitRate, err = parseRate("minHitRate", g.MinHitRate); err != nil {
-		return spec, err
+		return spec, stalled(v1alpha1.ReasonGoldenQueriesInvalid, err)
 	}
 	if g.MaxDrop != "" {
 		if spec.MaxDrop, err = parseRate("maxDrop", g.MaxDrop); err != nil {
-			return spec, err
+			return spec, stalled(v1alpha1.ReasonGoldenQueriesInvalid, err)
 		}
 	}
 	return spec, nil

@@ -111,7 +111,8 @@ type corpusState struct {
 	vectorStore bundle.VectorStoreRef
 	built       *v1alpha1.RevisionStatus
 	progress    *progressPatcher
-	// reason and message explain a wait or a failure in the conditions.
+	// reason and message explain a wait, or an error that is retried, in
+	// the conditions; an error that stalls carries its own reason.
 	reason, message string
 	// building is true while an indexing Job builds the revision.
 	building bool

@@ -201,8 +201,7 @@ func (r *CorpusReconciler) jobFailed(ctx context.Context, s *corpusState, job *b
 		r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeWarning, v1alpha1.ReasonIndexFailed, "Build", "indexing Job %s failed: %s", job.Name, msg)
 	}
 	s.corpus.Status.LastBuild = lb
-	s.reason = v1alpha1.ReasonIndexFailed
-	return stalled(fmt.Errorf("indexing Job %s failed: %s (logs: %s); annotate %s to run it again", job.Name, msg, lb.Logs, ReconcileAtAnno))
+	return stalled(v1alpha1.ReasonIndexFailed, fmt.Errorf("indexing Job %s failed: %s (logs: %s); annotate %s to run it again", job.Name, msg, lb.Logs, ReconcileAtAnno))
 }
 
 // jobFailureMessage is what the Job reported, why the operator failed it,

@@ -73,7 +73,7 @@ func (r *CorpusReconciler) planGate(ctx context.Context, s *corpusState) (*index
 	}
 	spec, err := gateSpec(g)
 	if err != nil {
-		return nil, stalled(err)
+		return nil, err
 	}
 	golden, digest, result, err := r.readGolden(ctx, s)
 	if err != nil {

@@ -25,8 +25,7 @@ func (r *CorpusReconciler) promote(_ context.Context, s *corpusState) (ctrl.Resu
 	st.Candidate = plan.candidate
 	s.hold = plan.message
 	if plan.stalled {
-		s.reason = plan.reason
-		return ctrl.Result{}, stalled(fmt.Errorf("%s", plan.message))
+		return ctrl.Result{}, stalled(plan.reason, fmt.Errorf("%s", plan.message))
 	}
 	if plan.active.Name == s.built.Name {
 		st.LastAppliedRevision = s.built.Name
@@ -73,10 +72,9 @@ func (r *CorpusReconciler) checkPinnedRevision(ctx context.Context, s *corpusSta
 	if err != nil || len(missing) == 0 {
 		return ctrl.Result{}, err
 	}
-	s.reason = v1alpha1.ReasonPinnedRevisionMissing
 	err = fmt.Errorf("pinned revision %s lost ConfigMaps its manifest names (%s), so query pods cannot load it; pin another retained revision or remove the pin", pinned, describeMissing(missing))
-	r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, s.reason, "Promote", "%s", err)
-	return ctrl.Result{}, stalled(err)
+	r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, v1alpha1.ReasonPinnedRevisionMissing, "Promote", "%s", err)
+	return ctrl.Result{}, stalled(v1alpha1.ReasonPinnedRevisionMissing, err)
 }
 
 // announceCandidate records an event when the candidate changes or comes

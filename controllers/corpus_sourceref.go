@@ -40,11 +40,10 @@ const sourceBackstop = 10 * time.Minute
 // one it does not watch (installed after the operator started), the Corpus
 // looks again every waitInterval.
 func (r *CorpusReconciler) sourceBlocked(s *corpusState, b *sourceset.Blocked) (ctrl.Result, error) {
-	s.reason = b.Reason
 	if b.Stalled {
-		return ctrl.Result{}, stalled(errors.New(b.Message))
+		return ctrl.Result{}, stalled(b.Reason, errors.New(b.Message))
 	}
-	s.message = b.Message
+	s.reason, s.message = b.Reason, b.Message
 	for _, src := range s.corpus.Spec.Sources {
 		if src.SourceRef != nil && !r.watchedSourceKinds[src.SourceRef.Kind] {
 			return ctrl.Result{RequeueAfter: waitInterval}, nil

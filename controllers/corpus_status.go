@@ -28,7 +28,7 @@ func (r *CorpusReconciler) summarize(s *corpusState, result ctrl.Result, err err
 	setSourcesCondition(c)
 	switch {
 	case err != nil && isStalled(err):
-		markStalled(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonSourceError), withActive(c, stalledMessage(err)))
+		markStalled(&c.Status.Conditions, gen, orDefault(stallReason(err), v1alpha1.ReasonProgressing), withActive(c, stalledMessage(err)))
 	case err != nil:
 		markNotReady(&c.Status.Conditions, gen, orDefault(s.reason, v1alpha1.ReasonProgressing), withActive(c, stalledMessage(err)))
 	case s.building || s.superseded:

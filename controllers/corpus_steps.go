@@ -35,8 +35,7 @@ func (r *CorpusReconciler) resolvePolicy(ctx context.Context, s *corpusState) (c
 		return ctrl.Result{}, fmt.Errorf("reading ChunkingPolicy %s: %w", name, err)
 	}
 	if s.compiled, err = policy.Compile(&p.Spec); err != nil {
-		s.reason = v1alpha1.ReasonPolicyInvalid
-		return ctrl.Result{}, stalled(fmt.Errorf("ChunkingPolicy %s: %w", name, err))
+		return ctrl.Result{}, stalled(v1alpha1.ReasonPolicyInvalid, fmt.Errorf("ChunkingPolicy %s: %w", name, err))
 	}
 	return ctrl.Result{}, nil
 }
@@ -64,12 +63,10 @@ func (r *CorpusReconciler) readSources(ctx context.Context, s *corpusState) (ctr
 		return r.sourceBlocked(s, b)
 	}
 	if strict := set.FailedStrictly(s.corpus.Spec.Sources); len(strict) > 0 {
-		s.reason = v1alpha1.ReasonSourceError
-		return ctrl.Result{}, stalled(fmt.Errorf("source %s could not be read in full and its failurePolicy is Fail: no revision is built until it can (see status.sourceErrors)", strings.Join(strict, ", ")))
+		return ctrl.Result{}, stalled(v1alpha1.ReasonSourceError, fmt.Errorf("source %s could not be read in full and its failurePolicy is Fail: no revision is built until it can (see status.sourceErrors)", strings.Join(strict, ", ")))
 	}
 	if set.Count() == 0 {
-		s.reason = v1alpha1.ReasonNoDocuments
-		return ctrl.Result{}, stalled(fmt.Errorf("the sources hold no document to index%s", sourceErrorsSummary(set.Errors)))
+		return ctrl.Result{}, stalled(v1alpha1.ReasonNoDocuments, fmt.Errorf("the sources hold no document to index%s", sourceErrorsSummary(set.Errors)))
 	}
 	return ctrl.Result{}, nil
 }
@@ -101,13 +98,11 @@ func (r *CorpusReconciler) resolveEmbedder(ctx context.Context, s *corpusState) 
 	if !spec.IsOpenAI() {
 		k1, b, weight, err := spec.BuiltinParams()
 		if err != nil {
-			s.reason = v1alpha1.ReasonEmbeddingError
-			return ctrl.Result{}, stalled(err)
+			return ctrl.Result{}, stalled(v1alpha1.ReasonEmbeddingError, err)
 		}
 		lex, err := embed.NewLexical(k1, b)
 		if err != nil {
-			s.reason = v1alpha1.ReasonEmbeddingError
-			return ctrl.Result{}, stalled(err)
+			return ctrl.Result{}, stalled(v1alpha1.ReasonEmbeddingError, err)
 		}
 		s.embedder, s.embedCfg = lex, bundle.Embedder{Kind: bundle.EmbedderLexical, K1: k1, B: b, ContextWeight: weight}
 		return ctrl.Result{}, nil
@@ -130,21 +125,19 @@ func (r *CorpusReconciler) resolveOpenAI(ctx context.Context, s *corpusState, o 
 		}
 		value, ok := secret.Data[secretKey(o.SecretRef)]
 		if !ok {
-			s.reason = v1alpha1.ReasonEmbeddingError
-			return ctrl.Result{}, stalled(fmt.Errorf("Secret %s has no key %q", o.SecretRef.Name, secretKey(o.SecretRef)))
+			return ctrl.Result{}, stalled(v1alpha1.ReasonEmbeddingError, fmt.Errorf("Secret %s has no key %q", o.SecretRef.Name, secretKey(o.SecretRef)))
 		}
 		key = string(value)
 	}
 	e, err := embed.NewOpenAI(embed.OpenAIOptions{Endpoint: o.Endpoint, Model: o.Model, Dimensions: o.Dimensions, APIKey: key})
 	if err != nil {
-		s.reason = v1alpha1.ReasonEmbeddingError
-		return ctrl.Result{}, stalled(err)
+		return ctrl.Result{}, stalled(v1alpha1.ReasonEmbeddingError, err)
 	}
 	// Every store holds both vectors: BM25 for words, the model for
 	// meaning; a Retriever's search mode says which its queries search.
 	lex, err := embed.NewLexical(v1alpha1.DefaultK1, v1alpha1.DefaultB)
 	if err != nil {
-		return ctrl.Result{}, stalled(err)
+		return ctrl.Result{}, stalled(v1alpha1.ReasonEmbeddingError, err)
 	}
 	s.embedder = &embed.Hybrid{Lexical: lex, Dense: e}
 	s.embedCfg = bundle.Embedder{Kind: bundle.EmbedderHybrid, K1: v1alpha1.DefaultK1, B: v1alpha1.DefaultB,
@@ -175,8 +168,7 @@ func (r *CorpusReconciler) computeRevision(ctx context.Context, s *corpusState) 
 			return ctrl.Result{RequeueAfter: waitInterval}, nil
 		}
 		if err != nil {
-			s.reason = v1alpha1.ReasonVectorStoreError
-			return ctrl.Result{}, stalled(err)
+			return ctrl.Result{}, stalled(v1alpha1.ReasonVectorStoreError, err)
 		}
 		s.vectorStore = postgresRef(s.corpus, conn, "", s.embedCfg.Dimensions)
 	case s.corpus.UsesSegments():

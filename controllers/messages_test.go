@@ -18,8 +18,8 @@ import (
 func TestMessagesNameWhatAPersonActsOn(t *testing.T) {
 	c := &v1alpha1.Corpus{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "docs"}}
 	for _, tc := range []struct{ got, want string }{
-		{stalledMessage(fmt.Errorf("building revision abc: %w", stalled(fmt.Errorf("ChunkingPolicy p: bad")))), "building revision abc: ChunkingPolicy p: bad"},
-		{stalledMessage(stalled(fmt.Errorf("no document"))), "no document"},
+		{stalledMessage(fmt.Errorf("building revision abc: %w", stalled(v1alpha1.ReasonPolicyInvalid, fmt.Errorf("ChunkingPolicy p: bad")))), "building revision abc: ChunkingPolicy p: bad"},
+		{stalledMessage(stalled(v1alpha1.ReasonNoDocuments, fmt.Errorf("no document"))), "no document"},
 		{describeApply(indexerRole(c, jobObjectsOf(c, "r1"), nil, nil)), "Role docs-indexer"},
 		{describeApply(indexerServiceAccount(c)), "ServiceAccount docs-indexer"},
 		{kindOf(&corev1.ConfigMap{}, NewScheme()), "ConfigMap"},

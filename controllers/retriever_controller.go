@@ -116,12 +116,10 @@ func (r *RetrieverReconciler) plan(ctx context.Context, s *retrieverState) (*que
 	}
 	s.revision = served.Name
 	if msg := claimAccessProblem(rt, &c); msg != "" {
-		s.reason = v1alpha1.ReasonClaimAccessMode
-		return nil, ctrl.Result{}, stalled(fmt.Errorf("%s", msg))
+		return nil, ctrl.Result{}, stalled(v1alpha1.ReasonClaimAccessMode, fmt.Errorf("%s", msg))
 	}
 	if msg := searchModeProblem(rt, &c); msg != "" {
-		s.reason = v1alpha1.ReasonSearchMode
-		return nil, ctrl.Result{}, stalled(fmt.Errorf("%s", msg))
+		return nil, ctrl.Result{}, stalled(v1alpha1.ReasonSearchMode, fmt.Errorf("%s", msg))
 	}
 	names, claim, err := r.revisionStore(ctx, &c, s.revision)
 	if apierrors.IsNotFound(err) {

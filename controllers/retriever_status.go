@@ -29,7 +29,7 @@ func (r *RetrieverReconciler) summarize(s *retrieverState, result ctrl.Result, e
 	}
 	switch {
 	case err != nil && isStalled(err):
-		markStalled(&rt.Status.Conditions, gen, s.reason, stalledMessage(err))
+		markStalled(&rt.Status.Conditions, gen, orDefault(stallReason(err), v1alpha1.ReasonProgressing), stalledMessage(err))
 	case err != nil:
 		markNotReady(&rt.Status.Conditions, gen, v1alpha1.ReasonProgressing, stalledMessage(err))
 	case !result.IsZero():
