@@ -1,9 +1,6 @@
 package segment
 
-import (
-	"github.com/parentrag/parentrag/internal/prefetch"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
-)
+import "github.com/parentrag/parentrag/internal/retrieval/embed"
 
 // writerTerms finds a writer's terms by the hash embed.TermHash gives
 // them: an open-addressing table of indices into the writer's names, at
@@ -40,17 +37,6 @@ func (t *writerTerms) find(term string, hash uint64) (int, bool) {
 		if s.hash == hash && s.term == term {
 			return int(s.index - 1), true
 		}
-	}
-}
-
-// termsAhead is how many terms before looking one up Writer.resolve asks
-// for its slot.
-const termsAhead = 8
-
-// fetch asks for the slot where finding a term of this hash starts.
-func (t *writerTerms) fetch(hash uint64) {
-	if len(t.slots) > 0 {
-		prefetch.Of(&t.slots[hash&uint64(len(t.slots)-1)])
 	}
 }
 

@@ -96,7 +96,7 @@ func (w *Writer) AddParent(id, doc string, context embed.Analysis) error {
 	if !w.contexts {
 		context = embed.Analysis{}
 	}
-	if err := w.resolve(context, true); err != nil {
+	if err := w.resolve(context); err != nil {
 		return fmt.Errorf("segment: context of parent %q: %w", id, err)
 	}
 	if !w.parentID.fits(id) || !w.docs.fits(doc) {
@@ -131,7 +131,7 @@ func (w *Writer) AddChild(id string, ordinal int, a embed.Analysis) error {
 	if ordinal < 0 || uint64(ordinal) > math.MaxUint32 {
 		return fmt.Errorf("segment: child %q: ordinal %d is out of range", id, ordinal)
 	}
-	if err := w.resolve(a, false); err != nil {
+	if err := w.resolve(a); err != nil {
 		return fmt.Errorf("segment: child %q: %w", id, err)
 	}
 	if uint64(len(w.ids))+uint64(len(id)) > math.MaxUint32 {
@@ -166,12 +166,8 @@ func (w *Writer) addParentPosting(k int, parent, context uint32) {
 // analysis a segment cannot store: one given as ids, with counts that do
 // not follow its terms, a repeated term, a zero count or a length beyond
 // 32 bits. A refused analysis adds no posting (its terms may stay in the
-// writer's table, which Bytes leaves out while they have none). With
-// ahead, it asks for the table's slot of each term a few terms before
-// looking it up, so that the reads overlap: a context's terms are mostly
-// not among the last parent's, and the table is larger than a core's
-// cache; a child's terms are, and are not asked for.
-func (w *Writer) resolve(a embed.Analysis, ahead bool) error {
+// writer's table, which Bytes leaves out while they have none).
+func (w *Writer) resolve(a embed.Analysis) error {
 	switch {
 	case a.Terms == nil && len(a.IDs) > 0:
 		return errors.New("analysis given as term ids; a segment stores terms")
@@ -185,11 +181,7 @@ func (w *Writer) resolve(a embed.Analysis, ahead bool) error {
 		w.stamp = 1
 	}
 	w.keys = w.keys[:0]
-	ahead = ahead && len(a.Hashes) == len(a.Terms)
 	for i, t := range a.Terms {
-		if ahead && i+termsAhead < len(a.Terms) {
-			w.terms.fetch(a.Hashes[i+termsAhead])
-		}
 		if a.Counts[i] == 0 {
 			return fmt.Errorf("term %q has a zero count", t)
 		}

@@ -102,11 +102,7 @@ func appendAnalyzed(dst []string, text string, local *localStems, ends *[]int) [
 		dst = t.step(dst, r, text[i:])
 	}
 	t.at = len(text)
-	dst = t.flush(dst)
-	if local != nil {
-		dst = local.drain(dst, ends)
-	}
-	return dst
+	return t.flush(dst)
 }
 
 // runeKind classifies a rune for tokenisation.
@@ -262,16 +258,14 @@ func (t *tokenizer) addByte(c byte) {
 }
 
 // flush ends the current word, appending its term to dst unless it is too
-// long or a stop word, and resets the tokenizer. With a local table the
-// word waits in its queue instead, and the term of a word that ended
-// lookahead words earlier is appended.
+// long or a stop word, and resets the tokenizer.
 func (t *tokenizer) flush(dst []string) []string {
 	if !t.active() {
 		return dst
 	}
 	if !t.overflow {
 		if t.local != nil {
-			dst = t.local.push(dst, t.word(), t.hasNumber, t.at, t.ends)
+			dst = t.local.emit(dst, t.word(), t.hasNumber, t.at, t.ends)
 		} else if term := t.term(); term != "" {
 			dst = append(dst, term)
 			if t.ends != nil {

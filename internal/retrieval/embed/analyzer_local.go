@@ -5,19 +5,18 @@ import (
 	"hash/maphash"
 )
 
-// localStems is a small two-way set-associative table of word -> term in
-// front of the shared stem cache, owned by one goroutine (inside an
+// localStems is a small direct-mapped table of word -> term in front of
+// the shared stem cache, owned by one goroutine (inside an
 // AnalysisScratch), so it needs no atomics. A slot keeps a word of up to
 // len(localStem.word) bytes inline beside its term and the term's hash: a
-// hit reads one or two adjacent cache lines, where the shared cache reads
-// its table and then the entry. It also collects the hash of every term
+// hit reads one cache line, where the shared cache reads its table and
+// then the entry. It also collects the hash of every term
 // the tokenizer emits, for counting them. Every table hashes with
 // termSeed, so the hashes of terms analysed by different goroutines can be
 // counted together (see Tokens).
 type localStems struct {
 	slots  []localStem
-	hashes []uint64  // the hash of each term emitted since the caller emptied it
-	queue  wordQueue // ended words waiting for their terms (analyzer_lookahead.go)
+	hashes []uint64 // the hash of each term emitted since the caller emptied it
 }
 
 // localStem is one slot: a word of n bytes, its term and the term's hash;
@@ -36,25 +35,18 @@ func (s *localStem) holds(word []byte) bool {
 
 // localStemSlots is the number of slots of a localStems (64 bytes each, 2
 // MiB in all: against 512 KiB, it holds enough of a large vocabulary to
-// analyse the build benchmark's corpus 15% faster). They go in sets of
-// localStemWays adjacent slots, the one used last first: against one slot
-// a word, two halve the words the shared cache is asked for on the build
-// benchmark's corpus (6.3% to 3.2% of its 20,000-word vocabulary's words).
-const localStemSlots = localStemWays << localStemSetBits
+// analyse the build benchmark's corpus 15% faster).
+const localStemSlots = 1 << localStemBits
 
-// localStemWays is the number of slots of a set: the word used last and
-// the one before it, which termIn swaps and shifts by name.
-const localStemWays = 2
+// localStemBits is log2 of the number of slots.
+const localStemBits = 15
 
-// localStemSetBits is log2 of the number of sets.
-const localStemSetBits = 14
-
-// setOf returns the set of word, a word of at most len(localStem{}.word)
+// slotOf returns the slot of word, a word of at most len(localStem{}.word)
 // bytes: the word read eight bytes at a time and mixed by multiplication,
 // its top bits taken (Fibonacci hashing), so that a word costs about one
 // multiplication a word of eight bytes and no call. A table that only
 // caches needs no seed: a poor spread costs time, never a wrong term.
-func setOf(word []byte) uint64 {
+func slotOf(word []byte) uint64 {
 	const mix = 0x9e3779b97f4a7c15
 	h := uint64(len(word))
 	for len(word) >= 8 {
@@ -68,12 +60,7 @@ func setOf(word []byte) uint64 {
 		h = (h ^ binary.LittleEndian.Uint64(tail[:])) * mix
 		h ^= h >> 29
 	}
-	return (h * mix) >> (64 - localStemSetBits)
-}
-
-// ways returns the slots of set s.
-func (l *localStems) ways(s uint64) *[localStemWays]localStem {
-	return (*[localStemWays]localStem)(l.slots[s*localStemWays:])
+	return (h * mix) >> (64 - localStemBits)
 }
 
 // termSeed is the seed of every term hash.
@@ -96,26 +83,34 @@ func (l *localStems) term(word []byte) (string, uint64) {
 		return term, l.hashOf(term)
 	}
 	l.ready()
-	return l.termIn(setOf(word), word)
+	s := &l.slots[slotOf(word)]
+	if !s.holds(word) {
+		s.term = defaultStems.term(word)
+		s.hash = TermHash(s.term)
+		s.n = uint8(copy(s.word[:], word))
+	}
+	return s.term, s.hash
 }
 
 // fitsSlot reports whether word fits a slot of the table.
 func fitsSlot(word []byte) bool { return len(word) <= len(localStem{}.word) }
 
-// termIn is term for a word that fits a slot, whose set is given. A word
-// found in the set's second slot moves to its first; a word not found
-// takes the first, pushing the word there to the second.
-func (l *localStems) termIn(set uint64, word []byte) (string, uint64) {
-	ways := l.ways(set)
-	switch {
-	case ways[0].holds(word):
-	case ways[1].holds(word):
-		ways[0], ways[1] = ways[1], ways[0]
-	default:
-		ways[1] = ways[0]
-		ways[0].term = defaultStems.term(word)
-		ways[0].hash = TermHash(ways[0].term)
-		ways[0].n = uint8(copy(ways[0].word[:], word))
+// emit appends the term of word, which ended at offset at (number: it
+// holds a digit, and is its own term), to dst, its hash to l.hashes and
+// where it ended to ends (when not nil), unless it is a stop word, and
+// returns the extended dst.
+func (l *localStems) emit(dst []string, word []byte, number bool, at int, ends *[]int) []string {
+	var term string
+	var hash uint64
+	if number {
+		term = string(word)
+		hash = l.hashOf(term)
+	} else if term, hash = l.term(word); term == "" {
+		return dst
 	}
-	return ways[0].term, ways[0].hash
+	l.hashes = append(l.hashes, hash)
+	if ends != nil {
+		*ends = append(*ends, at)
+	}
+	return append(dst, term)
 }

@@ -174,40 +174,27 @@ func TestLocalStemsKeepResults(t *testing.T) {
 	}
 }
 
-// TestLocalStemsKeepTheWordUsedLast looks up three words of one set: the
-// set keeps the two used last, the one used last first, and every lookup
+// TestLocalStemsKeepTheWordUsedLast looks up words that share a slot, in
+// turn and again: the slot keeps the word used last, and every lookup
 // gives the uncached stemmer's term.
 func TestLocalStemsKeepTheWordUsedLast(t *testing.T) {
-	bySet := map[uint64][]string{}
+	bySlot := map[uint64][]string{}
 	var same []string
 	for i := 0; len(same) < 3; i++ {
 		w := fmt.Sprintf("running%x", i)
-		s := setOf([]byte(w))
-		if bySet[s] = append(bySet[s], w); len(bySet[s]) == 3 {
-			same = bySet[s]
+		s := slotOf([]byte(w))
+		if bySlot[s] = append(bySlot[s], w); len(bySlot[s]) == 3 {
+			same = bySlot[s]
 		}
 	}
-	a, b, c := same[0], same[1], same[2]
 	var l localStems
-	set := setOf([]byte(a))
-	holding := func(want ...string) {
-		t.Helper()
-		ways := l.ways(set)
-		for i, w := range want {
-			if got := string(ways[i].word[:ways[i].n]); got != w {
-				t.Fatalf("way %d holds %q, want %q", i, got, w)
-			}
+	slot := slotOf([]byte(same[0]))
+	for _, word := range []string{same[0], same[1], same[0], same[2], same[2], same[1]} {
+		if got, hash := l.term([]byte(word)); got != stemTerm(word) || hash != TermHash(got) {
+			t.Fatalf("term(%q) = %q, %x; want %q", word, got, hash, stemTerm(word))
 		}
-	}
-	for _, step := range []struct {
-		word string
-		want []string
-	}{
-		{a, []string{a}}, {b, []string{b, a}}, {a, []string{a, b}}, {c, []string{c, a}}, {a, []string{a, c}}, {b, []string{b, a}},
-	} {
-		if got, hash := l.term([]byte(step.word)); got != stemTerm(step.word) || hash != TermHash(got) {
-			t.Fatalf("term(%q) = %q, %x; want %q", step.word, got, hash, stemTerm(step.word))
+		if s := &l.slots[slot]; string(s.word[:s.n]) != word {
+			t.Fatalf("after %q the slot holds %q", word, s.word[:s.n])
 		}
-		holding(step.want...)
 	}
 }
