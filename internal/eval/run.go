@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
@@ -131,7 +132,7 @@ func judged(queries []Query, qrels Qrels) []Query {
 // splitterFor returns the document splitter of a strategy.
 func splitterFor(strategy string, b *hierarchy.Builder) (hierarchy.DocumentSplitter, error) {
 	pc, sw := *b, *b
-	pc.Strategy, sw.Strategy = hierarchy.ParentChild, hierarchy.SentenceWindow
+	pc.Strategy, sw.Strategy = chunking.ParentChild, chunking.SentenceWindow
 	switch strategy {
 	case ParentChild, Adaptive:
 		return &pc, nil

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
@@ -17,7 +18,7 @@ func windowIndex(t *testing.T, w int, docs ...hierarchy.Document) *indexer.Index
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &hierarchy.Builder{Strategy: hierarchy.SentenceWindow, Revision: "test", Child: child, Window: w}
+	b := &hierarchy.Builder{Strategy: chunking.SentenceWindow, Revision: "test", Child: child, Window: w}
 	return buildIndex(t, docs, b, indexer.Options{})
 }
 

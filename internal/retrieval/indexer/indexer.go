@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
@@ -390,5 +391,5 @@ func leafOf(s hierarchy.DocumentSplitter) hierarchy.Level {
 // isWindows reports whether a document splitter makes sentence windows.
 func isWindows(s hierarchy.DocumentSplitter) bool {
 	b, ok := s.(*hierarchy.Builder)
-	return ok && b.Strategy == hierarchy.SentenceWindow
+	return ok && b.Strategy == chunking.SentenceWindow
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
@@ -56,7 +57,7 @@ func buildFixture(docs, queries int) (*fixture, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "test", Parent: parent, Child: child}
+	b := &hierarchy.Builder{Strategy: chunking.ParentChild, Revision: "test", Parent: parent, Child: child}
 	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
 	if err != nil {
 		return nil, err
