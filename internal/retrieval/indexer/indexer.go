@@ -15,7 +15,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
@@ -108,9 +107,10 @@ type Index struct {
 	UnitStoreErr   error
 	// Store holds the children: the embedded store, or Options.Store.
 	Store vectorstore.VectorStore
-	// Windows is true when the parents are sentence windows, which
-	// overlap: its Retriever merges overlapping hits.
-	Windows bool
+	// ParentsOverlap is true when the splitter's strategy declares that
+	// its parents overlap (sentence windows): its Retriever merges
+	// overlapping hits.
+	ParentsOverlap bool
 	// Leaf names the level of the children (child, or sentence).
 	Leaf hierarchy.Level
 }
@@ -137,7 +137,7 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 		return nil, err
 	}
 	defer source.close()
-	ix := &Index{Documents: len(docs), Embedder: e, Windows: isWindows(b), Leaf: leafOf(b)}
+	ix := &Index{Documents: len(docs), Embedder: e, ParentsOverlap: parentsOverlap(b), Leaf: leafOf(b)}
 	if source.storeErr != nil {
 		ix.UnitsNotStored, ix.UnitStoreErr = len(docs), source.storeErr
 	}
@@ -374,9 +374,9 @@ func releaseFinished(batch []slot) {
 }
 
 // Retriever returns a retriever over the in-memory index; it merges
-// overlapping sentence windows.
+// overlapping parents when the strategy's parents overlap.
 func (ix *Index) Retriever() *retrieval.Retriever {
-	return &retrieval.Retriever{Embedder: ix.Embedder, Children: ix.Store, Parents: parentstore.NewMemory(ix.Parents), MergeOverlaps: ix.Windows, Leaf: ix.Leaf}
+	return &retrieval.Retriever{Embedder: ix.Embedder, Children: ix.Store, Parents: parentstore.NewMemory(ix.Parents), MergeOverlaps: ix.ParentsOverlap, Leaf: ix.Leaf}
 }
 
 // leafOf names the level of a document splitter's children: its
@@ -388,8 +388,10 @@ func leafOf(s hierarchy.DocumentSplitter) hierarchy.Level {
 	return hierarchy.LevelChild
 }
 
-// isWindows reports whether a document splitter makes sentence windows.
-func isWindows(s hierarchy.DocumentSplitter) bool {
+// parentsOverlap reports whether a document splitter's parents overlap
+// by design, as its builder's strategy declares; the flat baselines, whose
+// parents are single chunks, never merge them.
+func parentsOverlap(s hierarchy.DocumentSplitter) bool {
 	b, ok := s.(*hierarchy.Builder)
-	return ok && b.Strategy == chunking.SentenceWindow
+	return ok && b.Strategy.ParentsOverlap()
 }
