@@ -48,12 +48,8 @@ func TestOpenedBundleMergesOverlapsAsItsStrategyDeclares(t *testing.T) {
 	saved(t, dir, corpus(), "rev")
 	for _, s := range chunking.Strategies() {
 		editManifest(t, dir, func(m map[string]any) { m["policy"] = map[string]any{"strategy": string(s)} })
-		b := open(t, dir)
-		if got := b.Retriever.MergeOverlaps; got != s.ParentsOverlap() {
+		if got := open(t, dir).Retriever.MergeOverlaps; got != s.ParentsOverlap() {
 			t.Errorf("a bundle of strategy %s merges overlaps %v, declared %v", s, got, s.ParentsOverlap())
-		}
-		if err := b.Close(); err != nil {
-			t.Fatal(err)
 		}
 	}
 }
