@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"slices"
+
+	"github.com/parentrag/parentrag/internal/chunking"
 )
 
 // Defaults of a ChunkingPolicySpec, applied in code so that an object read
@@ -163,7 +165,7 @@ func (s *ChunkingPolicySpec) Normalized() ChunkingPolicySpec {
 	if out.LengthUnit == LengthTokens {
 		out.Tokenizer = s.GetTokenizer()
 	}
-	if out.Strategy == StrategySentenceWindow {
+	if chunking.Strategy(out.Strategy).Window() {
 		out.Window = &Window{Sentences: s.GetWindowSentences()}
 	}
 	out.Formats = s.normalizedFormats()

@@ -2,19 +2,23 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/parentrag/parentrag/internal/chunking"
 )
 
-// Strategy names how documents become retrievable units.
+// Strategy names how documents become retrievable units. Each is declared
+// in package chunking; the enum lists the declared names (a test holds
+// them equal).
 // +kubebuilder:validation:Enum=ParentChild;SentenceWindow
 type Strategy string
 
 const (
 	// StrategyParentChild splits each document into parents and each parent
 	// into children; children are searched and their parents returned.
-	StrategyParentChild Strategy = "ParentChild"
+	StrategyParentChild = Strategy(chunking.ParentChild)
 	// StrategySentenceWindow indexes sentences and returns each hit sentence
 	// with its neighbours.
-	StrategySentenceWindow Strategy = "SentenceWindow"
+	StrategySentenceWindow = Strategy(chunking.SentenceWindow)
 )
 
 // LengthUnit names the unit chunk sizes and budgets are counted in.

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/parentrag/parentrag/internal/chunking"
 )
 
 // Limits the CRD schema declares (see the markers in
@@ -62,9 +64,8 @@ func (s *ChunkingPolicySpec) validateLevels(root *field.Path) field.ErrorList {
 // validateEnums refuses values outside the declared enums.
 func (s *ChunkingPolicySpec) validateEnums(root *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if st := s.GetStrategy(); st != StrategyParentChild && st != StrategySentenceWindow {
-		errs = append(errs, field.NotSupported(root.Child("strategy"), st,
-			[]Strategy{StrategyParentChild, StrategySentenceWindow}))
+	if st := s.GetStrategy(); !chunking.Strategy(st).Declared() {
+		errs = append(errs, field.NotSupported(root.Child("strategy"), st, chunking.Strategies()))
 	}
 	if u := s.GetLengthUnit(); u != LengthCharacters && u != LengthTokens {
 		errs = append(errs, field.NotSupported(root.Child("lengthUnit"), u,

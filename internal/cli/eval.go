@@ -54,7 +54,7 @@ latency. With --qrels only the queries it judges are scored (BEIR).`,
 	fl.StringVar(&f.queries, "queries", "", "questions, one JSON object per line (_id, text[, metadata.answers, metadata.evidence])")
 	fl.StringVar(&f.qrels, "qrels", "", "relevance judgements: query-id, corpus-id, score (TSV with a header)")
 	fl.StringVar(&f.policyPath, "policy", "", "ChunkingPolicy YAML file (default: the built-in default policy)")
-	fl.StringVar(&f.strategies, "strategy", strings.Join(eval.AllStrategies, ","), "strategies to score, comma-separated: parent-child, flat-child, flat-parent, sentence-window, adaptive")
+	fl.StringVar(&f.strategies, "strategy", strings.Join(eval.AllStrategies, ","), "strategies to score, comma-separated: "+strings.Join(eval.AllStrategies, ", "))
 	fl.StringVar(&f.budgets, "budgets", "100,200,400,800", "context budgets in words for answer-in-context")
 	fl.IntVar(&f.maxParents, "max-parents", retrieval.DefaultMaxParents, "parents returned by the grouped strategies")
 	fl.IntVar(&f.budgetMaxParents, "budget-max-parents", 20, "parents a budgeted retrieval may return: the budget decides how many fit")

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
@@ -16,17 +19,41 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 )
 
-// Strategies that can be evaluated.
+// Strategies that can be evaluated beside each declared chunking strategy
+// (which nameOf names): the flat baselines, and adaptive retrieval over
+// ParentChild.
 const (
-	ParentChild    = "parent-child"
-	FlatChild      = "flat-child"
-	FlatParent     = "flat-parent"
-	SentenceWindow = "sentence-window"
-	Adaptive       = "adaptive"
+	FlatChild  = "flat-child"
+	FlatParent = "flat-parent"
+	Adaptive   = "adaptive"
 )
 
-// AllStrategies lists every strategy, baselines first.
-var AllStrategies = []string{FlatChild, FlatParent, ParentChild, SentenceWindow, Adaptive}
+// AllStrategies lists every strategy, baselines first: the flat ones, each
+// declared chunking strategy, then adaptive.
+var AllStrategies = allStrategies()
+
+// allStrategies returns the strategies AllStrategies lists.
+func allStrategies() []string {
+	out := []string{FlatChild, FlatParent}
+	for _, s := range chunking.Strategies() {
+		out = append(out, nameOf(s))
+	}
+	return append(out, Adaptive)
+}
+
+// nameOf spells a chunking strategy as the evaluation names it, in lower
+// case with a hyphen before each word but the first: ParentChild is
+// parent-child, SentenceWindow sentence-window.
+func nameOf(s chunking.Strategy) string {
+	var b strings.Builder
+	for i, r := range string(s) {
+		if unicode.IsUpper(r) && i > 0 {
+			b.WriteByte('-')
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
 
 // rankDepth is how many units are ranked for recall@100.
 const rankDepth = 100
@@ -129,21 +156,28 @@ func judged(queries []Query, qrels Qrels) []Query {
 	return out
 }
 
-// splitterFor returns the document splitter of a strategy.
+// splitterFor returns the document splitter of a strategy: b with the
+// chunking strategy it names, or with ParentChild for adaptive retrieval
+// and, wrapped, the flat baselines.
 func splitterFor(strategy string, b *hierarchy.Builder) (hierarchy.DocumentSplitter, error) {
-	pc, sw := *b, *b
-	pc.Strategy, sw.Strategy = hierarchy.ParentChild, hierarchy.SentenceWindow
+	pc := *b
+	pc.Strategy = chunking.ParentChild
 	switch strategy {
-	case ParentChild, Adaptive:
+	case Adaptive:
 		return &pc, nil
-	case SentenceWindow:
-		return &sw, nil
 	case FlatChild:
 		return hierarchy.FlatChildren{Builder: &pc}, nil
 	case FlatParent:
 		return hierarchy.FlatParents{Builder: &pc}, nil
 	}
-	return nil, fmt.Errorf("unknown strategy %q (want %s, %s, %s, %s or %s)", strategy, ParentChild, FlatChild, FlatParent, SentenceWindow, Adaptive)
+	for _, s := range chunking.Strategies() {
+		if nameOf(s) == strategy {
+			own := *b
+			own.Strategy = s
+			return &own, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown strategy %q (want %s)", strategy, strings.Join(AllStrategies, ", "))
 }
 
 // queryOutcome is what one query contributed.

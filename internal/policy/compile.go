@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
@@ -46,7 +47,7 @@ func Compile(spec *v1alpha1.ChunkingPolicySpec) (*Compiled, error) {
 	}
 	rev := spec.Revision()
 	b := &hierarchy.Builder{
-		Strategy: hierarchy.Strategy(norm.Strategy),
+		Strategy: chunking.Strategy(norm.Strategy),
 		Revision: rev,
 		Parent:   own.Parent,
 		Child:    own.Child,

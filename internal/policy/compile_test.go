@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
@@ -210,7 +211,7 @@ func TestCompileCustomSeparators(t *testing.T) {
 
 func TestCompileSentenceWindow(t *testing.T) {
 	c := mustCompile(t, v1alpha1.ChunkingPolicySpec{Strategy: v1alpha1.StrategySentenceWindow, Window: &v1alpha1.Window{Sentences: 1}})
-	if c.Builder.Strategy != hierarchy.SentenceWindow || c.Builder.Window != 1 {
+	if c.Builder.Strategy != chunking.SentenceWindow || c.Builder.Window != 1 {
 		t.Fatalf("builder strategy %q window %d", c.Builder.Strategy, c.Builder.Window)
 	}
 	res := c.Builder.Build(docOf("First one. Second one. Third one."))

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
@@ -17,7 +18,7 @@ func windowIndex(t *testing.T, w int, docs ...hierarchy.Document) *indexer.Index
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &hierarchy.Builder{Strategy: hierarchy.SentenceWindow, Revision: "test", Child: child, Window: w}
+	b := &hierarchy.Builder{Strategy: chunking.SentenceWindow, Revision: "test", Child: child, Window: w}
 	return buildIndex(t, docs, b, indexer.Options{})
 }
 
@@ -90,8 +91,8 @@ func close32(a, b float32) bool { d := a - b; return d < 1e-4 && d > -1e-4 }
 func TestOverlappingChunksOfOtherIndexesAreNotMerged(t *testing.T) {
 	b := newBuilder(t, 1000, 40, 20) // children overlap by up to 20 code points
 	ix := buildIndex(t, []hierarchy.Document{{ID: "count", Text: countingText}}, hierarchy.FlatChildren{Builder: b}, indexer.Options{})
-	if ix.Windows {
-		t.Fatal("a flat-children index says it holds sentence windows")
+	if ix.ParentsOverlap {
+		t.Fatal("a flat-children index says its parents overlap")
 	}
 	res := retrieve(t, ix.Retriever(), "second third fourth", retrieval.Options{MaxParents: 3})
 	if len(res) < 2 {

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
@@ -33,7 +34,7 @@ func newBuilder(tb testing.TB, parentSize, childSize, childOverlap int) *hierarc
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "test", Parent: parent, Child: child}
+	return &hierarchy.Builder{Strategy: chunking.ParentChild, Revision: "test", Parent: parent, Child: child}
 }
 
 // buildIndex indexes docs with real splitters and a fresh lexical embedder.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
@@ -39,7 +40,7 @@ func newCorpus(tb testing.TB, children int) corpus {
 	}
 	return corpus{
 		docs:     int(float64(children)/childrenPerDoc + 0.5),
-		splitter: &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "bench", Parent: parent, Child: child},
+		splitter: &hierarchy.Builder{Strategy: chunking.ParentChild, Revision: "bench", Parent: parent, Child: child},
 	}
 }
 

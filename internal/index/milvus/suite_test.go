@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/index/milvus"
@@ -57,7 +58,7 @@ func buildFixture(docs, queries int) (*fixture, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "test", Parent: parent, Child: child}
+	b := &hierarchy.Builder{Strategy: chunking.ParentChild, Revision: "test", Parent: parent, Child: child}
 	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
 	if err != nil {
 		return nil, err

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/retrieval"
@@ -55,7 +56,7 @@ func builder(t testing.TB) *hierarchy.Builder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "policy-rev", Parent: parent, Child: child}
+	return &hierarchy.Builder{Strategy: chunking.ParentChild, Revision: "policy-rev", Parent: parent, Child: child}
 }
 
 // buildIndex indexes docs in memory with the lexical embedder.

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/retrieval/filesum"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
@@ -191,12 +192,13 @@ func (m *Manifest) Leaf() hierarchy.Level {
 	return hierarchy.Level(strings.ToLower(p.Levels[len(p.Levels)-1]))
 }
 
-// Windows reports whether the bundle's policy makes sentence windows,
-// whose parents overlap: its retriever merges overlapping hits. A manifest
-// without a readable policy holds no windows.
-func (m *Manifest) Windows() bool {
+// ParentsOverlap reports whether the strategy the policy records declares
+// that its parents overlap (sentence windows do): the bundle's retriever
+// merges overlapping hits. A manifest without a readable policy, or whose
+// strategy this parentrag does not declare, merges nothing.
+func (m *Manifest) ParentsOverlap() bool {
 	var p struct {
-		Strategy string `json:"strategy"`
+		Strategy chunking.Strategy `json:"strategy"`
 	}
-	return json.Unmarshal(m.Policy, &p) == nil && p.Strategy == "SentenceWindow"
+	return json.Unmarshal(m.Policy, &p) == nil && p.Strategy.ParentsOverlap()
 }

@@ -93,7 +93,7 @@ func OpenWith(ctx context.Context, dir string, opts OpenOptions) (*Bundle, error
 		b.Close()
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	b.Retriever = &retrieval.Retriever{Embedder: e, Children: children, Parents: b.parents, MergeOverlaps: m.Windows(), Leaf: m.Leaf()}
+	b.Retriever = &retrieval.Retriever{Embedder: e, Children: children, Parents: b.parents, MergeOverlaps: m.ParentsOverlap(), Leaf: m.Leaf()}
 	return b, nil
 }
 

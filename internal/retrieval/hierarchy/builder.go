@@ -4,28 +4,18 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/fieldhash"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 	"github.com/parentrag/parentrag/internal/utf8word"
 )
 
-// Strategy names how a document becomes parents and children.
-type Strategy string
-
-const (
-	// ParentChild splits a document into parents and each parent into
-	// children.
-	ParentChild Strategy = "ParentChild"
-	// SentenceWindow makes every sentence a child whose parent is the
-	// sentence with Window sentences on each side.
-	SentenceWindow Strategy = "SentenceWindow"
-)
-
 // Builder splits documents. It is safe for concurrent use when its
 // splitters are.
 type Builder struct {
-	// Strategy chooses ParentChild or SentenceWindow.
-	Strategy Strategy
+	// Strategy chooses how documents are split; empty (or a strategy not
+	// declared) is ParentChild, the default.
+	Strategy chunking.Strategy
 	// Revision is the policy revision; it enters every id.
 	Revision string
 	// Parent splits documents into parents (ParentChild only).
@@ -73,14 +63,28 @@ func (b *Builder) levelsFor(doc Document) Levels {
 	return Levels{Parent: b.Parent, Child: b.Child, Section: b.Section}
 }
 
-// Build splits one document. Every child's ParentID names a parent of the
-// same Result, every parent lists exactly its children's spans, and the
-// same document and builder always yield the same ids.
+// builds is how each declared strategy splits a document.
+var builds = map[chunking.Strategy]func(*Builder, Document) Result{
+	chunking.ParentChild:    (*Builder).buildShape,
+	chunking.SentenceWindow: (*Builder).buildWindows,
+}
+
+// Build splits one document with the builder's strategy (ParentChild when
+// it is empty or not declared). Every child's ParentID names a parent of
+// the same Result, every parent lists exactly its children's spans, and
+// the same document and builder always yield the same ids.
 func (b *Builder) Build(doc Document) Result {
-	switch {
-	case b.Strategy == SentenceWindow:
-		return b.buildWindows(doc)
-	case !b.IsTwoLevels():
+	build, ok := builds[b.Strategy]
+	if !ok {
+		build = builds[chunking.ParentChild]
+	}
+	return build(b, doc)
+}
+
+// buildShape splits the document into the levels of the builder's shape:
+// parents and children, or those of Shape.
+func (b *Builder) buildShape(doc Document) Result {
+	if !b.IsTwoLevels() {
 		return b.buildLevels(doc)
 	}
 	return b.buildParentChild(doc)

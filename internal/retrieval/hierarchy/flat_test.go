@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/parentrag/parentrag/internal/chunking"
 )
 
 // checkSingleLevel verifies that res pairs each child with a parent of the
@@ -78,7 +80,7 @@ func TestFlat(t *testing.T) {
 
 func TestFlatSentenceWindowChildren(t *testing.T) {
 	doc := Document{ID: "s", Text: "First one. Second one. Third one."}
-	b := &Builder{Strategy: SentenceWindow, Revision: "r", Child: recursive(t, 100, 0), Window: 1}
+	b := &Builder{Strategy: chunking.SentenceWindow, Revision: "r", Child: recursive(t, 100, 0), Window: 1}
 	res := FlatChildren{Builder: b}.Build(doc)
 	checkSingleLevel(t, doc, res)
 	for i, want := range []string{"First one.", "Second one.", "Third one."} {

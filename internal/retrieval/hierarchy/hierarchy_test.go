@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/fieldhash"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
@@ -26,7 +27,7 @@ func recursive(t testing.TB, size, overlap int) *split.Recursive {
 func parentChild(t testing.TB, rev string, parentSize, parentOverlap, childSize, childOverlap int) *Builder {
 	t.Helper()
 	return &Builder{
-		Strategy: ParentChild,
+		Strategy: chunking.ParentChild,
 		Revision: rev,
 		Parent:   recursive(t, parentSize, parentOverlap),
 		Child:    recursive(t, childSize, childOverlap),
@@ -205,7 +206,7 @@ func TestBuildEmptyDocument(t *testing.T) {
 	for _, text := range []string{"", "   ", "\n\n\t\n"} {
 		for _, b := range []*Builder{
 			parentChild(t, "r", 100, 0, 20, 0),
-			{Strategy: SentenceWindow, Revision: "r", Child: recursive(t, 20, 0), Window: 2},
+			{Strategy: chunking.SentenceWindow, Revision: "r", Child: recursive(t, 20, 0), Window: 2},
 		} {
 			res := b.Build(Document{ID: "empty", Text: text})
 			if len(res.Parents) != 0 || len(res.Children) != 0 {
@@ -228,7 +229,7 @@ func ids(res Result) (parents, children []string) {
 
 func TestIDsDeterministic(t *testing.T) {
 	doc := Document{ID: "a.md", Title: "A", Text: paragraphs(5, 120, "same")}
-	for _, strategy := range []Strategy{ParentChild, SentenceWindow} {
+	for _, strategy := range chunking.Strategies() {
 		t.Run(string(strategy), func(t *testing.T) {
 			mk := func() *Builder {
 				b := parentChild(t, "rev", 200, 0, 50, 10)
@@ -409,7 +410,7 @@ func TestSentenceWindow(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			doc := Document{ID: "s.txt", Title: "S", Text: "  " + strings.Join(tt.sentences, tt.sep) + "\n"}
-			b := &Builder{Strategy: SentenceWindow, Revision: "r", Child: recursive(t, 100, 0), Window: tt.window}
+			b := &Builder{Strategy: chunking.SentenceWindow, Revision: "r", Child: recursive(t, 100, 0), Window: tt.window}
 			res := b.Build(doc)
 			n := len(tt.sentences)
 			if len(res.Parents) != n || len(res.Children) != n {
@@ -444,7 +445,7 @@ func TestSentenceWindow(t *testing.T) {
 
 func TestSentenceWindowNegativeWindowIsZero(t *testing.T) {
 	doc := Document{ID: "d", Text: "One thing. Two things. Three things."}
-	res := (&Builder{Strategy: SentenceWindow, Revision: "r", Child: recursive(t, 50, 0), Window: -1}).Build(doc)
+	res := (&Builder{Strategy: chunking.SentenceWindow, Revision: "r", Child: recursive(t, 50, 0), Window: -1}).Build(doc)
 	if len(res.Parents) != 3 {
 		t.Fatalf("got %d parents, want 3", len(res.Parents))
 	}
@@ -459,7 +460,7 @@ func TestSentenceWindowNegativeWindowIsZero(t *testing.T) {
 func TestSentenceWindowSplitsLongSentences(t *testing.T) {
 	long := "This sentence is deliberately far longer than a single child may be so it splits."
 	doc := Document{ID: "d", Text: "Short first. " + long + " Short last."}
-	b := &Builder{Strategy: SentenceWindow, Revision: "r", Child: recursive(t, 25, 0), Window: 1}
+	b := &Builder{Strategy: chunking.SentenceWindow, Revision: "r", Child: recursive(t, 25, 0), Window: 1}
 	res := b.Build(doc)
 	checkInvariants(t, doc, res)
 	if len(res.Parents) != 3 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
@@ -21,7 +22,7 @@ var levelsDoc = Document{ID: "guide.md", Title: "Guide", Metadata: map[string]st
 func levelsBuilder(t *testing.T, shape ...Level) *Builder {
 	t.Helper()
 	return &Builder{
-		Strategy: ParentChild, Revision: "r", Shape: shape,
+		Strategy: chunking.ParentChild, Revision: "r", Shape: shape,
 		Parent: recursive(t, 250, 0), Child: recursive(t, 80, 10),
 		Section: split.NewSectioner(split.SectionOptions{
 			Headers: split.NewMarkdownHeaderSplitter(split.MarkdownHeaderOptions{Headers: split.MarkdownHeadings()}),

@@ -3,6 +3,8 @@ package hierarchy
 import (
 	"strings"
 	"testing"
+
+	"github.com/parentrag/parentrag/internal/chunking"
 )
 
 // byExtension routes documents whose id ends in ext to its own levels.
@@ -35,7 +37,7 @@ func TestRouterChoosesADocumentsLevels(t *testing.T) {
 		}
 	}
 	// Sentence windows split long sentences with the routed child splitter.
-	b.Strategy = SentenceWindow
+	b.Strategy = chunking.SentenceWindow
 	for _, c := range b.Build(Document{ID: "b.go", Text: text}).Children {
 		if len(c.Text) > 20 {
 			t.Fatalf("window child %q longer than the routed 20", c.Text)

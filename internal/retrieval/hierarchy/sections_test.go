@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
@@ -16,7 +17,7 @@ func TestSectionParentsCarryTheirHeadingPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &Builder{Strategy: ParentChild, Revision: "r", Child: child, Parent: split.NewSectioner(split.SectionOptions{
+	b := &Builder{Strategy: chunking.ParentChild, Revision: "r", Child: child, Parent: split.NewSectioner(split.SectionOptions{
 		Headers: split.NewMarkdownHeaderSplitter(split.MarkdownHeaderOptions{Headers: split.MarkdownHeadings()}),
 		Within:  within, ChunkSize: 400,
 	})}

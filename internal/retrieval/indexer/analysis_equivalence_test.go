@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/eval"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
@@ -134,7 +135,7 @@ func TestAnalysedOnceIsTheReferenceWithSections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "r", Child: child, Parent: split.NewSectioner(split.SectionOptions{
+	b := &hierarchy.Builder{Strategy: chunking.ParentChild, Revision: "r", Child: child, Parent: split.NewSectioner(split.SectionOptions{
 		Headers: split.NewMarkdownHeaderSplitter(split.MarkdownHeaderOptions{Headers: split.MarkdownHeadings()}),
 		Within:  within, ChunkSize: 600,
 	})}

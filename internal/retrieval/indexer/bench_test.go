@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
@@ -30,7 +31,7 @@ func defaultPolicyBuilder(tb testing.TB) *hierarchy.Builder {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "bench", Parent: parent, Child: child}
+	return &hierarchy.Builder{Strategy: chunking.ParentChild, Revision: "bench", Parent: parent, Child: child}
 }
 
 // BenchmarkIndex measures a whole in-memory build with the offline lexical

@@ -108,9 +108,10 @@ type Index struct {
 	UnitStoreErr   error
 	// Store holds the children: the embedded store, or Options.Store.
 	Store index.Writer
-	// Windows is true when the parents are sentence windows, which
-	// overlap: its Retriever merges overlapping hits.
-	Windows bool
+	// ParentsOverlap is true when the splitter's strategy declares that
+	// its parents overlap (sentence windows): its Retriever merges
+	// overlapping hits.
+	ParentsOverlap bool
 	// Leaf names the level of the children (child, or sentence).
 	Leaf hierarchy.Level
 }
@@ -137,7 +138,7 @@ func Build(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentS
 		return nil, err
 	}
 	defer source.close()
-	ix := &Index{Documents: len(docs), Embedder: e, Windows: isWindows(b), Leaf: leafOf(b)}
+	ix := &Index{Documents: len(docs), Embedder: e, ParentsOverlap: parentsOverlap(b), Leaf: leafOf(b)}
 	if source.storeErr != nil {
 		ix.UnitsNotStored, ix.UnitStoreErr = len(docs), source.storeErr
 	}
@@ -374,11 +375,12 @@ func releaseFinished(batch []slot) {
 }
 
 // Retriever returns a retriever over the in-memory index; it merges
-// overlapping sentence windows. The children must be in an index that
-// searches (any but a file writer, whose file is searched once loaded).
+// overlapping parents when the strategy's parents overlap. The children
+// must be in an index that searches (any but a file writer, whose file is
+// searched once loaded).
 func (ix *Index) Retriever() *retrieval.Retriever {
 	children, _ := ix.Store.(index.Searcher)
-	return &retrieval.Retriever{Embedder: ix.Embedder, Children: children, Parents: parentstore.NewMemory(ix.Parents), MergeOverlaps: ix.Windows, Leaf: ix.Leaf}
+	return &retrieval.Retriever{Embedder: ix.Embedder, Children: children, Parents: parentstore.NewMemory(ix.Parents), MergeOverlaps: ix.ParentsOverlap, Leaf: ix.Leaf}
 }
 
 // leafOf names the level of a document splitter's children: its
@@ -390,8 +392,10 @@ func leafOf(s hierarchy.DocumentSplitter) hierarchy.Level {
 	return hierarchy.LevelChild
 }
 
-// isWindows reports whether a document splitter makes sentence windows.
-func isWindows(s hierarchy.DocumentSplitter) bool {
+// parentsOverlap reports whether a document splitter's parents overlap
+// by design, as its builder's strategy declares; the flat baselines, whose
+// parents are single chunks, never merge them.
+func parentsOverlap(s hierarchy.DocumentSplitter) bool {
 	b, ok := s.(*hierarchy.Builder)
-	return ok && b.Strategy == hierarchy.SentenceWindow
+	return ok && b.Strategy.ParentsOverlap()
 }

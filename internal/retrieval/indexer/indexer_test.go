@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/retrieval"
@@ -27,7 +28,7 @@ func testBuilder(tb testing.TB, parentSize, childSize int) *hierarchy.Builder {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "r1", Parent: parent, Child: child}
+	return &hierarchy.Builder{Strategy: chunking.ParentChild, Revision: "r1", Parent: parent, Child: child}
 }
 
 func newLexical(tb testing.TB) *embed.Lexical {

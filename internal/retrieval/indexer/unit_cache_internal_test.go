@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
@@ -46,7 +47,7 @@ func TestBuildLeavesOutAUnitCacheThatFills(t *testing.T) {
 	docs := synthtest.New(8, 3000).Documents(30)
 	parent, _ := split.NewRecursive(split.DefaultOptions(400, 0))
 	child, _ := split.NewRecursive(split.DefaultOptions(80, 10))
-	b := &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "r", Parent: parent, Child: child}
+	b := &hierarchy.Builder{Strategy: chunking.ParentChild, Revision: "r", Parent: parent, Child: child}
 	cacheDir, spillDir := t.TempDir(), t.TempDir()
 	cache, err := OpenUnitCache(cacheDir)
 	if err != nil {
@@ -114,7 +115,7 @@ func TestUnitCacheShedsTheTermsOfDocumentsGone(t *testing.T) {
 	}
 	parent, _ := split.NewRecursive(split.DefaultOptions(2000, 0))
 	child, _ := split.NewRecursive(split.DefaultOptions(200, 0))
-	b := &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "r", Parent: parent, Child: child}
+	b := &hierarchy.Builder{Strategy: chunking.ParentChild, Revision: "r", Parent: parent, Child: child}
 	build := func(docs []hierarchy.Document) int {
 		lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
@@ -101,7 +102,7 @@ func checkSameSplit(t *testing.T, n int, got, want *Unit) {
 func TestChildrenSpillAsReferencesToTheirParents(t *testing.T) {
 	parent, _ := split.NewRecursive(split.DefaultOptions(400, 0))
 	child, _ := split.NewRecursive(split.DefaultOptions(80, 0))
-	b := &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "r", Parent: parent, Child: child}
+	b := &hierarchy.Builder{Strategy: chunking.ParentChild, Revision: "r", Parent: parent, Child: child}
 	s := synthtest.New(9, 3000)
 	var text strings.Builder
 	for range 40 {

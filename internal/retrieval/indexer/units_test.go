@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
@@ -16,7 +17,7 @@ import (
 func TestRestoreUnpacksOrRemakesAnalyses(t *testing.T) {
 	parent, _ := split.NewRecursive(split.DefaultOptions(200, 0))
 	child, _ := split.NewRecursive(split.DefaultOptions(50, 5))
-	b := &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: "r", Parent: parent, Child: child}
+	b := &hierarchy.Builder{Strategy: chunking.ParentChild, Revision: "r", Parent: parent, Child: child}
 	docs := []hierarchy.Document{{ID: "d", Title: "Bees", Text: "Honey bees dance to tell the hive where flowers are. Bumblebees buzz to shake pollen loose from flowers."}}
 	s, err := newUnitSource(docs, b, unitShape{analysed: true, contexts: true}, Options{})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
@@ -44,7 +45,7 @@ func BuilderOf(tb testing.TB, parentSize, childSize, overlap int) *hierarchy.Bui
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &hierarchy.Builder{Strategy: hierarchy.ParentChild, Revision: PolicyRevision, Parent: parent, Child: child}
+	return &hierarchy.Builder{Strategy: chunking.ParentChild, Revision: PolicyRevision, Parent: parent, Child: child}
 }
 
 // Build indexes docs in memory with the lexical embedder and Builder.
