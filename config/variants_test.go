@@ -10,11 +10,11 @@ import (
 	"github.com/parentrag/parentrag/internal/document"
 	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/policy"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/rollout"
 )
 
@@ -97,7 +97,7 @@ func TestRolloutSampleGatePassesOnTheDocs(t *testing.T) {
 
 // docsRetriever indexes the docs ConfigMap of the samples with the
 // samples' handbook policy, in memory.
-func docsRetriever(t *testing.T) *retrieval.Retriever {
+func docsRetriever(t *testing.T) *retrieve.Retriever {
 	t.Helper()
 	samples := render(t, "config/samples")
 	cm := convert[corev1.ConfigMap](t, *samples.find("ConfigMap", "", "parentrag-docs"))
@@ -118,5 +118,5 @@ func docsRetriever(t *testing.T) *retrieval.Retriever {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &retrieval.Retriever{Embedder: ix.Embedder, Children: ix.Store.(index.Searcher), Parents: parentstore.NewMemory(ix.Parents)}
+	return &retrieve.Retriever{Embedder: ix.Embedder, Children: ix.Store.(index.Searcher), Parents: parentstore.NewMemory(ix.Parents)}
 }

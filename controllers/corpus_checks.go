@@ -21,8 +21,8 @@ import (
 	"github.com/parentrag/parentrag/internal/index/milvus"
 	"github.com/parentrag/parentrag/internal/index/postgres"
 	"github.com/parentrag/parentrag/internal/indexjob"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/rollout"
 	"github.com/parentrag/parentrag/internal/telemetry"
 )
@@ -131,7 +131,7 @@ func (r *CorpusReconciler) runGate(ctx context.Context, s *corpusState, candidat
 	if err != nil {
 		return err
 	}
-	var active *retrieval.Retriever
+	var active *retrieve.Retriever
 	activeName := ""
 	if a := s.corpus.Status.ActiveRevision; a != nil && a.Claim == "" {
 		// A revision on a claim cannot be opened here; without it the drop
@@ -225,7 +225,7 @@ func gateDigest(gate *v1alpha1.QualityGate, golden string, active *v1alpha1.Revi
 
 // gateSpec turns the API's quality gate into the thresholds of the check.
 func gateSpec(g *v1alpha1.QualityGate) (rollout.GateSpec, error) {
-	spec := rollout.GateSpec{MaxDrop: -1, MinQueries: g.MinQueries, Options: retrieval.Options{MaxParents: g.MaxParents}}
+	spec := rollout.GateSpec{MaxDrop: -1, MinQueries: g.MinQueries, Options: retrieve.Options{MaxParents: g.MaxParents}}
 	var err error
 	if spec.MinHitRate, err = parseRate("minHitRate", g.MinHitRate); err != nil {
 		return spec, stalled(v1alpha1.ReasonGoldenQueriesInvalid, err)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/cmbundle"
-	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // TestDeletedRevisionConfigMapsAreStoredAgain: ConfigMaps of the active
@@ -121,7 +121,7 @@ func checkStoredAgain(t *testing.T, c *v1alpha1.Corpus, picked map[string]types.
 	}
 	b := openActive(t, c)
 	topic := c.Spec.Sources[0].Inline[4]
-	if results, err := b.Retriever.Retrieve(ctx, topic.Title, retrieval.Options{}); err != nil || len(results) == 0 || results[0].DocID != topic.ID {
+	if results, err := b.Retriever.Retrieve(ctx, topic.Title, retrieve.Options{}); err != nil || len(results) == 0 || results[0].DocID != topic.ID {
 		t.Fatalf("the repaired revision found %+v (error %v) for %q", results, err, topic.Title)
 	}
 	if !hasEvent(t, c, "RevisionRepaired") {

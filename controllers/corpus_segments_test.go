@@ -15,9 +15,9 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/cmbundle"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // TestSegmentsLayoutBuildsAndServesSegments: a Corpus whose embedded
@@ -39,13 +39,13 @@ func TestSegmentsLayoutBuildsAndServesSegments(t *testing.T) {
 		t.Fatalf("the active revision's children are %+v, want segments", b.Manifest.VectorStore)
 	}
 	checkSegmentRuns(t, c, len(b.Manifest.VectorStore.Segments), 0)
-	results, err := b.Retriever.Retrieve(ctx, c.Spec.Sources[0].Inline[0].Title, retrieval.Options{})
+	results, err := b.Retriever.Retrieve(ctx, c.Spec.Sources[0].Inline[0].Title, retrieve.Options{})
 	if err != nil || len(results) == 0 {
 		t.Fatalf("a query of the first document's title: %d results, error %v", len(results), err)
 	}
 	addZebras(t, c, 1)
 	edited := openActive(t, c)
-	if results, err := edited.Retriever.Retrieve(ctx, "zebras stripes", retrieval.Options{}); err != nil || len(results) == 0 || results[0].DocID != c.Spec.Sources[0].Inline[1].ID {
+	if results, err := edited.Retriever.Retrieve(ctx, "zebras stripes", retrieve.Options{}); err != nil || len(results) == 0 || results[0].DocID != c.Spec.Sources[0].Inline[1].ID {
 		t.Fatalf("the edited revision found %+v (error %v) for zebras", results, err)
 	}
 	checkSegmentRuns(t, c, len(edited.Manifest.VectorStore.Segments), 1)
@@ -93,7 +93,7 @@ func TestSegmentsRevisionsShareShards(t *testing.T) {
 		t.Fatalf("the edit's lastBuild.configMaps %+v (the first revision had %d shared shards), want the two unchanged segments' reused and the edited one's created", stored, len(before))
 	}
 	edited := openActive(t, c)
-	if results, err := edited.Retriever.Retrieve(ctx, "zebras stripes", retrieval.Options{}); err != nil || len(results) == 0 || results[0].DocID != c.Spec.Sources[0].Inline[4].ID {
+	if results, err := edited.Retriever.Retrieve(ctx, "zebras stripes", retrieve.Options{}); err != nil || len(results) == 0 || results[0].DocID != c.Spec.Sources[0].Inline[4].ID {
 		t.Fatalf("the edited revision found %+v (error %v) for zebras", results, err)
 	}
 	var manifest corev1.ConfigMap

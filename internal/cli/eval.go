@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parentrag/parentrag/internal/eval"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // evalFlags are the options of parentrag eval.
@@ -56,15 +56,15 @@ latency. With --qrels only the queries it judges are scored (BEIR).`,
 	fl.StringVar(&f.policyPath, "policy", "", "ChunkingPolicy YAML file (default: the built-in default policy)")
 	fl.StringVar(&f.strategies, "strategy", strings.Join(eval.AllStrategies, ","), "strategies to score, comma-separated: "+strings.Join(eval.AllStrategies, ", "))
 	fl.StringVar(&f.budgets, "budgets", "100,200,400,800", "context budgets in words for answer-in-context")
-	fl.IntVar(&f.maxParents, "max-parents", retrieval.DefaultMaxParents, "parents returned by the grouped strategies")
+	fl.IntVar(&f.maxParents, "max-parents", retrieve.DefaultMaxParents, "parents returned by the grouped strategies")
 	fl.IntVar(&f.budgetMaxParents, "budget-max-parents", 20, "parents a budgeted retrieval may return: the budget decides how many fit")
-	fl.IntVar(&f.childTopK, "child-top-k", retrieval.DefaultChildTopK, "children fetched first")
-	fl.StringVar(&f.aggregation, "aggregation", string(retrieval.AggregateMax), "Max, Mean or Sum")
+	fl.IntVar(&f.childTopK, "child-top-k", retrieve.DefaultChildTopK, "children fetched first")
+	fl.StringVar(&f.aggregation, "aggregation", string(retrieve.AggregateMax), "Max, Mean or Sum")
 	fl.Float64Var(&f.contextWeight, "context-weight", indexer.DefaultContextWeight, "weight of each child's context (title and parent text) in its vector, for every strategy")
 	fl.Float64Var(&f.k1, "k1", embed.DefaultK1, "BM25 term-frequency saturation of the offline embedder")
 	fl.Float64Var(&f.b, "b", embed.DefaultB, "BM25 length normalisation of the offline embedder, 0 to 1")
-	fl.Float64Var(&f.mergeShare, "merge-share", retrieval.DefaultMergeShare, "adaptive: share of a unit's children that must match for the unit to be returned, above 0 and at most 1")
-	fl.IntVar(&f.windowSentences, "window-sentences", retrieval.DefaultWindowSentences, "adaptive: sentences each side of a child returned in a window")
+	fl.Float64Var(&f.mergeShare, "merge-share", retrieve.DefaultMergeShare, "adaptive: share of a unit's children that must match for the unit to be returned, above 0 and at most 1")
+	fl.IntVar(&f.windowSentences, "window-sentences", retrieve.DefaultWindowSentences, "adaptive: sentences each side of a child returned in a window")
 	fl.IntVar(&f.half, "half", 0, "score only half 1 or half 2 of the questions (split by a hash of their ids), 0 for all: tune on one half, report on the other")
 	fl.StringVar(&f.endpoint, "embedding-endpoint", "", "OpenAI-compatible embeddings endpoint whose vectors every child also gets, beside BM25 (default: BM25 alone)")
 	fl.StringVar(&f.model, "embedding-model", "", "embedding model name, with --embedding-endpoint")
@@ -118,11 +118,11 @@ func runEval(cmd *cobra.Command, f evalFlags) error {
 		Builder:     compiled.Builder,
 		NewEmbedder: f.newEmbedder,
 		Budgets:     budgets, MaxParents: f.maxParents, BudgetMaxParents: f.budgetMaxParents, ChildTopK: f.childTopK,
-		Aggregation:   retrieval.Aggregation(f.aggregation),
+		Aggregation:   retrieve.Aggregation(f.aggregation),
 		ContextWeight: float32(f.contextWeight),
-		Adaptive:      retrieval.AdaptiveOptions{MergeShare: f.mergeShare, WindowSentences: f.windowSentences},
+		Adaptive:      retrieve.AdaptiveOptions{MergeShare: f.mergeShare, WindowSentences: f.windowSentences},
 	}
-	var opts retrieval.Options
+	var opts retrieve.Options
 	if err := f.search.apply(&opts); err != nil {
 		return err
 	}
@@ -199,8 +199,8 @@ func parseStrategies(s string) ([]string, error) {
 // checkRetrieval refuses retrieval flags out of range, which the core
 // would otherwise silently replace by its defaults.
 func (f evalFlags) checkRetrieval() error {
-	switch retrieval.Aggregation(f.aggregation) {
-	case retrieval.AggregateMax, retrieval.AggregateMean, retrieval.AggregateSum:
+	switch retrieve.Aggregation(f.aggregation) {
+	case retrieve.AggregateMax, retrieve.AggregateMean, retrieve.AggregateSum:
 	default:
 		return fmt.Errorf("--aggregation %q: want Max, Mean or Sum", f.aggregation)
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parentrag/parentrag/internal/policy"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // queryFlags tune a retrieval from the command line.
@@ -30,35 +30,35 @@ type queryFlags struct {
 
 // register adds the query flags to cmd.
 func (f *queryFlags) register(cmd *cobra.Command) {
-	cmd.Flags().IntVar(&f.maxParents, "max-parents", retrieval.DefaultMaxParents, "most parents returned")
-	cmd.Flags().IntVar(&f.childTopK, "child-top-k", retrieval.DefaultChildTopK, "children fetched first (more are fetched until max-parents distinct parents are found)")
-	cmd.Flags().StringVar(&f.aggregation, "aggregation", string(retrieval.AggregateMax), "how child scores make a parent score: Max, Mean or Sum")
+	cmd.Flags().IntVar(&f.maxParents, "max-parents", retrieve.DefaultMaxParents, "most parents returned")
+	cmd.Flags().IntVar(&f.childTopK, "child-top-k", retrieve.DefaultChildTopK, "children fetched first (more are fetched until max-parents distinct parents are found)")
+	cmd.Flags().StringVar(&f.aggregation, "aggregation", string(retrieve.AggregateMax), "how child scores make a parent score: Max, Mean or Sum")
 	cmd.Flags().IntVar(&f.budget, "budget", 0, "cap on the returned text, in the policy's length unit (0: none)")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the results as JSON")
-	cmd.Flags().StringVar(&f.mode, "mode", string(retrieval.DefaultMode), "what is returned: Parents (each hit child's parent) or Adaptive (the unit of the level that holds enough of the evidence)")
+	cmd.Flags().StringVar(&f.mode, "mode", string(retrieve.DefaultMode), "what is returned: Parents (each hit child's parent) or Adaptive (the unit of the level that holds enough of the evidence)")
 	f.adaptive.register(cmd.Flags())
 	f.search.register(cmd)
 }
 
 // options converts the flags, refusing values out of range.
-func (f *queryFlags) options(m bundle.Manifest) (retrieval.Options, error) {
-	agg := retrieval.Aggregation(f.aggregation)
-	if agg != retrieval.AggregateMax && agg != retrieval.AggregateMean && agg != retrieval.AggregateSum {
-		return retrieval.Options{}, fmt.Errorf("--aggregation %q: want Max, Mean or Sum", f.aggregation)
+func (f *queryFlags) options(m bundle.Manifest) (retrieve.Options, error) {
+	agg := retrieve.Aggregation(f.aggregation)
+	if agg != retrieve.AggregateMax && agg != retrieve.AggregateMean && agg != retrieve.AggregateSum {
+		return retrieve.Options{}, fmt.Errorf("--aggregation %q: want Max, Mean or Sum", f.aggregation)
 	}
 	if f.maxParents < 1 || f.childTopK < 1 || f.budget < 0 {
-		return retrieval.Options{}, fmt.Errorf("--max-parents and --child-top-k must be at least 1, --budget at least 0")
+		return retrieve.Options{}, fmt.Errorf("--max-parents and --child-top-k must be at least 1, --budget at least 0")
 	}
 	if err := checkMode(f.mode, f.adaptive); err != nil {
-		return retrieval.Options{}, err
+		return retrieve.Options{}, err
 	}
 	length, err := policy.LengthFunc(m.LengthUnit, m.Tokenizer)
 	if err != nil {
-		return retrieval.Options{}, err
+		return retrieve.Options{}, err
 	}
-	o := retrieval.Options{
+	o := retrieve.Options{
 		ChildTopK: f.childTopK, MaxParents: f.maxParents, Aggregation: agg, Budget: f.budget, Length: length,
-		Mode: retrieval.Mode(f.mode), Adaptive: f.adaptive.options(),
+		Mode: retrieve.Mode(f.mode), Adaptive: f.adaptive.options(),
 	}
 	return o, f.search.apply(&o)
 }
@@ -120,16 +120,16 @@ func unwrapPathError(err error) error {
 }
 
 // nonNil makes an empty result list print as [] rather than null.
-func nonNil(results []retrieval.Result) []retrieval.Result {
+func nonNil(results []retrieve.Result) []retrieve.Result {
 	if results == nil {
-		return []retrieval.Result{}
+		return []retrieve.Result{}
 	}
 	return results
 }
 
 // printResults writes results for a person: rank, score, document and the
 // parent's text, indented.
-func printResults(w io.Writer, question string, results []retrieval.Result) {
+func printResults(w io.Writer, question string, results []retrieve.Result) {
 	if len(results) == 0 {
 		fmt.Fprintf(w, "no parent matches %q\n", question)
 		return

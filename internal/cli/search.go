@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // searchFlags choose which vectors of an index a query searches and how a
@@ -21,19 +21,19 @@ type searchFlags struct {
 func (f *searchFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.mode, "search", "", "which vectors a query searches: Hybrid (BM25 and the embedding model, fused), Dense or Sparse (default: Hybrid when the index has both, else the one it has)")
-	fl.Float64Var(&f.rrfK, "rrf-k", retrieval.DefaultRRFK, "k of the reciprocal rank fusion of a hybrid search: a child scores weight/(k + rank) in each ranking")
+	fl.Float64Var(&f.rrfK, "rrf-k", retrieve.DefaultRRFK, "k of the reciprocal rank fusion of a hybrid search: a child scores weight/(k + rank) in each ranking")
 	fl.StringVar(&f.sparseWeight, "sparse-weight", "1", "weight of the BM25 ranking in a hybrid search")
 	fl.StringVar(&f.denseWeight, "dense-weight", "1", "weight of the embedding model's ranking in a hybrid search")
 }
 
 // apply sets the search mode and fusion of o, refusing values out of
 // range.
-func (f *searchFlags) apply(o *retrieval.Options) error {
-	mode, err := retrieval.ParseSearchMode(f.mode)
+func (f *searchFlags) apply(o *retrieve.Options) error {
+	mode, err := retrieve.ParseSearchMode(f.mode)
 	if err != nil {
 		return fmt.Errorf("--search: %w", err)
 	}
-	fusion := retrieval.Fusion{K: f.rrfK}
+	fusion := retrieve.Fusion{K: f.rrfK}
 	for _, w := range []struct {
 		flag, value string
 		into        *float64

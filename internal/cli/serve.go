@@ -16,8 +16,8 @@ import (
 
 	"github.com/parentrag/parentrag/internal/cmbundle"
 	"github.com/parentrag/parentrag/internal/inspector"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/server"
 	"github.com/parentrag/parentrag/internal/telemetry"
 )
@@ -76,10 +76,10 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.dataDir, "data-dir", "", "where a --configmap revision is unpacked (default: a new temporary directory, removed on exit)")
 	fl.StringVar(&f.addr, "addr", server.DefaultAddr, "address to listen on")
 	fl.StringVar(&f.corpus, "corpus", "", "name of the Corpus served, the id of its OpenAI vector store (default: the --configmap name less its revision suffix, or the --index directory's name)")
-	fl.IntVar(&f.maxParents, "max-parents", retrieval.DefaultMaxParents, fmt.Sprintf("parents returned when a request does not say (1 to %d)", server.MaxMaxParents))
-	fl.IntVar(&f.childTopK, "child-top-k", retrieval.DefaultChildTopK, fmt.Sprintf("children searched first when a request does not say (1 to %d)", server.MaxChildTopK))
-	fl.StringVar(&f.aggregation, "aggregation", string(retrieval.AggregateMax), "how child scores make a parent score when a request does not say: Max, Mean or Sum")
-	fl.StringVar(&f.mode, "mode", string(retrieval.DefaultMode), "what a query returns when it does not say: Parents (each hit child's parent) or Adaptive (the unit of the level that holds enough of the evidence)")
+	fl.IntVar(&f.maxParents, "max-parents", retrieve.DefaultMaxParents, fmt.Sprintf("parents returned when a request does not say (1 to %d)", server.MaxMaxParents))
+	fl.IntVar(&f.childTopK, "child-top-k", retrieve.DefaultChildTopK, fmt.Sprintf("children searched first when a request does not say (1 to %d)", server.MaxChildTopK))
+	fl.StringVar(&f.aggregation, "aggregation", string(retrieve.AggregateMax), "how child scores make a parent score when a request does not say: Max, Mean or Sum")
+	fl.StringVar(&f.mode, "mode", string(retrieve.DefaultMode), "what a query returns when it does not say: Parents (each hit child's parent) or Adaptive (the unit of the level that holds enough of the evidence)")
 	f.adaptive.register(fl)
 	fl.DurationVar(&f.requestTimeout, "request-timeout", server.DefaultRequestTimeout, "longest a query may take, queueing included; past it the request fails with 504")
 	fl.IntVar(&f.maxInFlight, "max-in-flight", 0, "most queries searched at once (0: twice GOMAXPROCS)")
@@ -128,8 +128,8 @@ func (f *serveFlags) check() error {
 	if err := f.auth.check(); err != nil {
 		return err
 	}
-	switch retrieval.Aggregation(f.aggregation) {
-	case retrieval.AggregateMax, retrieval.AggregateMean, retrieval.AggregateSum:
+	switch retrieve.Aggregation(f.aggregation) {
+	case retrieve.AggregateMax, retrieve.AggregateMean, retrieve.AggregateSum:
 	default:
 		return fmt.Errorf("--aggregation %q: want Max, Mean or Sum", f.aggregation)
 	}
@@ -141,7 +141,7 @@ func (f *serveFlags) check() error {
 			return fmt.Errorf("--index %s: %w", f.index, unwrapPathError(err))
 		}
 	}
-	if err := f.search.apply(&retrieval.Options{}); err != nil {
+	if err := f.search.apply(&retrieve.Options{}); err != nil {
 		return err
 	}
 	_, err := f.rerank.stage()
@@ -149,10 +149,10 @@ func (f *serveFlags) check() error {
 }
 
 // defaults returns the retrieval defaults the flags set.
-func (f *serveFlags) defaults() retrieval.Options {
-	o := retrieval.Options{
-		MaxParents: f.maxParents, ChildTopK: f.childTopK, Aggregation: retrieval.Aggregation(f.aggregation),
-		Mode: retrieval.Mode(f.mode), Adaptive: f.adaptive.options(),
+func (f *serveFlags) defaults() retrieve.Options {
+	o := retrieve.Options{
+		MaxParents: f.maxParents, ChildTopK: f.childTopK, Aggregation: retrieve.Aggregation(f.aggregation),
+		Mode: retrieve.Mode(f.mode), Adaptive: f.adaptive.options(),
 	}
 	_ = f.search.apply(&o) // check has refused what it cannot apply
 	return o

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/rerank"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // rerankFlags configure the optional rerank stage of parentrag serve.
@@ -22,20 +22,20 @@ func (f *rerankFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.url, "rerank-url", "", "base URL of a reranker that rescores each query's first stage (default: no reranking)")
 	fl.StringVar(&f.convention, "rerank-convention", string(rerank.TEI), "reranker wire format: TEI (POST /rerank) or Cohere (POST /v1/rerank, also Jina)")
 	fl.StringVar(&f.model, "rerank-model", "", "model name sent to a Cohere-convention reranker")
-	fl.StringVar(&f.target, "rerank-target", string(retrieval.RerankParents), "what is rescored: Parents (whole) or Children (each matching child)")
-	fl.IntVar(&f.topN, "rerank-top-n", retrieval.DefaultRerankTopN, "first-stage parents rescored (at least the query's maxParents)")
+	fl.StringVar(&f.target, "rerank-target", string(retrieve.RerankParents), "what is rescored: Parents (whole) or Children (each matching child)")
+	fl.IntVar(&f.topN, "rerank-top-n", retrieve.DefaultRerankTopN, "first-stage parents rescored (at least the query's maxParents)")
 	fl.DurationVar(&f.timeout, "rerank-timeout", rerank.DefaultTimeout, "longest one reranker call may take before it is retried or the first-stage order is kept")
 	fl.IntVar(&f.retries, "rerank-retries", rerank.DefaultRetries, "times a failed reranker call is repeated (network errors, 429, 5xx)")
 }
 
 // stage returns the rerank stage the flags describe: nil without
 // --rerank-url, an error for values out of range.
-func (f *rerankFlags) stage() (*retrieval.Rerank, error) {
+func (f *rerankFlags) stage() (*retrieve.Rerank, error) {
 	if f.url == "" {
 		return nil, nil
 	}
-	target := retrieval.RerankTarget(f.target)
-	if target != retrieval.RerankParents && target != retrieval.RerankChildren {
+	target := retrieve.RerankTarget(f.target)
+	if target != retrieve.RerankParents && target != retrieve.RerankChildren {
 		return nil, fmt.Errorf("--rerank-target %q: want Parents or Children", f.target)
 	}
 	if f.topN < 1 || f.timeout <= 0 || f.retries < 0 {
@@ -49,5 +49,5 @@ func (f *rerankFlags) stage() (*retrieval.Rerank, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--rerank-url %s: %w", f.url, err)
 	}
-	return &retrieval.Rerank{Reranker: c, Target: target, TopN: f.topN}, nil
+	return &retrieve.Rerank{Reranker: c, Target: target, TopN: f.topN}, nil
 }

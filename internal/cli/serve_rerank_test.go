@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // The rerank flags build the server's rerank stage, none without
@@ -26,7 +26,7 @@ func TestServeRerankFlags(t *testing.T) {
 	}
 	o := parse("--rerank-url", "http://reranker:8080", "--rerank-convention", "Cohere", "--rerank-model", "jina-reranker-v2",
 		"--rerank-target", "Children", "--rerank-top-n", "30", "--rerank-timeout", "500ms").serverOptions()
-	if o.Rerank == nil || o.Rerank.Reranker == nil || o.Rerank.Target != retrieval.RerankChildren || o.Rerank.TopN != 30 {
+	if o.Rerank == nil || o.Rerank.Reranker == nil || o.Rerank.Target != retrieve.RerankChildren || o.Rerank.TopN != 30 {
 		t.Errorf("rerank stage %+v does not follow the flags", o.Rerank)
 	}
 	empty := t.TempDir()

@@ -13,8 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 )
 
@@ -63,7 +63,7 @@ func checkConfigMaps(t *testing.T, cms []corev1.ConfigMap, name, rev string) {
 func checkSameAnswers(t *testing.T, got, want *bundle.Bundle, qs []string) {
 	t.Helper()
 	ctx := context.Background()
-	for _, opts := range []retrieval.Options{{}, {MaxParents: 10, ChildTopK: 3}, {Budget: 80}} {
+	for _, opts := range []retrieve.Options{{}, {MaxParents: 10, ChildTopK: 3}, {Budget: 80}} {
 		for _, q := range qs {
 			w, err := want.Retriever.Retrieve(ctx, q, opts)
 			if err != nil {

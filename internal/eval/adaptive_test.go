@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
-	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // EnvSweep names the environment variable that runs the long evaluations
@@ -35,11 +35,11 @@ func adaptiveSpec() *v1alpha1.ChunkingPolicySpec {
 }
 
 // adaptiveGrid are the settings tried on the tuning half.
-func adaptiveGrid() []retrieval.AdaptiveOptions {
-	var out []retrieval.AdaptiveOptions
+func adaptiveGrid() []retrieve.AdaptiveOptions {
+	var out []retrieve.AdaptiveOptions
 	for _, share := range []float64{0.25, 0.5, 0.75} {
 		for _, window := range []int{0, 1, 2} {
-			out = append(out, retrieval.AdaptiveOptions{MergeShare: share, WindowSentences: window})
+			out = append(out, retrieve.AdaptiveOptions{MergeShare: share, WindowSentences: window})
 		}
 	}
 	return out
@@ -69,7 +69,7 @@ func TestAdaptiveTuning(t *testing.T) {
 		limit[name] = pc.DefaultWords
 		t.Logf("| %s | parent-child | | | %s |", name, adaptiveRow(pc))
 	}
-	best, bestScore := retrieval.AdaptiveOptions{}, [2]float64{-1, -1}
+	best, bestScore := retrieve.AdaptiveOptions{}, [2]float64{-1, -1}
 	for _, opts := range adaptiveGrid() {
 		score, admissible := [2]float64{}, true
 		for _, name := range []string{"SQuAD", "QASPER"} {
@@ -86,8 +86,8 @@ func TestAdaptiveTuning(t *testing.T) {
 		}
 	}
 	t.Logf("chosen: merge share %.2f, window %d sentences (answer in the default answer %.3f, in context %.3f)", best.MergeShare, best.WindowSentences, bestScore[0], bestScore[1])
-	if best.MergeShare != retrieval.DefaultMergeShare || best.WindowSentences != retrieval.DefaultWindowSentences {
-		t.Errorf("the tuning half chooses merge share %.2f and window %d; the code's defaults are %.2f and %d", best.MergeShare, best.WindowSentences, retrieval.DefaultMergeShare, retrieval.DefaultWindowSentences)
+	if best.MergeShare != retrieve.DefaultMergeShare || best.WindowSentences != retrieve.DefaultWindowSentences {
+		t.Errorf("the tuning half chooses merge share %.2f and window %d; the code's defaults are %.2f and %d", best.MergeShare, best.WindowSentences, retrieve.DefaultMergeShare, retrieve.DefaultWindowSentences)
 	}
 }
 
@@ -150,7 +150,7 @@ func TestAdaptiveHeldOut(t *testing.T) {
 			}
 		}
 	}
-	if winsEverywhere != (retrieval.DefaultMode == retrieval.ModeAdaptive) {
-		t.Errorf("adaptive wins at every budget on both sets: %v; the default mode is %s", winsEverywhere, retrieval.DefaultMode)
+	if winsEverywhere != (retrieve.DefaultMode == retrieve.ModeAdaptive) {
+		t.Errorf("adaptive wins at every budget on both sets: %v; the default mode is %s", winsEverywhere, retrieve.DefaultMode)
 	}
 }

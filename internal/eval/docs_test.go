@@ -13,10 +13,10 @@ import (
 	"github.com/parentrag/parentrag/docs"
 	"github.com/parentrag/parentrag/internal/document"
 	"github.com/parentrag/parentrag/internal/policy"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
@@ -190,7 +190,7 @@ func TestSectionParentsAnswerTheDemoQuestions(t *testing.T) {
 			[]string{"How retrieval works", "Context budgets"}},
 	}
 	for _, tt := range tests {
-		results, err := r.Retrieve(context.Background(), tt.query, retrieval.Options{})
+		results, err := r.Retrieve(context.Background(), tt.query, retrieve.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,7 +215,7 @@ func TestSectionParentsAnswerTheDemoQuestions(t *testing.T) {
 func TestCodeThatQuotesAQuestionDoesNotAnswerIt(t *testing.T) {
 	c := docsCorpus(t)
 	ix, _ := docsIndex(t, c, handbookSpec(v1alpha1.BoundariesSections))
-	results, err := ix.Retriever().Retrieve(context.Background(), "How does a rollout work?", retrieval.Options{})
+	results, err := ix.Retriever().Retrieve(context.Background(), "How does a rollout work?", retrieve.Options{})
 	if err != nil || len(results) == 0 {
 		t.Fatalf("no result: %v", err)
 	}
@@ -270,7 +270,7 @@ func scoreDocs(t *testing.T, c *Corpus, queries []Query, qrels Qrels, spec *v1al
 	s.parents = len(ix.Parents)
 	r := ix.Retriever()
 	for _, q := range queries {
-		results, err := r.Retrieve(context.Background(), q.Text, retrieval.Options{})
+		results, err := r.Retrieve(context.Background(), q.Text, retrieve.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,7 +314,7 @@ func lexicalConfig(builder *hierarchy.Builder, budgets []int) Config {
 		NewEmbedder:      func() (embed.Embedder, error) { return embed.NewLexical(embed.DefaultK1, embed.DefaultB) },
 		ContextWeight:    indexer.DefaultContextWeight,
 		Budgets:          budgets,
-		MaxParents:       retrieval.DefaultMaxParents,
+		MaxParents:       retrieve.DefaultMaxParents,
 		BudgetMaxParents: 20,
 	}
 }

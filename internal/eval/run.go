@@ -13,10 +13,10 @@ import (
 
 	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // Strategies that can be evaluated beside each declared chunking strategy
@@ -75,13 +75,13 @@ type Config struct {
 	MaxParents       int
 	BudgetMaxParents int
 	ChildTopK        int
-	Aggregation      retrieval.Aggregation
+	Aggregation      retrieve.Aggregation
 	// Adaptive tunes the adaptive strategy.
-	Adaptive retrieval.AdaptiveOptions
+	Adaptive retrieve.AdaptiveOptions
 	// Search and Fusion choose which vectors a query searches (see
-	// retrieval.Options).
-	Search retrieval.SearchMode
-	Fusion retrieval.Fusion
+	// retrieve.Options).
+	Search retrieve.SearchMode
+	Fusion retrieve.Fusion
 	// NewStore, when set, gives each strategy's index a child store of
 	// its own (a Milvus collection, a Postgres table), filled by the build
 	// and finished after it; nil keeps the children in an embedded store.
@@ -225,7 +225,7 @@ func runStrategy(ctx context.Context, corpus *Corpus, queries []Query, qrels Qre
 	cfg.logf("%s: indexed %d documents into %d parents and %d children in %.2fs", strategy, ix.Documents, len(ix.Parents), len(ix.Children), indexSeconds)
 	ev := &evaluator{corpus: corpus, retriever: ix.Retriever(), qrels: qrels, cfg: cfg, grouped: strategy != FlatChild && strategy != FlatParent}
 	if strategy == Adaptive {
-		ev.mode = retrieval.ModeAdaptive
+		ev.mode = retrieve.ModeAdaptive
 	}
 	outcomes, err := ev.all(ctx, queries)
 	if err != nil {
@@ -239,11 +239,11 @@ func runStrategy(ctx context.Context, corpus *Corpus, queries []Query, qrels Qre
 // evaluator scores queries against one strategy's index.
 type evaluator struct {
 	corpus    *Corpus
-	retriever *retrieval.Retriever
+	retriever *retrieve.Retriever
 	qrels     Qrels
 	cfg       Config
 	grouped   bool
-	mode      retrieval.Mode
+	mode      retrieve.Mode
 }
 
 // all scores every query on GOMAXPROCS workers; outcomes are in query order.
@@ -278,7 +278,7 @@ func (ev *evaluator) all(ctx context.Context, queries []Query) ([]queryOutcome, 
 // top units, and answer-in-context at each budget.
 func (ev *evaluator) one(ctx context.Context, q Query) (queryOutcome, error) {
 	var o queryOutcome
-	base := retrieval.Options{
+	base := retrieve.Options{
 		ChildTopK: ev.cfg.ChildTopK, MaxParents: ev.cfg.MaxParents, Aggregation: ev.cfg.Aggregation,
 		Mode: ev.mode, Adaptive: ev.cfg.Adaptive, Search: ev.cfg.Search, Fusion: ev.cfg.Fusion,
 	}
@@ -317,7 +317,7 @@ func (ev *evaluator) one(ctx context.Context, q Query) (queryOutcome, error) {
 // whether a whole evidence paragraph, is in the context. Flat strategies
 // fill the budget with their ranked units in order; grouped ones retrieve
 // with the budget, trimming parents around their hit children.
-func (ev *evaluator) contexts(ctx context.Context, q Query, analysed *retrieval.Query, base retrieval.Options, ranked []retrieval.Result) (answered, evidence map[int]bool, err error) {
+func (ev *evaluator) contexts(ctx context.Context, q Query, analysed *retrieve.Query, base retrieve.Options, ranked []retrieve.Result) (answered, evidence map[int]bool, err error) {
 	answered, evidence = make(map[int]bool, len(ev.cfg.Budgets)), make(map[int]bool, len(ev.cfg.Budgets))
 	for _, budget := range ev.cfg.Budgets {
 		results := ranked
@@ -345,7 +345,7 @@ func (ev *evaluator) contexts(ctx context.Context, q Query, analysed *retrieval.
 // children lie in first, then the other paragraphs its text overlaps (its
 // spans, when it is pieces of its parent); otherwise it names its
 // document.
-func (ev *evaluator) rankedIDs(results []retrieval.Result) []string {
+func (ev *evaluator) rankedIDs(results []retrieve.Result) []string {
 	var ids []string
 	for _, r := range results {
 		paras, ok := ev.corpus.paragraphs[r.DocID]
@@ -360,7 +360,7 @@ func (ev *evaluator) rankedIDs(results []retrieval.Result) []string {
 		}
 		spans := r.Spans
 		if spans == nil {
-			spans = []retrieval.Interval{{Start: 0, End: utf8.RuneCountInString(r.Text)}}
+			spans = []retrieve.Interval{{Start: 0, End: utf8.RuneCountInString(r.Text)}}
 		}
 		for _, s := range spans {
 			ids = append(ids, overlapping(paras, r.Start+s.Start, r.Start+s.End)...)

@@ -7,9 +7,9 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/policy"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/sharedtest"
 )
 
@@ -55,7 +55,7 @@ func squadSet(t *testing.T) evalSet {
 type evalSet struct {
 	corpus, queries, qrels string
 	half, every            int
-	adaptive               *retrieval.AdaptiveOptions
+	adaptive               *retrieve.AdaptiveOptions
 }
 
 // evalBudgets are the budgets of the published tables.
@@ -93,9 +93,9 @@ func runSet(t *testing.T, set evalSet, spec *v1alpha1.ChunkingPolicySpec, strate
 		NewEmbedder:      func() (embed.Embedder, error) { return embed.NewLexical(embed.DefaultK1, embed.DefaultB) },
 		ContextWeight:    indexer.DefaultContextWeight,
 		Budgets:          evalBudgets,
-		MaxParents:       retrieval.DefaultMaxParents,
+		MaxParents:       retrieve.DefaultMaxParents,
 		BudgetMaxParents: 20,
-		Adaptive:         retrieval.AdaptiveOptions{MergeShare: retrieval.DefaultMergeShare, WindowSentences: retrieval.DefaultWindowSentences},
+		Adaptive:         retrieve.AdaptiveOptions{MergeShare: retrieve.DefaultMergeShare, WindowSentences: retrieve.DefaultWindowSentences},
 	}
 	if set.adaptive != nil {
 		cfg.Adaptive = *set.adaptive

@@ -11,10 +11,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/rollout"
 	"github.com/parentrag/parentrag/internal/telemetry"
 )
@@ -44,7 +44,7 @@ func FailedVerification(err error) *v1alpha1.VerificationStatus {
 // revision's name and the golden queries' digest. The operator and the
 // Job measure a gate with it alone. The queries are not traced one by one
 // (telemetry.Silence): the gate's span counts them.
-func MeasureGate(ctx context.Context, golden []rollout.GoldenQuery, spec rollout.GateSpec, candidate, active *retrieval.Retriever, activeName, digest string) (*v1alpha1.QualityGateStatus, error) {
+func MeasureGate(ctx context.Context, golden []rollout.GoldenQuery, spec rollout.GateSpec, candidate, active *retrieve.Retriever, activeName, digest string) (*v1alpha1.QualityGateStatus, error) {
 	res, err := rollout.EvaluateGate(telemetry.Silence(ctx), golden, candidate, active, spec)
 	if err != nil {
 		return nil, err

@@ -15,11 +15,11 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/policy"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/rollout"
 	"github.com/parentrag/parentrag/internal/sourceset"
 	"github.com/parentrag/parentrag/internal/telemetry"
@@ -235,7 +235,7 @@ func (r *Runner) gate(ctx context.Context, g *GatePlan, candidate *bundle.Bundle
 		defer active.Close()
 		activeName = g.ActiveRevision
 	}
-	var activeRetriever *retrieval.Retriever
+	var activeRetriever *retrieve.Retriever
 	if active != nil {
 		activeRetriever = active.Retriever
 	}

@@ -20,10 +20,10 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/inspector"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/server"
 )
 
@@ -319,7 +319,7 @@ func checkDrawn(t *testing.T, drawn []renderedResult, answer, whole server.Retri
 
 // keptText is the text of [start, end) of a parent's whole text that the
 // spans keep (all of it without spans), in order.
-func keptText(text []rune, start, end int, spans []retrieval.Interval) string {
+func keptText(text []rune, start, end int, spans []retrieve.Interval) string {
 	if start < 0 {
 		return ""
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // Outcome is the decision of a quality gate.
@@ -40,7 +40,7 @@ type GateSpec struct {
 	// (default 1).
 	MinQueries int
 	// Options tune every query, on both revisions (MaxParents etc.).
-	Options retrieval.Options
+	Options retrieve.Options
 }
 
 // minQueries returns MinQueries, or DefaultMinQueries when not positive.
@@ -93,7 +93,7 @@ type GateResult struct {
 // active hit rate above MaxDrop, is Failed; anything else Passed. Rates
 // equal to a threshold pass. A cancelled ctx returns ctx.Err(); an invalid
 // spec or a nil candidate is an error.
-func EvaluateGate(ctx context.Context, golden []GoldenQuery, candidate, active *retrieval.Retriever, spec GateSpec) (GateResult, error) {
+func EvaluateGate(ctx context.Context, golden []GoldenQuery, candidate, active *retrieve.Retriever, spec GateSpec) (GateResult, error) {
 	if candidate == nil {
 		return GateResult{}, errors.New("no candidate retriever to evaluate")
 	}
@@ -122,7 +122,7 @@ type gateRun struct {
 // query evaluates q on the candidate, then on the active revision, and
 // counts it as evaluated only when both answered; a failure is counted in
 // Errors instead. It returns an error only when ctx is done.
-func (g *gateRun) query(ctx context.Context, q GoldenQuery, candidate, active *retrieval.Retriever, opts retrieval.Options) error {
+func (g *gateRun) query(ctx context.Context, q GoldenQuery, candidate, active *retrieve.Retriever, opts retrieve.Options) error {
 	candidateHit, err := answers(ctx, candidate, q, opts)
 	if err != nil {
 		return g.failed(ctx, fmt.Errorf("query %q on the candidate: %w", q.Query, err))
@@ -159,7 +159,7 @@ func (g *gateRun) failed(ctx context.Context, err error) error {
 }
 
 // answers reports whether r answers q.
-func answers(ctx context.Context, r *retrieval.Retriever, q GoldenQuery, opts retrieval.Options) (bool, error) {
+func answers(ctx context.Context, r *retrieve.Retriever, q GoldenQuery, opts retrieve.Options) (bool, error) {
 	results, err := r.Retrieve(ctx, q.Query, opts)
 	if err != nil {
 		return false, err

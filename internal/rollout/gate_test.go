@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
 
@@ -33,19 +33,19 @@ const breadQuery = "sourdough starter rye flour"
 // retrievers returns a retriever over the whole corpus and one over the
 // corpus without the bread document: two real indexes whose hit rates on
 // golden differ by exactly one query.
-func retrievers(t *testing.T) (full, noBread *retrieval.Retriever) {
+func retrievers(t *testing.T) (full, noBread *retrieve.Retriever) {
 	t.Helper()
 	return build(t, corpus()).Retriever(), build(t, without(corpus(), "bread.md")).Retriever()
 }
 
 // options returns the best parent only, so a hit means it ranked first.
-var options = retrieval.Options{MaxParents: 1}
+var options = retrieve.Options{MaxParents: 1}
 
 func TestEvaluateGate(t *testing.T) {
 	full, noBread := retrievers(t)
 	tests := []struct {
 		name              string
-		candidate, active *retrieval.Retriever
+		candidate, active *retrieve.Retriever
 		spec              GateSpec
 		want              GateResult
 	}{{
@@ -140,7 +140,7 @@ func TestEvaluateGateIsInconclusiveWhenAQueryFails(t *testing.T) {
 	full, noBread := retrievers(t)
 	tests := []struct {
 		name              string
-		candidate, active *retrieval.Retriever
+		candidate, active *retrieve.Retriever
 		where             string
 	}{
 		{"candidate fails", withEmbedder(full, failingEmbedder{Embedder: full.Embedder, fail: "sourdough"}), noBread, "on the candidate"},

@@ -8,11 +8,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
 
@@ -100,7 +100,7 @@ func (e recordingEmbedder) EmbedQuery(ctx context.Context, text string) (vector.
 }
 
 // withEmbedder returns a copy of r embedding queries with e.
-func withEmbedder(r *retrieval.Retriever, e embed.Embedder) *retrieval.Retriever {
+func withEmbedder(r *retrieve.Retriever, e embed.Embedder) *retrieve.Retriever {
 	c := *r
 	c.Embedder = e
 	return &c

@@ -4,13 +4,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // hit reports whether results answer q: a returned parent comes from one
 // of q.DocIDs, or its text contains one of q.Answers (both lowercased,
 // white space runs made single spaces).
-func (q GoldenQuery) hit(results []retrieval.Result) bool {
+func (q GoldenQuery) hit(results []retrieve.Result) bool {
 	answers := make([]string, len(q.Answers))
 	for i, a := range q.Answers {
 		answers[i] = normalize(a)

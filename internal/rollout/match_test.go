@@ -3,11 +3,11 @@ package rollout
 import (
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 func TestGoldenQueryHit(t *testing.T) {
-	results := []retrieval.Result{
+	results := []retrieve.Result{
 		{ParentID: "p1", DocID: "garden.md", Text: "Tomatoes need full sun."},
 		{ParentID: "p2", DocID: "sailing.txt", Text: "A reef in the\n  Mainsail reduces heeling."},
 	}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // DefaultSamples is how many parents Verify samples when
@@ -21,7 +21,7 @@ type VerifyOptions struct {
 	Samples int
 	// Retrieval tunes the sample queries; the zero value uses the
 	// retriever's defaults.
-	Retrieval retrieval.Options
+	Retrieval retrieve.Options
 }
 
 // samples returns Samples, or DefaultSamples when it is not positive.
@@ -72,7 +72,7 @@ var ErrCouldNotCheck = errors.New("the check could not run")
 // verifyStores is Verify over the parts of a revision: its manifest, a
 // retriever over its stores, and the ids its parent store lists. A
 // cancelled ctx returns ctx.Err().
-func verifyStores(ctx context.Context, m bundle.Manifest, r *retrieval.Retriever, parentIDs []string, opts VerifyOptions) (Verification, error) {
+func verifyStores(ctx context.Context, m bundle.Manifest, r *retrieve.Retriever, parentIDs []string, opts VerifyOptions) (Verification, error) {
 	v, err := countStores(ctx, m, r.Children, parentIDs)
 	if err != nil {
 		return v, err

@@ -7,9 +7,9 @@ import (
 	"slices"
 
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // verifySample queries the revision with a passage of one sampled parent
@@ -18,7 +18,7 @@ import (
 // the retriever fails or returns no parent. A parent without a word a
 // query can match is counted as Unqueryable and not queried. A cancelled
 // ctx returns ctx.Err().
-func verifySample(ctx context.Context, r *retrieval.Retriever, id string, opts retrieval.Options, v *Verification) error {
+func verifySample(ctx context.Context, r *retrieve.Retriever, id string, opts retrieve.Options, v *Verification) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func verifySample(ctx context.Context, r *retrieval.Retriever, id string, opts r
 	if len(results) == 0 {
 		return fmt.Errorf("query from parent %s returned no parent", id)
 	}
-	if slices.ContainsFunc(results, func(res retrieval.Result) bool { return res.ParentID == id }) {
+	if slices.ContainsFunc(results, func(res retrieve.Result) bool { return res.ParentID == id }) {
 		v.SelfHits++
 	}
 	return nil
@@ -59,11 +59,11 @@ func verifySample(ctx context.Context, r *retrieval.Retriever, id string, opts r
 // hit child must point to a parent in the parent store, of the same
 // document, that lists the child: the child index and the parent store
 // then belong to the same revision. ChildTopK 0 means
-// retrieval.DefaultChildTopK.
-func checkHits(ctx context.Context, r *retrieval.Retriever, query string, opts retrieval.Options) (int, error) {
+// retrieve.DefaultChildTopK.
+func checkHits(ctx context.Context, r *retrieve.Retriever, query string, opts retrieve.Options) (int, error) {
 	topK := opts.ChildTopK
 	if topK <= 0 {
-		topK = retrieval.DefaultChildTopK
+		topK = retrieve.DefaultChildTopK
 	}
 	qv, err := r.Embedder.EmbedQuery(ctx, query)
 	if err != nil {

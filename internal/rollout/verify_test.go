@@ -10,12 +10,12 @@ import (
 
 	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/index/embedded"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // openBundle saves docs as a bundle and opens it, as a rollout does.
@@ -97,7 +97,7 @@ func newTampered(t *testing.T) *tampered {
 
 // verify runs verifyStores over every parent.
 func (tp *tampered) verify(ctx context.Context) (Verification, error) {
-	r := &retrieval.Retriever{Embedder: tp.ix.Embedder, Children: tp.ix.Store.(index.Searcher), Parents: parentstore.NewMemory(tp.parents)}
+	r := &retrieve.Retriever{Embedder: tp.ix.Embedder, Children: tp.ix.Store.(index.Searcher), Parents: parentstore.NewMemory(tp.parents)}
 	return verifyStores(ctx, tp.manifest, r, parentIDs(tp.parents), VerifyOptions{Samples: 1000})
 }
 

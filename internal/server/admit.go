@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // Reasons of parentrag_requests_rejected_total.
@@ -115,7 +115,7 @@ func (a *admission) heavyBody(n int64) bool {
 
 // heavyQuery reports whether an analysed query goes to the heavy lane:
 // its terms reach more postings than the loaded index's limit.
-func (a *admission) heavyQuery(q *retrieval.Query, limit int) bool {
+func (a *admission) heavyQuery(q *retrieve.Query, limit int) bool {
 	return limit > 0 && q.Postings > limit
 }
 

@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // Filter restricts a retrieval to parents that match every field given.
@@ -50,7 +50,7 @@ func (f *Filter) matchesMetadata(metadata map[string]string) bool {
 }
 
 // search retrieves for query, restricted by f when it is active.
-func search(ctx context.Context, r *retrieval.Retriever, q *retrieval.Query, opts retrieval.Options, f *Filter) ([]retrieval.Result, error) {
+func search(ctx context.Context, r *retrieve.Retriever, q *retrieve.Query, opts retrieve.Options, f *Filter) ([]retrieve.Result, error) {
 	if !f.active() {
 		return r.RetrieveQuery(ctx, q, opts)
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // LangChainPath is where LangChain's remote retriever posts its query.
@@ -36,16 +36,16 @@ type LangChainMetadata struct {
 	ParentID string `json:"parentId"`
 	DocID    string `json:"docId"`
 	Title    string `json:"title,omitempty"`
-	// HeadingPath, Level and Pages are the result's (see retrieval.Result).
-	HeadingPath []string             `json:"headingPath,omitempty"`
-	Level       hierarchy.Level      `json:"level"`
-	Pages       *hierarchy.Pages     `json:"pages,omitempty"`
-	Score       float32              `json:"score"`
-	Revision    string               `json:"revision"`
-	Start       int                  `json:"start"`
-	Trimmed     bool                 `json:"trimmed,omitempty"`
-	Spans       []retrieval.Interval `json:"spans,omitempty"`
-	Matches     []retrieval.Match    `json:"matches"`
+	// HeadingPath, Level and Pages are the result's (see retrieve.Result).
+	HeadingPath []string            `json:"headingPath,omitempty"`
+	Level       hierarchy.Level     `json:"level"`
+	Pages       *hierarchy.Pages    `json:"pages,omitempty"`
+	Score       float32             `json:"score"`
+	Revision    string              `json:"revision"`
+	Start       int                 `json:"start"`
+	Trimmed     bool                `json:"trimmed,omitempty"`
+	Spans       []retrieve.Interval `json:"spans,omitempty"`
+	Matches     []retrieve.Match    `json:"matches"`
 }
 
 // langChainShape is the request body, spelt exactly.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // The wire shape is that of LangChain's RemoteLangChainRetriever with its
@@ -32,13 +32,13 @@ func TestLangChainRetrieveAnswersAsRetrieve(t *testing.T) {
 			} `json:"response"`
 		}
 		decodeStrict(t, data, &resp)
-		got := make([]retrieval.Result, len(resp.Response))
+		got := make([]retrieve.Result, len(resp.Response))
 		for i, d := range resp.Response {
 			m := d.Metadata
 			if m.Revision != "rev-a" || len(m.Matches) == 0 {
 				t.Errorf("%q: document %d metadata %+v, want revision rev-a and matched children", q, i, m)
 			}
-			got[i] = retrieval.Result{ParentID: m.ParentID, DocID: m.DocID, Score: m.Score, Text: d.PageContent}
+			got[i] = retrieve.Result{ParentID: m.ParentID, DocID: m.DocID, Score: m.Score, Text: d.PageContent}
 		}
 		assertSameParents(t, "langchain "+q, got, want.Results)
 	}

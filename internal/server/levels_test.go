@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // openLevelsBundle saves bundletest's handbook with a policy of sections,
@@ -29,7 +29,7 @@ func openLevelsBundle(t *testing.T) *bundle.Bundle {
 // say which level every context comes from: the hotels section, whose
 // paragraphs both match, and the meals sentence that mentions a hotel.
 func TestEveryProtocolSaysTheLevel(t *testing.T) {
-	defaults := retrieval.Options{MaxParents: 3, ChildTopK: 20, Aggregation: retrieval.AggregateMax, Mode: retrieval.ModeAdaptive}
+	defaults := retrieve.Options{MaxParents: 3, ChildTopK: 20, Aggregation: retrieve.AggregateMax, Mode: retrieve.ModeAdaptive}
 	s := New(Options{ShutdownDelay: -1, Corpus: "handbook", Defaults: defaults})
 	s.SetBundle(openLevelsBundle(t))
 	ts, _ := newValidatedServer(t, s)

@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // HeadingPathSeparator joins the headings of a heading path where an
@@ -15,7 +15,7 @@ const HeadingPathSeparator = " > "
 // Location says where in its document a parent lies, as a person cites
 // it: its heading path and its pages, "4 Proxies > 4.2 Configuring the
 // proxy, pages 31-32"; "" when it has neither.
-func Location(res retrieval.Result) string {
+func Location(res retrieve.Result) string {
 	var parts []string
 	if len(res.HeadingPath) > 0 {
 		parts = append(parts, strings.Join(res.HeadingPath, HeadingPathSeparator))

@@ -12,11 +12,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // manualPDF is a document as the PDF reader makes one: 33 pages, the
@@ -132,6 +132,6 @@ func TestLocationNamesSectionAndPages(t *testing.T) {
 }
 
 // retrievalResult is a result with only a heading path and pages.
-func retrievalResult(path []string, pages *hierarchy.Pages) retrieval.Result {
-	return retrieval.Result{HeadingPath: path, Pages: pages}
+func retrievalResult(path []string, pages *hierarchy.Pages) retrieve.Result {
+	return retrieve.Result{HeadingPath: path, Pages: pages}
 }

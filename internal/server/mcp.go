@@ -9,8 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // MCPPath is the Model Context Protocol endpoint (Streamable HTTP).
@@ -76,7 +76,7 @@ func (s *Server) mcpRetrieve(ctx context.Context, _ *mcp.CallToolRequest, in MCP
 // unitName names where a result's text comes from: "parent ID" (or
 // "section ID", ...) for a stored unit, "window of parent ID" for pieces
 // cut from one.
-func unitName(res retrieval.Result) string {
+func unitName(res retrieve.Result) string {
 	switch res.Level {
 	case hierarchy.LevelWindow, hierarchy.LevelChild, hierarchy.LevelSentence:
 		return fmt.Sprintf("%s of parent %s", res.Level, res.ParentID)

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // docsCorpus is the project's own docs/*.md as documents.
@@ -37,7 +37,7 @@ func docsCorpus(tb testing.TB) []hierarchy.Document {
 func BenchmarkProtocols(b *testing.B) {
 	// Every protocol asks the server's default number of parents, since
 	// LangChain's request cannot say.
-	s := New(Options{ShutdownDelay: -1, Corpus: "docs", Defaults: retrieval.Options{MaxParents: 5}})
+	s := New(Options{ShutdownDelay: -1, Corpus: "docs", Defaults: retrieve.Options{MaxParents: 5}})
 	s.SetBundle(openBundle(b, docsCorpus(b), "bench"))
 	h := s.Handler()
 	const q = "How are parents trimmed to a budget?"

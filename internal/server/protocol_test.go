@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // protocolQueries are asked of every protocol: each must answer the
@@ -83,7 +83,7 @@ func newHeldServer(t *testing.T, opts Options, serve func(*Server) string) *held
 
 // assertSameParents fails unless got lists the parents of want, in order,
 // with their scores and texts.
-func assertSameParents(t testing.TB, what string, got, want []retrieval.Result) {
+func assertSameParents(t testing.TB, what string, got, want []retrieve.Result) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%s: %d parents, /v1/retrieve %d", what, len(got), len(want))

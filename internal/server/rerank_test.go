@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/rerank"
 	"github.com/parentrag/parentrag/internal/retrieval/rerank/reranktest"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 func TestRerankServesAndFallsBackWithAMetric(t *testing.T) {
@@ -23,7 +23,7 @@ func TestRerankServesAndFallsBackWithAMetric(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, c := range map[string]*rerank.Client{"up": up, "down": gone} {
-		s := New(Options{Rerank: &retrieval.Rerank{Reranker: c, TopN: 5}})
+		s := New(Options{Rerank: &retrieve.Rerank{Reranker: c, TopN: 5}})
 		s.SetBundle(openBundle(t, corpus(), "rev-a"))
 		ts := newTestServer(t, s)
 		code, body := do(t, ts.Client(), "POST", ts.URL+"/v1/retrieve", `{"query": "tomatoes basil sun", "maxParents": 1}`)

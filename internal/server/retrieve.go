@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // RetrieveRequest is the body of POST /v1/retrieve. Omitted fields take the
@@ -35,8 +35,8 @@ type RetrieveRequest struct {
 // RetrieveResponse is the answer to POST /v1/retrieve: the revision that
 // answered and at most maxParents parents, best first (never null).
 type RetrieveResponse struct {
-	Revision string             `json:"revision"`
-	Results  []retrieval.Result `json:"results"`
+	Revision string            `json:"revision"`
+	Results  []retrieve.Result `json:"results"`
 }
 
 // ErrorResponse is the body of every 4xx and 5xx answer of /v1/retrieve.
@@ -94,7 +94,7 @@ func (s *Server) query(ctx context.Context, l *loaded, req *RetrieveRequest) (*R
 		}
 		defer t.done()
 	}
-	var q *retrieval.Query
+	var q *retrieve.Query
 	err = stage(ctx, "parentrag.analyze", func(ctx context.Context) (err error) {
 		q, err = l.bundle.Retriever.Analyze(ctx, req.Query)
 		return err
@@ -120,13 +120,13 @@ func (s *Server) query(ctx context.Context, l *loaded, req *RetrieveRequest) (*R
 		return nil, s.retrievalError(ctx, err)
 	}
 	if results == nil {
-		results = []retrieval.Result{}
+		results = []retrieve.Result{}
 	}
 	return &RetrieveResponse{Revision: l.bundle.Manifest.Revision, Results: results}, nil
 }
 
 // options validates req and merges it with the server's defaults.
-func (s *Server) options(req *RetrieveRequest, l *loaded) (retrieval.Options, error) {
+func (s *Server) options(req *RetrieveRequest, l *loaded) (retrieve.Options, error) {
 	opts := s.opts.Defaults
 	if strings.TrimSpace(req.Query) == "" {
 		return opts, badRequest("query is required")
@@ -138,10 +138,10 @@ func (s *Server) options(req *RetrieveRequest, l *loaded) (retrieval.Options, er
 		opts.ChildTopK = *req.ChildTopK
 	}
 	if req.Aggregation != "" {
-		opts.Aggregation = retrieval.Aggregation(req.Aggregation)
+		opts.Aggregation = retrieve.Aggregation(req.Aggregation)
 	}
 	if req.Mode != "" {
-		opts.Mode = retrieval.Mode(req.Mode)
+		opts.Mode = retrieve.Mode(req.Mode)
 	}
 	opts.Budget = req.Budget
 	opts.MaxQueryTerms = max(s.opts.MaxQueryTerms, 0)
@@ -159,17 +159,17 @@ func (s *Server) options(req *RetrieveRequest, l *loaded) (retrieval.Options, er
 }
 
 // checkOptions refuses values out of range.
-func checkOptions(opts retrieval.Options) error {
+func checkOptions(opts retrieve.Options) error {
 	switch {
 	case opts.MaxParents < 1 || opts.MaxParents > MaxMaxParents:
 		return badRequest("maxParents %d: want 1 to %d", opts.MaxParents, MaxMaxParents)
 	case opts.ChildTopK < 1 || opts.ChildTopK > MaxChildTopK:
 		return badRequest("childTopK %d: want 1 to %d", opts.ChildTopK, MaxChildTopK)
-	case opts.Aggregation != retrieval.AggregateMax && opts.Aggregation != retrieval.AggregateMean && opts.Aggregation != retrieval.AggregateSum:
+	case opts.Aggregation != retrieve.AggregateMax && opts.Aggregation != retrieve.AggregateMean && opts.Aggregation != retrieve.AggregateSum:
 		return badRequest("aggregation %q: want Max, Mean or Sum", opts.Aggregation)
 	case opts.Budget < 0:
 		return badRequest("budget %d: want 0 (no cap) or more", opts.Budget)
-	case opts.Mode != "" && opts.Mode != retrieval.ModeParents && opts.Mode != retrieval.ModeAdaptive:
+	case opts.Mode != "" && opts.Mode != retrieve.ModeParents && opts.Mode != retrieve.ModeAdaptive:
 		return badRequest("mode %q: want Parents or Adaptive", opts.Mode)
 	}
 	return nil
@@ -179,14 +179,14 @@ func checkOptions(opts retrieval.Options) error {
 // is 504, a cancelled request 503, a query over a cost limit or a budget
 // too small for any text 400, anything else 500.
 func (s *Server) retrievalError(ctx context.Context, err error) error {
-	var small *retrieval.BudgetTooSmallError
+	var small *retrieve.BudgetTooSmallError
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		s.metrics.rejected.WithLabelValues(rejectTimeout).Inc()
 		return &httpError{code: http.StatusGatewayTimeout, msg: fmt.Sprintf("retrieval timed out after %s", s.opts.RequestTimeout)}
 	case ctx.Err() != nil:
 		return &httpError{code: http.StatusServiceUnavailable, msg: "request cancelled"}
-	case errors.Is(err, retrieval.ErrQueryTooCostly):
+	case errors.Is(err, retrieve.ErrQueryTooCostly):
 		s.metrics.rejected.WithLabelValues(rejectTooCostly).Inc()
 		return badRequest("%s; shorten the query", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "searching children: "), "search: "))
 	case errors.As(err, &small):

@@ -19,8 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/parentrag/parentrag/internal/policy"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
@@ -71,7 +71,7 @@ type Options struct {
 	Corpus string
 	// Defaults fill in what a request leaves out: ChildTopK, MaxParents and
 	// Aggregation (the retrieval package's defaults when zero).
-	Defaults retrieval.Options
+	Defaults retrieve.Options
 	// MaxBodyBytes caps a request body (default 64 KiB); larger is 413.
 	MaxBodyBytes int64
 	// BodyBudget bounds the bytes of request bodies held at once, being
@@ -135,7 +135,7 @@ type Options struct {
 	// Rerank, when set, rescores the first stage of every query; a
 	// reranker failure counts in parentrag_rerank_fallbacks_total and the
 	// query keeps its first-stage order.
-	Rerank *retrieval.Rerank
+	Rerank *retrieve.Rerank
 	// Inspector turns on the inspector page and bounds its policy preview.
 	Inspector InspectorOptions
 	// Registry receives the server's metrics and is what /metrics serves.
@@ -153,13 +153,13 @@ func (o Options) withDefaults() Options {
 		o.Corpus = DefaultCorpus
 	}
 	if o.Defaults.ChildTopK <= 0 {
-		o.Defaults.ChildTopK = retrieval.DefaultChildTopK
+		o.Defaults.ChildTopK = retrieve.DefaultChildTopK
 	}
 	if o.Defaults.MaxParents <= 0 {
-		o.Defaults.MaxParents = retrieval.DefaultMaxParents
+		o.Defaults.MaxParents = retrieve.DefaultMaxParents
 	}
 	if o.Defaults.Aggregation == "" {
-		o.Defaults.Aggregation = retrieval.AggregateMax
+		o.Defaults.Aggregation = retrieve.AggregateMax
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes

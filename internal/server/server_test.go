@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
@@ -93,19 +93,19 @@ func TestRetrieveNotReady(t *testing.T) {
 
 func TestRetrieveResponse(t *testing.T) {
 	b := openBundle(t, corpus(), "rev-a")
-	s := New(Options{Defaults: retrieval.Options{MaxParents: 2, ChildTopK: 5}})
+	s := New(Options{Defaults: retrieve.Options{MaxParents: 2, ChildTopK: 5}})
 	s.SetBundle(b)
 	ts := newTestServer(t, s)
 	ctx := context.Background()
 
 	cases := []struct {
 		body string
-		opts retrieval.Options
+		opts retrieve.Options
 	}{
-		{`{"query": "tomatoes basil sun"}`, retrieval.Options{MaxParents: 2, ChildTopK: 5}},
-		{`{"query": "revision", "maxParents": 4, "childTopK": 2, "aggregation": "Mean"}`, retrieval.Options{MaxParents: 4, ChildTopK: 2, Aggregation: retrieval.AggregateMean}},
-		{`{"query": "revision parents children", "budget": 60}`, retrieval.Options{MaxParents: 2, ChildTopK: 5, Budget: 60, Length: split.CodePoints}},
-		{`{"query": "xylophone"}`, retrieval.Options{MaxParents: 2, ChildTopK: 5}},
+		{`{"query": "tomatoes basil sun"}`, retrieve.Options{MaxParents: 2, ChildTopK: 5}},
+		{`{"query": "revision", "maxParents": 4, "childTopK": 2, "aggregation": "Mean"}`, retrieve.Options{MaxParents: 4, ChildTopK: 2, Aggregation: retrieve.AggregateMean}},
+		{`{"query": "revision parents children", "budget": 60}`, retrieve.Options{MaxParents: 2, ChildTopK: 5, Budget: 60, Length: split.CodePoints}},
+		{`{"query": "xylophone"}`, retrieve.Options{MaxParents: 2, ChildTopK: 5}},
 	}
 	for _, c := range cases {
 		code, body := do(t, ts.Client(), "POST", ts.URL+"/v1/retrieve", c.body)
@@ -124,7 +124,7 @@ func TestRetrieveResponse(t *testing.T) {
 			t.Fatal(err)
 		}
 		if want == nil {
-			want = []retrieval.Result{}
+			want = []retrieve.Result{}
 		}
 		if got.Revision != "rev-a" || !reflect.DeepEqual(got.Results, want) {
 			t.Errorf("%s:\n got %+v\nwant revision rev-a, %+v", c.body, got, want)
@@ -152,7 +152,7 @@ func TestRetrieveFilter(t *testing.T) {
 	s.SetBundle(b)
 	ts := newTestServer(t, s)
 	ctx := context.Background()
-	all, err := b.Retriever.Retrieve(ctx, "old revision", retrieval.Options{MaxParents: MaxMaxParents, ChildTopK: MaxChildTopK})
+	all, err := b.Retriever.Retrieve(ctx, "old revision", retrieve.Options{MaxParents: MaxMaxParents, ChildTopK: MaxChildTopK})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestRetrieveFilter(t *testing.T) {
 		}
 		var got RetrieveResponse
 		decodeStrict(t, data, &got)
-		want := []retrieval.Result{}
+		want := []retrieve.Result{}
 		for _, r := range all {
 			if matches(&f, r.DocID) && len(want) < 2 {
 				want = append(want, r)

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // The OpenAI vector-store endpoints: the server is one vector store, named
@@ -286,7 +286,7 @@ func checkRanking(o *RankingOptions) error {
 }
 
 // parentMetadata returns the metadata of each result's parent.
-func parentMetadata(ctx context.Context, l *loaded, results []retrieval.Result) ([]map[string]string, error) {
+func parentMetadata(ctx context.Context, l *loaded, results []retrieve.Result) ([]map[string]string, error) {
 	if len(results) == 0 {
 		return nil, nil
 	}
@@ -326,7 +326,7 @@ func searchPage(queries []string, resp *RetrieveResponse, metadata []map[string]
 // parentId, level, revision and, when it has them, title, headingPath
 // (the headings joined by " > ") and pages ("31-32", or "31" for one
 // page), which win over metadata keys of the same name.
-func attributesOf(res retrieval.Result, revision string, metadata map[string]string) map[string]any {
+func attributesOf(res retrieve.Result, revision string, metadata map[string]string) map[string]any {
 	attrs := make(map[string]any, len(metadata)+3)
 	for k, v := range metadata {
 		attrs[k] = v

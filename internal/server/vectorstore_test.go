@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // newVectorStoreServer serves the test corpus as vector store "docs".
@@ -26,10 +26,10 @@ func searchFor(t testing.TB, c *http.Client, base, body string) VectorStoreSearc
 }
 
 // resultsOf reads a page's results as parents.
-func resultsOf(page VectorStoreSearchPage) []retrieval.Result {
-	out := make([]retrieval.Result, len(page.Data))
+func resultsOf(page VectorStoreSearchPage) []retrieve.Result {
+	out := make([]retrieve.Result, len(page.Data))
 	for i, d := range page.Data {
-		out[i] = retrieval.Result{ParentID: d.Attributes["parentId"].(string), DocID: d.FileID, Score: d.Score, Text: d.Content[0].Text}
+		out[i] = retrieve.Result{ParentID: d.Attributes["parentId"].(string), DocID: d.FileID, Score: d.Score, Text: d.Content[0].Text}
 	}
 	return out
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/blevesearch/bleve/v2"
 
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 )
 
@@ -91,7 +91,7 @@ func benchSizes(b *testing.B) []int {
 // reports both engines' latencies, their ratios, and the share of bleve's
 // hits parentrag found too (top20-shared), which shows both answer the
 // same question.
-func sideBySide(b *testing.B, r *retrieval.Retriever, idx bleve.Index, questions []string, log *phaseLog) {
+func sideBySide(b *testing.B, r *retrieve.Retriever, idx bleve.Index, questions []string, log *phaseLog) {
 	var ours, theirs timings
 	var shared, found int
 	i := 0

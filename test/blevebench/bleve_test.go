@@ -10,9 +10,9 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // bleveBatch is how many children go into one bleve batch.
@@ -106,5 +106,5 @@ func mergeToOneSegment(b *testing.B, idx bleve.Index) {
 func searchBleve(idx bleve.Index, q string) (*bleve.SearchResult, error) {
 	query := bleve.NewMatchQuery(q)
 	query.SetField("text")
-	return idx.Search(bleve.NewSearchRequestOptions(query, retrieval.DefaultChildTopK, 0, false))
+	return idx.Search(bleve.NewSearchRequestOptions(query, retrieve.DefaultChildTopK, 0, false))
 }

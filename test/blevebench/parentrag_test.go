@@ -7,11 +7,11 @@ import (
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // parentragSide builds the corpus into a bundle with the streaming
@@ -67,10 +67,10 @@ func progressUnit(stage string) string {
 }
 
 // searchParentrag embeds q and searches the children, top 20.
-func searchParentrag(r *retrieval.Retriever, q string) ([]index.Hit, error) {
+func searchParentrag(r *retrieve.Retriever, q string) ([]index.Hit, error) {
 	v, err := r.Embedder.EmbedQuery(context.Background(), q)
 	if err != nil {
 		return nil, err
 	}
-	return r.Children.Search(context.Background(), index.SearchRequest{Vector: v, TopK: retrieval.DefaultChildTopK})
+	return r.Children.Search(context.Background(), index.SearchRequest{Vector: v, TopK: retrieve.DefaultChildTopK})
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/revisionparents"
 )
 
@@ -103,7 +103,7 @@ func (l *load) ask(ctx context.Context, q string) {
 
 // foreignParent names a returned parent that the revision does not hold,
 // "" when all belong to it.
-func (l *load) foreignParent(ctx context.Context, revision string, results []retrieval.Result) string {
+func (l *load) foreignParent(ctx context.Context, revision string, results []retrieve.Result) string {
 	if l.parents == nil {
 		return ""
 	}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/devcluster"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/rerank/reranktest"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // TestRetrieverRerankEndToEnd: the samples' Retriever with spec.rerank
@@ -56,7 +56,7 @@ func TestRetrieverRerankEndToEnd(t *testing.T) {
 
 // retrieveResults asks the server the e2e question for 3 parents and
 // returns them, failing unless it answers with some.
-func retrieveResults(t *testing.T, ctx context.Context, srv *devcluster.ServeProcess) []retrieval.Result {
+func retrieveResults(t *testing.T, ctx context.Context, srv *devcluster.ServeProcess) []retrieve.Result {
 	t.Helper()
 	resp, err := srv.Retrieve(ctx, question, 3)
 	if err != nil || len(resp.Results) == 0 {

@@ -24,11 +24,11 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/controllers"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/rerank"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/server"
 )
 
@@ -87,7 +87,7 @@ func serverSeries(t *testing.T) exported {
 		t.Fatal(err)
 	}
 	srv := server.New(server.Options{Registry: reg, Auth: auth, MaxQueryTerms: 1,
-		Rerank: &retrieval.Rerank{Reranker: rr, Target: retrieval.RerankParents}})
+		Rerank: &retrieve.Rerank{Reranker: rr, Target: retrieve.RerankParents}})
 	docs := []hierarchy.Document{{ID: "a.md", Text: "# Rollout\n\nA new revision is built beside the serving one."}}
 	b, err := bundle.Open(bundletest.Save(t, docs, "r1"))
 	if err != nil {

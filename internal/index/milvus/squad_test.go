@@ -10,10 +10,10 @@ import (
 	"github.com/parentrag/parentrag/internal/index/milvus"
 	"github.com/parentrag/parentrag/internal/milvustest"
 	"github.com/parentrag/parentrag/internal/policy"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/sharedtest"
 )
 
@@ -76,7 +76,7 @@ func TestSquadParity(t *testing.T) {
 
 	strict := suite{strict: true}
 	viaEmbedded := ix.Retriever()
-	viaMilvus := &retrieval.Retriever{Embedder: ix.Embedder, Children: st, Parents: parentstore.NewMemory(ix.Parents)}
+	viaMilvus := &retrieve.Retriever{Embedder: ix.Embedder, Children: st, Parents: parentstore.NewMemory(ix.Parents)}
 	checked := 0
 	for i := 0; i < len(questions); i += 20 {
 		q := questions[i]
@@ -95,11 +95,11 @@ func TestSquadParity(t *testing.T) {
 		}
 		strict.sameHits(t, fmt.Sprintf("question %s", q.ID), got, want)
 
-		wantRes, err := viaEmbedded.Retrieve(ctx, q.Text, retrieval.Options{})
+		wantRes, err := viaEmbedded.Retrieve(ctx, q.Text, retrieve.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		gotRes, err := viaMilvus.Retrieve(ctx, q.Text, retrieval.Options{})
+		gotRes, err := viaMilvus.Retrieve(ctx, q.Text, retrieve.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
@@ -79,7 +79,7 @@ func BenchmarkSegmentSearch(b *testing.B) {
 				}
 				queries = append(queries, q)
 			}
-			k := retrieval.DefaultChildTopK
+			k := retrieve.DefaultChildTopK
 			b.Run("embedded", func(b *testing.B) {
 				timed(b, len(queries), func(i int) error {
 					_, err := store.Search(context.Background(), index.SearchRequest{Vector: queries[i], TopK: k})

@@ -11,13 +11,13 @@ import (
 
 	"github.com/parentrag/parentrag/internal/index/milvus"
 	"github.com/parentrag/parentrag/internal/milvustest"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // docs are three small documents about distinct subjects.
@@ -73,7 +73,7 @@ func TestRunSavesAnOpenableBundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	res, err := b.Retriever.Retrieve(context.Background(), "which bees dance", retrieval.Options{MaxParents: 1})
+	res, err := b.Retriever.Retrieve(context.Background(), "which bees dance", retrieve.Options{MaxParents: 1})
 	if err != nil || len(res) == 0 || res[0].DocID != "bees" {
 		t.Errorf("retrieving from the saved bundle: %+v, %v", res, err)
 	}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/policy"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 )
 
@@ -53,7 +53,7 @@ func TestBundlesOfFiveLevels(t *testing.T) {
 	s := synthtest.New(7, 6000)
 	for range 40 {
 		q := s.Sentence()
-		opts := retrieval.Options{Mode: retrieval.ModeAdaptive, MaxParents: 5, Adaptive: retrieval.AdaptiveOptions{MergeShare: 0.2}}
+		opts := retrieve.Options{Mode: retrieve.ModeAdaptive, MaxParents: 5, Adaptive: retrieve.AdaptiveOptions{MergeShare: 0.2}}
 		ra, err := a.Retriever.Retrieve(context.Background(), q, opts)
 		if err != nil {
 			t.Fatal(err)

@@ -14,10 +14,10 @@ import (
 
 	"github.com/parentrag/parentrag/internal/eval"
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 	"github.com/parentrag/parentrag/internal/sharedtest"
 )
@@ -48,11 +48,11 @@ func TestSegmentBundleRetrievesAsTheEmbeddedOnSquad(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, q := range questions {
-		w, err := want.Retriever.Retrieve(ctx, q.Text, retrieval.Options{})
+		w, err := want.Retriever.Retrieve(ctx, q.Text, retrieve.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := got.Retriever.Retrieve(ctx, q.Text, retrieval.Options{})
+		g, err := got.Retriever.Retrieve(ctx, q.Text, retrieve.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func sameFilteredHits(t *testing.T, question string, got, want *bundle.Bundle) {
 }
 
 // docIDs lists the document of each result.
-func docIDs(results []retrieval.Result) []string {
+func docIDs(results []retrieve.Result) []string {
 	ids := make([]string, len(results))
 	for i, r := range results {
 		ids[i] = r.DocID
@@ -148,12 +148,12 @@ func TestSegmentBundlesAfterEdits(t *testing.T) {
 			if len(readTree(t, filepath.Join(warm, bundle.ChildrenDir, bundle.SegmentsDir))) != len(b.Manifest.VectorStore.Segments) {
 				t.Fatalf("the segments directory holds other files than the manifest's %v", b.Manifest.VectorStore.Segments)
 			}
-			results, err := b.Retriever.Retrieve(context.Background(), tt.query, retrieval.Options{})
+			results, err := b.Retriever.Retrieve(context.Background(), tt.query, retrieve.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			found := slices.ContainsFunc(results, func(r retrieval.Result) bool { return r.DocID == tt.wantDoc })
-			gone := !slices.ContainsFunc(results, func(r retrieval.Result) bool { return r.DocID == base[3].ID })
+			found := slices.ContainsFunc(results, func(r retrieve.Result) bool { return r.DocID == tt.wantDoc })
+			gone := !slices.ContainsFunc(results, func(r retrieve.Result) bool { return r.DocID == base[3].ID })
 			if tt.wantDoc != "" && !found || tt.name == "delete" && !gone {
 				t.Fatalf("%q found %d parents, of documents %v", tt.query, len(results), docIDs(results))
 			}

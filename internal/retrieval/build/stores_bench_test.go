@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 )
 
@@ -95,13 +95,13 @@ func BenchmarkRetrieveByStore(b *testing.B) {
 
 // reportRetrieve retrieves with default options, one question per
 // iteration in turn, and reports the p50 and p99 latency.
-func reportRetrieve(b *testing.B, r *retrieval.Retriever, queries []string) {
+func reportRetrieve(b *testing.B, r *retrieve.Retriever, queries []string) {
 	b.Helper()
 	lat := make([]time.Duration, 0, 1000)
 	i := 0
 	for b.Loop() {
 		start := time.Now()
-		if _, err := r.Retrieve(context.Background(), queries[i%len(queries)], retrieval.Options{}); err != nil {
+		if _, err := r.Retrieve(context.Background(), queries[i%len(queries)], retrieve.Options{}); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))

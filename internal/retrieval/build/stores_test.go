@@ -11,10 +11,10 @@ import (
 	"github.com/parentrag/parentrag/internal/index/postgres"
 	"github.com/parentrag/parentrag/internal/index/postgres/pgtest"
 	"github.com/parentrag/parentrag/internal/milvustest"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/sharedtest"
 )
 
@@ -75,7 +75,7 @@ func TestEveryStoreReturnsTheSameParents(t *testing.T) {
 	}
 	docs, queries := corpus.Docs[:6], queries[:400]
 	builds, open := stores(t)
-	answers := make([][][]retrieval.Result, len(builds))
+	answers := make([][][]retrieve.Result, len(builds))
 	for i, sb := range builds {
 		req := bundletest.LexicalRequest(t, docs, sb.ref, filepath.Join(t.TempDir(), sb.name))
 		if sb.prepare != nil {
@@ -89,7 +89,7 @@ func TestEveryStoreReturnsTheSameParents(t *testing.T) {
 			t.Fatalf("%s: %v", sb.name, err)
 		}
 		for _, q := range queries {
-			res, err := b.Retriever.Retrieve(context.Background(), q.Text, retrieval.Options{})
+			res, err := b.Retriever.Retrieve(context.Background(), q.Text, retrieve.Options{})
 			if err != nil {
 				t.Fatalf("%s: %q: %v", sb.name, q.Text, err)
 			}

@@ -21,11 +21,11 @@ import (
 	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/index/embedded"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
@@ -183,7 +183,7 @@ func TestSaveOpenRoundTrip(t *testing.T) {
 	}
 	mem := ix.Retriever()
 	ctx := context.Background()
-	for _, opts := range []retrieval.Options{{}, {MaxParents: 10, ChildTopK: 3}, {Budget: 80}, {Aggregation: retrieval.AggregateSum}} {
+	for _, opts := range []retrieve.Options{{}, {MaxParents: 10, ChildTopK: 3}, {Budget: 80}, {Aggregation: retrieve.AggregateSum}} {
 		for _, q := range queries {
 			want, err := mem.Retrieve(ctx, q, opts)
 			if err != nil {
@@ -200,7 +200,7 @@ func TestSaveOpenRoundTrip(t *testing.T) {
 	}
 	// And the answers make sense: each topic query finds its document first.
 	for q, doc := range map[string]string{queries[0]: "rollout.md", queries[1]: "garden.md", queries[2]: "sailing.txt", queries[3]: "unicode.md"} {
-		res, err := bundle.Retriever.Retrieve(ctx, q, retrieval.Options{})
+		res, err := bundle.Retriever.Retrieve(ctx, q, retrieve.Options{})
 		if err != nil || len(res) == 0 || res[0].DocID != doc {
 			t.Errorf("Retrieve(%q) = %+v, %v; want %s first", q, res, err, doc)
 		}
@@ -269,7 +269,7 @@ func TestSaveReplace(t *testing.T) {
 		t.Errorf("opened %+v after replace", b.Manifest)
 	}
 	ctx := context.Background()
-	res, err := b.Retriever.Retrieve(ctx, queries[0], retrieval.Options{})
+	res, err := b.Retriever.Retrieve(ctx, queries[0], retrieve.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,8 +279,8 @@ func TestSaveReplace(t *testing.T) {
 		}
 	}
 	// A reader that opened the old bundle keeps answering from it.
-	want, _ := ixA.Retriever().Retrieve(ctx, queries[0], retrieval.Options{})
-	got, err := old.Retriever.Retrieve(ctx, queries[0], retrieval.Options{})
+	want, _ := ixA.Retriever().Retrieve(ctx, queries[0], retrieve.Options{})
+	got, err := old.Retriever.Retrieve(ctx, queries[0], retrieve.Options{})
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("old reader after replace: %+v, %v; want %+v", got, err, want)
 	}
@@ -434,7 +434,7 @@ func TestSaveFailureLeavesNothing(t *testing.T) {
 					if b.Manifest.Revision != "rev-old" {
 						t.Errorf("old bundle now has revision %q", b.Manifest.Revision)
 					}
-					if res, err := b.Retriever.Retrieve(context.Background(), queries[1], retrieval.Options{}); err != nil || len(res) == 0 {
+					if res, err := b.Retriever.Retrieve(context.Background(), queries[1], retrieve.Options{}); err != nil || len(res) == 0 {
 						t.Errorf("old bundle does not answer: %v, %v", res, err)
 					}
 				}
@@ -594,13 +594,13 @@ func TestCloseReleasesChildIndex(t *testing.T) {
 		t.Fatal("the child index is not mapped from its file")
 	}
 	ctx := context.Background()
-	if _, err := b.Retriever.Retrieve(ctx, queries[0], retrieval.Options{}); err != nil {
+	if _, err := b.Retriever.Retrieve(ctx, queries[0], retrieve.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Retriever.Retrieve(ctx, queries[0], retrieval.Options{}); !errors.Is(err, index.ErrClosed) {
+	if _, err := b.Retriever.Retrieve(ctx, queries[0], retrieve.Options{}); !errors.Is(err, index.ErrClosed) {
 		t.Fatalf("retrieve after Close: %v, want ErrClosed", err)
 	}
 }

@@ -8,9 +8,9 @@ import (
 
 	"github.com/parentrag/parentrag/internal/index/milvus"
 	"github.com/parentrag/parentrag/internal/milvustest"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // TestBundleWithChildrenInMilvus indexes children into a Milvus collection
@@ -52,11 +52,11 @@ func TestBundleWithChildrenInMilvus(t *testing.T) {
 	defer b.Close()
 	reference := buildIndex(t, corpus()).Retriever()
 	for _, q := range []string{"how is a new revision verified", "tomatoes and basil", "reef the mainsail"} {
-		got, err := b.Retriever.Retrieve(ctx, q, retrieval.Options{})
+		got, err := b.Retriever.Retrieve(ctx, q, retrieve.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := reference.Retrieve(ctx, q, retrieval.Options{})
+		want, err := reference.Retrieve(ctx, q, retrieve.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +71,7 @@ func TestBundleWithChildrenInMilvus(t *testing.T) {
 }
 
 // parentIDs lists the parent ids of results.
-func parentIDs(results []retrieval.Result) []string {
+func parentIDs(results []retrieve.Result) []string {
 	out := make([]string, len(results))
 	for i, r := range results {
 		out[i] = r.ParentID

@@ -14,15 +14,15 @@ import (
 	"github.com/parentrag/parentrag/internal/index/milvus"
 	"github.com/parentrag/parentrag/internal/index/postgres"
 	"github.com/parentrag/parentrag/internal/index/segment"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // Bundle is an opened revision bundle, ready to answer queries.
 type Bundle struct {
 	Manifest  Manifest
-	Retriever *retrieval.Retriever
+	Retriever *retrieve.Retriever
 	parents   *parentstore.Files
 	external  *milvus.Store
 	pg        *postgres.Store
@@ -93,7 +93,7 @@ func OpenWith(ctx context.Context, dir string, opts OpenOptions) (*Bundle, error
 		b.Close()
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	b.Retriever = &retrieval.Retriever{Embedder: e, Children: children, Parents: b.parents, MergeOverlaps: m.ParentsOverlap(), Leaf: m.Leaf()}
+	b.Retriever = &retrieve.Retriever{Embedder: e, Children: children, Parents: b.parents, MergeOverlaps: m.ParentsOverlap(), Leaf: m.Leaf()}
 	return b, nil
 }
 

@@ -17,10 +17,10 @@ import (
 
 	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/index/embedded"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
@@ -378,9 +378,9 @@ func releaseFinished(batch []slot) {
 // overlapping parents when the strategy's parents overlap. The children
 // must be in an index that searches (any but a file writer, whose file is
 // searched once loaded).
-func (ix *Index) Retriever() *retrieval.Retriever {
+func (ix *Index) Retriever() *retrieve.Retriever {
 	children, _ := ix.Store.(index.Searcher)
-	return &retrieval.Retriever{Embedder: ix.Embedder, Children: children, Parents: parentstore.NewMemory(ix.Parents), MergeOverlaps: ix.ParentsOverlap, Leaf: ix.Leaf}
+	return &retrieve.Retriever{Embedder: ix.Embedder, Children: children, Parents: parentstore.NewMemory(ix.Parents), MergeOverlaps: ix.ParentsOverlap, Leaf: ix.Leaf}
 }
 
 // leafOf names the level of a document splitter's children: its

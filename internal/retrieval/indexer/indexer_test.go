@@ -11,10 +11,10 @@ import (
 	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/index/embedded"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
@@ -152,7 +152,7 @@ func TestBuildIndexesOnlyChildren(t *testing.T) {
 	if ix.Documents != len(docs) {
 		t.Errorf("Documents = %d, want %d", ix.Documents, len(docs))
 	}
-	var _ *retrieval.Retriever = ix.Retriever()
+	var _ *retrieve.Retriever = ix.Retriever()
 }
 
 func TestBuildReportsProgress(t *testing.T) {

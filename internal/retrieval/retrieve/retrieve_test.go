@@ -1,4 +1,4 @@
-package retrieval_test
+package retrieve_test
 
 import (
 	"context"
@@ -13,11 +13,11 @@ import (
 
 	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 )
@@ -108,7 +108,7 @@ func zebraIndex(tb testing.TB) *indexer.Index {
 	return ix
 }
 
-func retrieve(tb testing.TB, r *retrieval.Retriever, query string, opts retrieval.Options) []retrieval.Result {
+func mustRetrieve(tb testing.TB, r *retrieve.Retriever, query string, opts retrieve.Options) []retrieve.Result {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -119,7 +119,7 @@ func retrieve(tb testing.TB, r *retrieval.Retriever, query string, opts retrieva
 	return res
 }
 
-func docIDs(results []retrieval.Result) []string {
+func docIDs(results []retrieve.Result) []string {
 	out := make([]string, len(results))
 	for i, r := range results {
 		out[i] = r.DocID
@@ -134,7 +134,7 @@ func TestRetrieveReturnsParentsNotChildren(t *testing.T) {
 	for _, c := range ix.Children {
 		childText[c.ID], childParent[c.ID] = c.Text, c.ParentID
 	}
-	res := retrieve(t, ix.Retriever(), "zebra", retrieval.Options{MaxParents: 3})
+	res := mustRetrieve(t, ix.Retriever(), "zebra", retrieve.Options{MaxParents: 3})
 	if len(res) != 3 {
 		t.Fatalf("got %d results, want 3: %v", len(res), docIDs(res))
 	}
@@ -172,7 +172,7 @@ func TestRetrieveReturnsParentsNotChildren(t *testing.T) {
 
 func TestRetrieveDeduplicatesParents(t *testing.T) {
 	ix := zebraIndex(t)
-	res := retrieve(t, ix.Retriever(), "zebra", retrieval.Options{ChildTopK: 20, MaxParents: 3})
+	res := mustRetrieve(t, ix.Retriever(), "zebra", retrieve.Options{ChildTopK: 20, MaxParents: 3})
 	seen := map[string]bool{}
 	for _, r := range res {
 		if seen[r.ParentID] {
@@ -222,7 +222,7 @@ func TestRetrieveOverFetchesUntilMaxParents(t *testing.T) {
 	if len(top) != 2 || top[0].ParentID != a.ID || top[1].ParentID != a.ID {
 		t.Fatalf("premise broken: top 2 children %+v, want both of parent %s", top, a.ID)
 	}
-	res := retrieve(t, r, "zebra", retrieval.Options{ChildTopK: 2, MaxParents: 3})
+	res := mustRetrieve(t, r, "zebra", retrieve.Options{ChildTopK: 2, MaxParents: 3})
 	got := docIDs(res)
 	slices.Sort(got)
 	if !slices.Equal(got, []string{"a", "b", "c"}) {
@@ -232,7 +232,7 @@ func TestRetrieveOverFetchesUntilMaxParents(t *testing.T) {
 		t.Errorf("best parent is %s, want a", res[0].DocID)
 	}
 	// Fewer parents asked: exactly that many, best first.
-	if res := retrieve(t, r, "zebra", retrieval.Options{ChildTopK: 2, MaxParents: 2}); len(res) != 2 || res[0].DocID != "a" {
+	if res := mustRetrieve(t, r, "zebra", retrieve.Options{ChildTopK: 2, MaxParents: 2}); len(res) != 2 || res[0].DocID != "a" {
 		t.Errorf("MaxParents 2: got %v", docIDs(res))
 	}
 }
@@ -253,8 +253,8 @@ func (c *countingStore) Search(ctx context.Context, req index.SearchRequest) ([]
 func TestRetrieveExhaustionReturnsWhatExists(t *testing.T) {
 	ix := zebraIndex(t)
 	store := &countingStore{Searcher: ix.Store.(index.Searcher)}
-	r := &retrieval.Retriever{Embedder: ix.Embedder, Children: store, Parents: parentstore.NewMemory(ix.Parents)}
-	res := retrieve(t, r, "zebra", retrieval.Options{ChildTopK: 1, MaxParents: 10})
+	r := &retrieve.Retriever{Embedder: ix.Embedder, Children: store, Parents: parentstore.NewMemory(ix.Parents)}
+	res := mustRetrieve(t, r, "zebra", retrieve.Options{ChildTopK: 1, MaxParents: 10})
 	got := docIDs(res)
 	slices.Sort(got)
 	if !slices.Equal(got, []string{"a", "b", "c"}) {
@@ -276,11 +276,11 @@ func TestRetrieveExhaustionReturnsWhatExists(t *testing.T) {
 	}
 	ax := buildIndex(t, all, lineBuilder(t), indexer.Options{})
 	checkLineIndex(t, all, ax)
-	if res := retrieve(t, ax.Retriever(), "common", retrieval.Options{ChildTopK: 1, MaxParents: 5}); len(res) != 2 {
+	if res := mustRetrieve(t, ax.Retriever(), "common", retrieve.Options{ChildTopK: 1, MaxParents: 5}); len(res) != 2 {
 		t.Errorf("common: got %v, want both documents", docIDs(res))
 	}
 	// A single matching parent with a large MaxParents.
-	if res := retrieve(t, r, "lemon", retrieval.Options{ChildTopK: 1, MaxParents: 50}); len(res) != 1 || res[0].DocID != "d" {
+	if res := mustRetrieve(t, r, "lemon", retrieve.Options{ChildTopK: 1, MaxParents: 50}); len(res) != 1 || res[0].DocID != "d" {
 		t.Errorf("lemon: got %v, want [d]", docIDs(res))
 	}
 }
@@ -288,7 +288,7 @@ func TestRetrieveExhaustionReturnsWhatExists(t *testing.T) {
 func TestRetrieveNoMatchingTerm(t *testing.T) {
 	ix := zebraIndex(t)
 	for _, q := range []string{"qwxzzy", "the and of", ""} {
-		res, err := ix.Retriever().Retrieve(context.Background(), q, retrieval.Options{})
+		res, err := ix.Retriever().Retrieve(context.Background(), q, retrieve.Options{})
 		if err != nil {
 			t.Errorf("Retrieve(%q): %v", q, err)
 		}
@@ -303,7 +303,7 @@ func TestRetrieveEmptyIndex(t *testing.T) {
 	if len(ix.Children) != 0 {
 		t.Fatalf("premise: %d children", len(ix.Children))
 	}
-	res, err := ix.Retriever().Retrieve(context.Background(), "zebra", retrieval.Options{})
+	res, err := ix.Retriever().Retrieve(context.Background(), "zebra", retrieve.Options{})
 	if err != nil || len(res) != 0 {
 		t.Fatalf("got %v, %v; want no results and no error", res, err)
 	}
@@ -318,8 +318,8 @@ func TestRetrieveMissingParentIsAnError(t *testing.T) {
 			kept = append(kept, p)
 		}
 	}
-	r := &retrieval.Retriever{Embedder: ix.Embedder, Children: ix.Store.(index.Searcher), Parents: parentstore.NewMemory(kept)}
-	res, err := r.Retrieve(context.Background(), "zebra", retrieval.Options{MaxParents: 3})
+	r := &retrieve.Retriever{Embedder: ix.Embedder, Children: ix.Store.(index.Searcher), Parents: parentstore.NewMemory(kept)}
+	res, err := r.Retrieve(context.Background(), "zebra", retrieve.Options{MaxParents: 3})
 	if !errors.Is(err, parentstore.ErrNotFound) {
 		t.Fatalf("got %v, %v; want an error wrapping parentstore.ErrNotFound", docIDs(res), err)
 	}
@@ -327,7 +327,7 @@ func TestRetrieveMissingParentIsAnError(t *testing.T) {
 		t.Errorf("error %q does not name the missing parent %s", err, b.ID)
 	}
 	// A query that does not reach the missing parent still works.
-	if res := retrieve(t, r, "lemon", retrieval.Options{}); len(res) != 1 || res[0].DocID != "d" {
+	if res := mustRetrieve(t, r, "lemon", retrieve.Options{}); len(res) != 1 || res[0].DocID != "d" {
 		t.Errorf("lemon: got %v, want [d]", docIDs(res))
 	}
 }
@@ -351,13 +351,13 @@ func TestRetrieveAggregationChangesOrder(t *testing.T) {
 	ix := buildIndex(t, docs, lineBuilder(t), indexer.Options{})
 	checkLineIndex(t, docs, ix)
 	r := ix.Retriever()
-	want := map[retrieval.Aggregation][]string{
-		retrieval.AggregateMax:  {"A", "B", "C"},
-		retrieval.AggregateMean: {"B", "A", "C"},
-		retrieval.AggregateSum:  {"C", "A", "B"},
+	want := map[retrieve.Aggregation][]string{
+		retrieve.AggregateMax:  {"A", "B", "C"},
+		retrieve.AggregateMean: {"B", "A", "C"},
+		retrieve.AggregateSum:  {"C", "A", "B"},
 	}
 	for agg, order := range want {
-		res := retrieve(t, r, "zebra", retrieval.Options{ChildTopK: 100, MaxParents: 3, Aggregation: agg})
+		res := mustRetrieve(t, r, "zebra", retrieve.Options{ChildTopK: 100, MaxParents: 3, Aggregation: agg})
 		if got := docIDs(res); !slices.Equal(got, order) {
 			t.Errorf("%s: got order %v, want %v", agg, got, order)
 		}
@@ -367,9 +367,9 @@ func TestRetrieveAggregationChangesOrder(t *testing.T) {
 				sum += m.Score
 				best = max(best, m.Score)
 			}
-			wantScore := map[retrieval.Aggregation]float32{
-				retrieval.AggregateMax: best, retrieval.AggregateSum: sum,
-				retrieval.AggregateMean: sum / float32(len(x.Matches)),
+			wantScore := map[retrieve.Aggregation]float32{
+				retrieve.AggregateMax: best, retrieve.AggregateSum: sum,
+				retrieve.AggregateMean: sum / float32(len(x.Matches)),
 			}[agg]
 			if math.Abs(float64(x.Score-wantScore)) > 1e-5 {
 				t.Errorf("%s: parent %s scores %v, want %v from its matches", agg, x.DocID, x.Score, wantScore)
@@ -377,7 +377,7 @@ func TestRetrieveAggregationChangesOrder(t *testing.T) {
 		}
 	}
 	// The default is Max.
-	if got := docIDs(retrieve(t, r, "zebra", retrieval.Options{ChildTopK: 100})); !slices.Equal(got, want[retrieval.AggregateMax]) {
+	if got := docIDs(mustRetrieve(t, r, "zebra", retrieve.Options{ChildTopK: 100})); !slices.Equal(got, want[retrieve.AggregateMax]) {
 		t.Errorf("default aggregation: got %v, want Max order", got)
 	}
 }
@@ -414,15 +414,15 @@ func TestRetrieveBudgetNeverExceeded(t *testing.T) {
 	for name, length := range units {
 		for _, q := range queries {
 			for _, maxParents := range []int{1, 3, 8} {
-				base := retrieval.Options{MaxParents: maxParents, Length: length}
-				whole := retrieve(t, r, q, base)
+				base := retrieve.Options{MaxParents: maxParents, Length: length}
+				whole := mustRetrieve(t, r, q, base)
 				checkWholeParents(t, whole, parents)
 				for _, budget := range budgets {
 					opts := base
 					opts.Budget = budget
 					ctx := fmt.Sprintf("%s q=%q maxParents=%d budget=%d", name, q, maxParents, budget)
 					res, err := r.Retrieve(context.Background(), q, opts)
-					var small *retrieval.BudgetTooSmallError
+					var small *retrieve.BudgetTooSmallError
 					if errors.As(err, &small) {
 						// Too small for any text: the error says what would
 						// do, and that budget returns something.
@@ -430,7 +430,7 @@ func TestRetrieveBudgetNeverExceeded(t *testing.T) {
 							t.Errorf("%s: %v, yet need %d <= budget or no parent at all", ctx, err, small.Need)
 						}
 						opts.Budget = small.Need
-						if len(retrieve(t, r, q, opts)) == 0 {
+						if len(mustRetrieve(t, r, q, opts)) == 0 {
 							t.Errorf("%s: the budget %d the error names returns nothing", ctx, small.Need)
 						}
 						continue
@@ -468,7 +468,7 @@ func TestRetrieveBudgetNeverExceeded(t *testing.T) {
 }
 
 // checkWholeParents fails unless every result is its parent, untrimmed.
-func checkWholeParents(tb testing.TB, res []retrieval.Result, parents map[string]hierarchy.Parent) {
+func checkWholeParents(tb testing.TB, res []retrieve.Result, parents map[string]hierarchy.Parent) {
 	tb.Helper()
 	for _, x := range res {
 		p, ok := parents[x.ParentID]
@@ -480,7 +480,7 @@ func checkWholeParents(tb testing.TB, res []retrieval.Result, parents map[string
 
 // checkBudgetedResult fails unless a result's text is its parent or the
 // parent's spans, in order, joined by the ellipsis.
-func checkBudgetedResult(tb testing.TB, ctx string, x retrieval.Result, p hierarchy.Parent) {
+func checkBudgetedResult(tb testing.TB, ctx string, x retrieve.Result, p hierarchy.Parent) {
 	tb.Helper()
 	if !x.Trimmed {
 		if x.Text != p.Text {
@@ -497,12 +497,12 @@ func checkBudgetedResult(tb testing.TB, ctx string, x retrieval.Result, p hierar
 		}
 		parts[i] = string(runes[s.Start:s.End])
 	}
-	if got := strings.Join(parts, retrieval.Ellipsis); got != x.Text {
+	if got := strings.Join(parts, retrieve.Ellipsis); got != x.Text {
 		tb.Errorf("%s: trimmed text %q is not its spans %q", ctx, x.Text, got)
 	}
 }
 
-func docParentIDs(res []retrieval.Result) []string {
+func docParentIDs(res []retrieve.Result) []string {
 	out := make([]string, len(res))
 	for i, r := range res {
 		out[i] = r.ParentID
@@ -529,7 +529,7 @@ func TestRetrieveBudgetZeroIsWholeParents(t *testing.T) {
 	}
 	got := 0
 	for range 20 {
-		res := retrieve(t, ix.Retriever(), gen.Query(1, 4), retrieval.Options{Budget: 0})
+		res := mustRetrieve(t, ix.Retriever(), gen.Query(1, 4), retrieve.Options{Budget: 0})
 		checkWholeParents(t, res, parents)
 		got += len(res)
 	}
@@ -624,7 +624,7 @@ func TestContextWeightChangesScores(t *testing.T) {
 		t.Errorf("weight 0.8 score %v not above weight 0 score %v", ctxHits[zChild], hits[zChild])
 	}
 	// Retrieval follows: z first.
-	if res := retrieve(t, withCtx.Retriever(), "zebra", retrieval.Options{}); len(res) != 2 || res[0].DocID != "z" {
+	if res := mustRetrieve(t, withCtx.Retriever(), "zebra", retrieve.Options{}); len(res) != 2 || res[0].DocID != "z" {
 		t.Errorf("weight 0.8: got %v, want z then y", docIDs(res))
 	}
 }

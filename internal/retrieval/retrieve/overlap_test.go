@@ -1,13 +1,13 @@
-package retrieval_test
+package retrieve_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/chunking"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
 
@@ -27,9 +27,9 @@ const countingText = "One apple fell. Second pear ripened. Third plum dropped. F
 func TestOverlappingWindowsAreReturnedOnce(t *testing.T) {
 	ix := windowIndex(t, 1, hierarchy.Document{ID: "count", Text: countingText},
 		hierarchy.Document{ID: "other", Text: "A second opinion helps. Nothing else here."})
-	for _, agg := range []retrieval.Aggregation{retrieval.AggregateMax, retrieval.AggregateSum} {
-		res := retrieve(t, ix.Retriever(), "second third fourth", retrieval.Options{MaxParents: 3, Aggregation: agg})
-		var count []retrieval.Result
+	for _, agg := range []retrieve.Aggregation{retrieve.AggregateMax, retrieve.AggregateSum} {
+		res := mustRetrieve(t, ix.Retriever(), "second third fourth", retrieve.Options{MaxParents: 3, Aggregation: agg})
+		var count []retrieve.Result
 		for _, r := range res {
 			if r.DocID == "count" {
 				count = append(count, r)
@@ -52,7 +52,7 @@ func TestOverlappingWindowsAreReturnedOnce(t *testing.T) {
 			}
 			sum += m.Score
 		}
-		if agg == retrieval.AggregateSum && !close32(got.Score, sum) {
+		if agg == retrieve.AggregateSum && !close32(got.Score, sum) {
 			t.Errorf("Sum: merged score %v, want the sum of its matches %v", got.Score, sum)
 		}
 		if len(res) < 2 || res[1].DocID != "other" {
@@ -63,7 +63,7 @@ func TestOverlappingWindowsAreReturnedOnce(t *testing.T) {
 
 func TestDistantWindowsStaySeparate(t *testing.T) {
 	ix := windowIndex(t, 1, hierarchy.Document{ID: "count", Text: countingText})
-	res := retrieve(t, ix.Retriever(), "apple lemon", retrieval.Options{MaxParents: 3})
+	res := mustRetrieve(t, ix.Retriever(), "apple lemon", retrieve.Options{MaxParents: 3})
 	if len(res) != 2 {
 		t.Fatalf("got %d results, want the two windows, far apart: %+v", len(res), res)
 	}
@@ -76,7 +76,7 @@ func TestDistantWindowsStaySeparate(t *testing.T) {
 
 func TestMergedWindowsRespectTheBudget(t *testing.T) {
 	ix := windowIndex(t, 1, hierarchy.Document{ID: "count", Text: countingText})
-	res := retrieve(t, ix.Retriever(), "second third fourth", retrieval.Options{MaxParents: 3, Budget: 60})
+	res := mustRetrieve(t, ix.Retriever(), "second third fourth", retrieve.Options{MaxParents: 3, Budget: 60})
 	total := 0
 	for _, r := range res {
 		total += len([]rune(r.Text))
@@ -94,7 +94,7 @@ func TestOverlappingChunksOfOtherIndexesAreNotMerged(t *testing.T) {
 	if ix.ParentsOverlap {
 		t.Fatal("a flat-children index says its parents overlap")
 	}
-	res := retrieve(t, ix.Retriever(), "second third fourth", retrieval.Options{MaxParents: 3})
+	res := mustRetrieve(t, ix.Retriever(), "second third fourth", retrieve.Options{MaxParents: 3})
 	if len(res) < 2 {
 		t.Errorf("got %d results, want the overlapping children returned as they are: %+v", len(res), res)
 	}

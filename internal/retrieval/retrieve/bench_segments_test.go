@@ -1,4 +1,4 @@
-package retrieval_test
+package retrieve_test
 
 import (
 	"context"
@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/parentrag/parentrag/internal/index/segment"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // BenchmarkRetrieveSegments is BenchmarkRetrieve over a child index of
@@ -44,7 +44,7 @@ func BenchmarkRetrieveSegments(b *testing.B) {
 		b.Fatal(err)
 	}
 	took := time.Since(start)
-	r := &retrieval.Retriever{Embedder: set.Lexical(), Children: segment.NewStore(set, nil), Parents: parentstore.NewMemory(parents)}
+	r := &retrieve.Retriever{Embedder: set.Lexical(), Children: segment.NewStore(set, nil), Parents: parentstore.NewMemory(parents)}
 	parents = nil
 	runtime.KeepAlive(docs)
 	docs = nil

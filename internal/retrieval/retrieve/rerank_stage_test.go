@@ -1,20 +1,20 @@
-package retrieval_test
+package retrieve_test
 
 import (
 	"context"
 	"errors"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/rerank"
 	"github.com/parentrag/parentrag/internal/retrieval/rerank/reranktest"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // rerankRetriever indexes documents that BM25 ranks for "zebra" by their
 // zebra-dense lines, with d low, and reranks them with a server that
 // scores "stripes", which only d has.
-func rerankRetriever(t testing.TB, o rerank.Options, target retrieval.RerankTarget, fallbacks *[]error) *retrieval.Retriever {
+func rerankRetriever(t testing.TB, o rerank.Options, target retrieve.RerankTarget, fallbacks *[]error) *retrieve.Retriever {
 	t.Helper()
 	docs := zebraDocs()
 	docs[3] = lineDoc("d", "", "zebra stripes stripes stripes nectar", "pear plum quince raisin melon")
@@ -24,7 +24,7 @@ func rerankRetriever(t testing.TB, o rerank.Options, target retrieval.RerankTarg
 		t.Fatal(err)
 	}
 	r := ix.Retriever()
-	r.Rerank = &retrieval.Rerank{Reranker: c, Target: target, TopN: 4, OnFallback: func(err error) { *fallbacks = append(*fallbacks, err) }}
+	r.Rerank = &retrieve.Rerank{Reranker: c, Target: target, TopN: 4, OnFallback: func(err error) { *fallbacks = append(*fallbacks, err) }}
 	return r
 }
 
@@ -36,13 +36,13 @@ func TestRerankReordersParentsInBothConventions(t *testing.T) {
 		"TEI":    {URL: tei.URL, Convention: rerank.TEI},
 		"Cohere": {URL: cohere.URL, Convention: rerank.Cohere, Model: "rerank-v3"},
 	} {
-		for _, target := range []retrieval.RerankTarget{retrieval.RerankParents, retrieval.RerankChildren} {
+		for _, target := range []retrieve.RerankTarget{retrieve.RerankParents, retrieve.RerankChildren} {
 			var fallbacks []error
 			r := rerankRetriever(t, o, target, &fallbacks)
 			plain := *r
 			plain.Rerank = nil
-			first := retrieve(t, &plain, "zebra", retrieval.Options{MaxParents: 2})
-			got := retrieve(t, r, "zebra", retrieval.Options{MaxParents: 2})
+			first := mustRetrieve(t, &plain, "zebra", retrieve.Options{MaxParents: 2})
+			got := mustRetrieve(t, r, "zebra", retrieve.Options{MaxParents: 2})
 			if len(fallbacks) != 0 {
 				t.Fatalf("%s/%s: fell back: %v", name, target, fallbacks)
 			}
@@ -61,11 +61,11 @@ func TestRerankFallsBackToFirstStageWhenTheRerankerIsDown(t *testing.T) {
 	url := down.URL
 	down.Close()
 	var fallbacks []error
-	r := rerankRetriever(t, rerank.Options{URL: url, Convention: rerank.TEI, Retries: -1}, retrieval.RerankParents, &fallbacks)
+	r := rerankRetriever(t, rerank.Options{URL: url, Convention: rerank.TEI, Retries: -1}, retrieve.RerankParents, &fallbacks)
 	plain := *r
 	plain.Rerank = nil
-	want := retrieve(t, &plain, "zebra", retrieval.Options{MaxParents: 2})
-	got, err := r.Retrieve(context.Background(), "zebra", retrieval.Options{MaxParents: 2})
+	want := mustRetrieve(t, &plain, "zebra", retrieve.Options{MaxParents: 2})
+	got, err := r.Retrieve(context.Background(), "zebra", retrieve.Options{MaxParents: 2})
 	if err != nil {
 		t.Fatalf("a query failed because the reranker is down: %v", err)
 	}
@@ -86,7 +86,7 @@ func BenchmarkRerankLatency(b *testing.B) {
 	tei := reranktest.NewTEI("stripes")
 	defer tei.Close()
 	var fallbacks []error
-	for _, target := range []retrieval.RerankTarget{"", retrieval.RerankParents, retrieval.RerankChildren} {
+	for _, target := range []retrieve.RerankTarget{"", retrieve.RerankParents, retrieve.RerankChildren} {
 		name := string(target)
 		if name == "" {
 			name = "none"
@@ -98,7 +98,7 @@ func BenchmarkRerankLatency(b *testing.B) {
 			}
 			ctx := context.Background()
 			for b.Loop() {
-				if _, err := r.Retrieve(ctx, "zebra", retrieval.Options{MaxParents: 2}); err != nil {
+				if _, err := r.Retrieve(ctx, "zebra", retrieve.Options{MaxParents: 2}); err != nil {
 					b.Fatal(err)
 				}
 			}

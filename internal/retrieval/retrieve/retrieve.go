@@ -1,6 +1,8 @@
-// Package retrieval is the domain core of parentrag: children are searched,
-// their parents are returned. It imports nothing from Kubernetes.
-package retrieval
+// Package retrieve answers a query the parent-child way: children are
+// searched, grouped by parent, and their parents returned, fitted to a
+// budget, merged where they overlap, reranked or adapted in size. Like the
+// rest of internal/retrieval, it imports nothing from Kubernetes.
+package retrieve
 
 import (
 	"context"

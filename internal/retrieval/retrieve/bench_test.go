@@ -1,4 +1,4 @@
-package retrieval_test
+package retrieve_test
 
 import (
 	"context"
@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 )
 
@@ -42,7 +42,7 @@ func heapInuse() uint64 {
 // pipeline (default policy splitters, lexical embedder, embedded store,
 // parents in memory) and returns it with its child count, the heap it
 // holds per child, and the build time.
-func benchRetriever(b *testing.B, n int, weight float32) (*retrieval.Retriever, int, float64, time.Duration, *synthtest.Corpus) {
+func benchRetriever(b *testing.B, n int, weight float32) (*retrieve.Retriever, int, float64, time.Duration, *synthtest.Corpus) {
 	b.Helper()
 	before := heapInuse()
 	start := time.Now()
@@ -59,7 +59,7 @@ func benchRetriever(b *testing.B, n int, weight float32) (*retrieval.Retriever, 
 	children := len(ix.Children)
 	// Keep what serving needs: the embedder, the child store and the
 	// parents; drop the documents and the child texts.
-	r := &retrieval.Retriever{Embedder: ix.Embedder, Children: ix.Store.(index.Searcher), Parents: parentstore.NewMemory(ix.Parents)}
+	r := &retrieve.Retriever{Embedder: ix.Embedder, Children: ix.Store.(index.Searcher), Parents: parentstore.NewMemory(ix.Parents)}
 	ix = nil
 	runtime.KeepAlive(docs)
 	docs = nil
@@ -89,7 +89,7 @@ func BenchmarkRetrieve(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				start := time.Now()
-				res, err := r.Retrieve(ctx, queries[i%len(queries)], retrieval.Options{})
+				res, err := r.Retrieve(ctx, queries[i%len(queries)], retrieve.Options{})
 				lat = append(lat, time.Since(start))
 				if err != nil {
 					b.Fatal(err)
@@ -124,13 +124,13 @@ func BenchmarkRetrieveNoContext(b *testing.B) {
 
 // reportLatencies retrieves with default options, one query per
 // iteration in turn, and reports the p50 and p99 latency.
-func reportLatencies(b *testing.B, r *retrieval.Retriever, queries []string) {
+func reportLatencies(b *testing.B, r *retrieve.Retriever, queries []string) {
 	b.Helper()
 	lat := make([]time.Duration, 0, 1000)
 	i := 0
 	for b.Loop() {
 		start := time.Now()
-		if _, err := r.Retrieve(context.Background(), queries[i%len(queries)], retrieval.Options{}); err != nil {
+		if _, err := r.Retrieve(context.Background(), queries[i%len(queries)], retrieve.Options{}); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))

@@ -1,4 +1,4 @@
-package retrieval_test
+package retrieve_test
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 
 	"github.com/parentrag/parentrag/internal/glove"
 	"github.com/parentrag/parentrag/internal/glove/glovetest"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // medical is a corpus where BM25 and word vectors disagree: only one
@@ -23,7 +23,7 @@ var medical = []hierarchy.Document{
 }
 
 // hybridIndex indexes medical with BM25 and GloVe vectors served over HTTP.
-func hybridIndex(t *testing.T) *retrieval.Retriever {
+func hybridIndex(t *testing.T) *retrieve.Retriever {
 	t.Helper()
 	dense, err := embed.NewOpenAI(embed.OpenAIOptions{Endpoint: glovetest.Start(t), Model: glove.ModelSIF, MaxRetries: -1})
 	if err != nil {
@@ -42,7 +42,7 @@ func hybridIndex(t *testing.T) *retrieval.Retriever {
 }
 
 // docs lists the documents of results with what found each best match.
-func docs(results []retrieval.Result) (ids, found []string) {
+func docs(results []retrieve.Result) (ids, found []string) {
 	for _, r := range results {
 		ids = append(ids, r.DocID)
 		found = append(found, r.Matches[0].FoundBy)
@@ -53,21 +53,21 @@ func docs(results []retrieval.Result) (ids, found []string) {
 func TestHybridFindsWhatEitherSearchFinds(t *testing.T) {
 	r := hybridIndex(t)
 	ctx := context.Background()
-	ask := func(mode retrieval.SearchMode) ([]string, []string) {
+	ask := func(mode retrieve.SearchMode) ([]string, []string) {
 		t.Helper()
-		res, err := r.Retrieve(ctx, "physician", retrieval.Options{MaxParents: 2, Search: mode})
+		res, err := r.Retrieve(ctx, "physician", retrieve.Options{MaxParents: 2, Search: mode})
 		if err != nil {
 			t.Fatalf("%q: %v", mode, err)
 		}
 		return docs(res)
 	}
-	if ids, _ := ask(retrieval.SearchSparse); len(ids) != 1 || ids[0] != "exam" {
+	if ids, _ := ask(retrieve.SearchSparse); len(ids) != 1 || ids[0] != "exam" {
 		t.Errorf("BM25 found %v, want [exam] alone: no other document has the word", ids)
 	}
-	if ids, _ := ask(retrieval.SearchDense); len(ids) != 2 || ids[0] != "exam" || ids[1] != "care" {
+	if ids, _ := ask(retrieve.SearchDense); len(ids) != 2 || ids[0] != "exam" || ids[1] != "care" {
 		t.Errorf("dense found %v, want exam and care", ids)
 	}
-	for _, mode := range []retrieval.SearchMode{retrieval.SearchHybrid, retrieval.SearchAuto} {
+	for _, mode := range []retrieve.SearchMode{retrieve.SearchHybrid, retrieve.SearchAuto} {
 		ids, found := ask(mode)
 		if len(ids) != 2 || ids[0] != "exam" || ids[1] != "care" || found[0] != "both" || found[1] != "dense" {
 			t.Errorf("%q found %v by %v, want [exam care] by [both dense]", mode, ids, found)
@@ -75,7 +75,7 @@ func TestHybridFindsWhatEitherSearchFinds(t *testing.T) {
 	}
 	// Weights move the balance: with BM25 alone weighed, the documents
 	// found by dense search alone rank after what BM25 found.
-	res, err := r.Retrieve(ctx, "doctor physician", retrieval.Options{MaxParents: 4, Search: retrieval.SearchHybrid, Fusion: retrieval.Fusion{SparseWeight: 1, DenseWeight: 0.01}})
+	res, err := r.Retrieve(ctx, "doctor physician", retrieve.Options{MaxParents: 4, Search: retrieve.SearchHybrid, Fusion: retrieve.Fusion{SparseWeight: 1, DenseWeight: 0.01}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,17 +86,17 @@ func TestHybridFindsWhatEitherSearchFinds(t *testing.T) {
 
 func TestSearchModeMustFitTheIndex(t *testing.T) {
 	lexical := buildIndex(t, medical, newBuilder(t, 1000, 200, 0), indexer.Options{}).Retriever()
-	for _, mode := range []retrieval.SearchMode{retrieval.SearchDense, retrieval.SearchHybrid} {
-		_, err := lexical.Retrieve(context.Background(), "physician", retrieval.Options{Search: mode})
-		if !errors.Is(err, retrieval.ErrSearchMode) {
+	for _, mode := range []retrieve.SearchMode{retrieve.SearchDense, retrieve.SearchHybrid} {
+		_, err := lexical.Retrieve(context.Background(), "physician", retrieve.Options{Search: mode})
+		if !errors.Is(err, retrieve.ErrSearchMode) {
 			t.Errorf("%s over a BM25 index: %v, want ErrSearchMode", mode, err)
 		}
 	}
-	res, err := lexical.Retrieve(context.Background(), "physician", retrieval.Options{})
+	res, err := lexical.Retrieve(context.Background(), "physician", retrieve.Options{})
 	if err != nil || len(res) != 1 || res[0].Matches[0].FoundBy != "" {
 		t.Errorf("the default over a BM25 index: %v, %+v", err, res)
 	}
-	if _, err := retrieval.ParseSearchMode("Semantic"); err == nil {
+	if _, err := retrieve.ParseSearchMode("Semantic"); err == nil {
 		t.Error("an unknown mode was accepted")
 	}
 }

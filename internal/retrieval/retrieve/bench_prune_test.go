@@ -1,4 +1,4 @@
-package retrieval_test
+package retrieve_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 
 	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/index/embedded"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
@@ -45,7 +45,7 @@ func BenchmarkPrunedSearch(b *testing.B) {
 			tail := heaviest(store, vecs, len(vecs)/20)
 			search := func(v []vector.Vector) func(i int) error {
 				return func(i int) error {
-					_, err := store.Search(context.Background(), index.SearchRequest{Vector: v[i%len(v)], TopK: retrieval.DefaultChildTopK})
+					_, err := store.Search(context.Background(), index.SearchRequest{Vector: v[i%len(v)], TopK: retrieve.DefaultChildTopK})
 					return err
 				}
 			}
@@ -56,7 +56,7 @@ func BenchmarkPrunedSearch(b *testing.B) {
 				b.Run("search-tail/"+mode, func(b *testing.B) { timedQueries(b, store, children, len(tail), search(tail)) })
 				b.Run("retrieve/"+mode, func(b *testing.B) {
 					timedQueries(b, store, children, len(texts), func(i int) error {
-						_, err := r.Retrieve(context.Background(), texts[i%len(texts)], retrieval.Options{})
+						_, err := r.Retrieve(context.Background(), texts[i%len(texts)], retrieve.Options{})
 						return err
 					})
 				})

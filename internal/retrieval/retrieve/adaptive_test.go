@@ -1,4 +1,4 @@
-package retrieval_test
+package retrieve_test
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/policy"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
 
 // adaptiveDocs are two documents of one parent each, one child a line:
@@ -28,7 +28,7 @@ func TestAdaptiveMergesWhereEvidenceIsDenseAndStaysSmallElsewhere(t *testing.T) 
 	r := ix.Retriever()
 	// A merge share of a half: the falcons parent, three of whose four
 	// lines match, merges; the birds parent, one of four, stays small.
-	opts := retrieval.Options{Mode: retrieval.ModeAdaptive, MaxParents: 3, Adaptive: retrieval.AdaptiveOptions{MergeShare: 0.5}}
+	opts := retrieve.Options{Mode: retrieve.ModeAdaptive, MaxParents: 3, Adaptive: retrieve.AdaptiveOptions{MergeShare: 0.5}}
 	res, err := r.Retrieve(context.Background(), "falcon falcons", opts)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +57,7 @@ func TestAdaptiveMergesWhereEvidenceIsDenseAndStaysSmallElsewhere(t *testing.T) 
 		t.Errorf("with a window of 1 sentence the second result is %s %q, want a window %q", res[1].Level, got, want)
 	}
 
-	opts.Adaptive = retrieval.AdaptiveOptions{MergeShare: 1}
+	opts.Adaptive = retrieve.AdaptiveOptions{MergeShare: 1}
 	if res, err = r.Retrieve(context.Background(), "falcon falcons", opts); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestAdaptiveMergesWhereEvidenceIsDenseAndStaysSmallElsewhere(t *testing.T) 
 		t.Errorf("with a merge share of 1 the falcons parent is returned as %s %q, want its three children %q", res[0].Level, res[0].Text, want)
 	}
 
-	parents, err := r.Retrieve(context.Background(), "falcon falcons", retrieval.Options{MaxParents: 3})
+	parents, err := r.Retrieve(context.Background(), "falcon falcons", retrieve.Options{MaxParents: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestAdaptiveClimbsToTheSectionThatHoldsTheEvidence(t *testing.T) {
 	ix := buildIndex(t, []hierarchy.Document{sectionDoc}, sectionPolicy(t), indexer.Options{})
 	// With a merge share of a half, one falcon sentence of five keeps the
 	// others' parent small.
-	opts := retrieval.Options{Mode: retrieval.ModeAdaptive, MaxParents: 5, Adaptive: retrieval.AdaptiveOptions{MergeShare: 0.5}}
+	opts := retrieve.Options{Mode: retrieve.ModeAdaptive, MaxParents: 5, Adaptive: retrieve.AdaptiveOptions{MergeShare: 0.5}}
 	res, err := ix.Retriever().Retrieve(context.Background(), "falcon falcons", opts)
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func TestAdaptiveClimbsToTheSectionThatHoldsTheEvidence(t *testing.T) {
 
 // checkNoTextTwice fails when two results of one document cover the same
 // code points of it.
-func checkNoTextTwice(t *testing.T, res []retrieval.Result) {
+func checkNoTextTwice(t *testing.T, res []retrieve.Result) {
 	t.Helper()
 	seen := map[string]map[int]bool{}
 	for _, r := range res {
@@ -141,7 +141,7 @@ func checkNoTextTwice(t *testing.T, res []retrieval.Result) {
 		}
 		spans := r.Spans
 		if spans == nil {
-			spans = []retrieval.Interval{{Start: 0, End: utf8.RuneCountInString(r.Text)}}
+			spans = []retrieve.Interval{{Start: 0, End: utf8.RuneCountInString(r.Text)}}
 		}
 		for _, s := range spans {
 			for i := s.Start; i < s.End; i++ {
@@ -157,7 +157,7 @@ func checkNoTextTwice(t *testing.T, res []retrieval.Result) {
 func TestAdaptiveKeepsToTheBudget(t *testing.T) {
 	ix := buildIndex(t, []hierarchy.Document{sectionDoc}, sectionPolicy(t), indexer.Options{})
 	for _, budget := range []int{8, 30, 60, 120, 400} {
-		res, err := ix.Retriever().Retrieve(context.Background(), "falcon falcons", retrieval.Options{Mode: retrieval.ModeAdaptive, MaxParents: 5, Budget: budget})
+		res, err := ix.Retriever().Retrieve(context.Background(), "falcon falcons", retrieve.Options{Mode: retrieve.ModeAdaptive, MaxParents: 5, Budget: budget})
 		if err != nil {
 			t.Fatal(err)
 		}

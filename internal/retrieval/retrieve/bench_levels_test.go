@@ -1,4 +1,4 @@
-package retrieval_test
+package retrieve_test
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/eval"
 	"github.com/parentrag/parentrag/internal/policy"
-	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
+	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/sharedtest"
 )
 
@@ -41,9 +41,9 @@ func BenchmarkLevels(b *testing.B) {
 	}
 	for _, shape := range levelShapes {
 		bu := levelsBundle(b, corpus, shape.levels)
-		for _, mode := range []retrieval.Mode{retrieval.ModeParents, retrieval.ModeAdaptive} {
+		for _, mode := range []retrieve.Mode{retrieve.ModeParents, retrieve.ModeAdaptive} {
 			b.Run(shape.name+"/"+strings.ToLower(string(mode)), func(b *testing.B) {
-				opts := retrieval.Options{Mode: mode}
+				opts := retrieve.Options{Mode: mode}
 				ctx := context.Background()
 				b.ResetTimer()
 				for i := range b.N {
