@@ -9,7 +9,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // Record is one indexed child: its id, the parent it points to, the source

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/index/vector"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
 
 // golden is one golden query per document of corpus, the third judged by

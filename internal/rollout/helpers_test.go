@@ -8,12 +8,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/index/vector"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
 
 // corpus is five documents on distinct topics; the airship document is

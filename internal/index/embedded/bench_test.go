@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/vector"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
 
 // The synthetic corpus: term ids follow a Zipf law over a 50k vocabulary,

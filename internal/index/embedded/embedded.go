@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // ErrCorruptFile reports a persisted store that is truncated, fails its

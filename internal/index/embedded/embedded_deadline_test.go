@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // expiringContext reports no error for its first `after` calls to Err and

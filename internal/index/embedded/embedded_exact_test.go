@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // TestEmbeddedExactVsBruteForce applies random upserts, replacements and

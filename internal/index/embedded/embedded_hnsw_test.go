@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // TestHNSWRecall compares the HNSW index with exact flat search on

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // The memory benchmarks measure in a fresh process each (the test binary

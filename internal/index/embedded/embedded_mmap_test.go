@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // mixedQueries returns n queries alternating sparse and 5-dim dense parts,

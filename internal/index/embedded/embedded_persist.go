@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/parentrag/parentrag/internal/directfile"
-	"github.com/parentrag/parentrag/internal/retrieval/filesum"
+	"github.com/parentrag/parentrag/internal/filesum"
 )
 
 // File is the name of the file Save writes inside its directory.

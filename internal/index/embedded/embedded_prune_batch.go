@@ -4,7 +4,7 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/parentrag/parentrag/internal/retrieval/maxima"
+	"github.com/parentrag/parentrag/internal/index/maxima"
 )
 
 // Batched group scoring: grouped search scores the groups it cannot rule

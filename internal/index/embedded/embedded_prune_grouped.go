@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/parentrag/parentrag/internal/retrieval/maxima"
+	"github.com/parentrag/parentrag/internal/index/maxima"
 )
 
 // Grouped pruned search: bound every group of slots first, seed the floor

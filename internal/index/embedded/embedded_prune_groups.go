@@ -3,7 +3,7 @@ package embedded
 import (
 	"math"
 
-	"github.com/parentrag/parentrag/internal/retrieval/maxima"
+	"github.com/parentrag/parentrag/internal/index/maxima"
 )
 
 // Slot-group maxima bound a dense term's weights over fixed runs of slots.

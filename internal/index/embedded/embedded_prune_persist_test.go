@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // savedFile saves e and returns the file's bytes and decoded header.

@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/parentrag/parentrag/internal/retrieval/maxima"
+	"github.com/parentrag/parentrag/internal/index/maxima"
 )
 
 // The sweep of grouped search scores the groups the seeds could not rule

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval/maxima"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/maxima"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // pruneCorpus is a random store for comparing pruned with exhaustive

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"slices"
 
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // posting is one sparse entry: a record slot and its weight for the term.

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // checkRecords validates a batch without touching the store and returns the

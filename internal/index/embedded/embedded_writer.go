@@ -8,8 +8,8 @@ import (
 	"os"
 	"sync"
 
+	"github.com/parentrag/parentrag/internal/filesum"
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval/filesum"
 )
 
 // FileWriter writes the file Embedded.Save writes for the same records,

@@ -20,8 +20,8 @@ import (
 	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/index/milvus"
+	"github.com/parentrag/parentrag/internal/index/vector"
 	"github.com/parentrag/parentrag/internal/milvustest"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
 
 var collectionSeq atomic.Int64

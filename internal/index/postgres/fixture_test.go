@@ -12,12 +12,12 @@ import (
 	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/index/postgres"
 	"github.com/parentrag/parentrag/internal/index/postgres/pgtest"
+	"github.com/parentrag/parentrag/internal/index/vector"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
 
 // fixture is a synthetic corpus indexed by the real pipeline (default

@@ -11,7 +11,7 @@ import (
 	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/index/postgres"
 	"github.com/parentrag/parentrag/internal/index/postgres/pgtest"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // TestSparseSearchIsTheEmbeddedStores is the key property: the same ids in

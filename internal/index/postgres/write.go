@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // maxBatchBytes bounds the estimated size of one insert statement.

@@ -11,9 +11,9 @@ import (
 	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/index/segment"
+	"github.com/parentrag/parentrag/internal/index/vector"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
 
 // BenchmarkSegmentBuild compares, from the same analyses (synthetic

@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/vector"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
 
 // benchChildrenPerDoc is how many children a synthetic document makes

@@ -3,7 +3,7 @@ package segment
 import (
 	"math/bits"
 
-	"github.com/parentrag/parentrag/internal/retrieval/maxima"
+	"github.com/parentrag/parentrag/internal/index/maxima"
 )
 
 // parentMaxima is a term's bound at every parent of a segment, one byte

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // Search returns the hits SearchExhaustive returns, the same children in

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/parentrag/parentrag/internal/retrieval/maxima"
+	"github.com/parentrag/parentrag/internal/index/maxima"
 )
 
 // seedParents is how many parents of largest bound, over every segment

@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // Hit is one child found by Search: its id, where it is, and its score.

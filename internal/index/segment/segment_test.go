@@ -13,8 +13,8 @@ import (
 	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/index/segment"
+	"github.com/parentrag/parentrag/internal/index/vector"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
 
 // corpusParent is one parent of a test corpus: its context text and its

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/parentrag/parentrag/internal/index/vector"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
 
 // Set is a revision's child index: its segments, in order, and the BM25

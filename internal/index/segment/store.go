@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // Store serves a Set as an index.Searcher (and PostingsCounter):

@@ -12,8 +12,8 @@ import (
 
 	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/index/segment"
+	"github.com/parentrag/parentrag/internal/index/vector"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
 
 // segmentFiles writes the analyses into segment files cut at the given

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/parentrag/parentrag/internal/filesum"
 	"github.com/parentrag/parentrag/internal/index/segment"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
-	"github.com/parentrag/parentrag/internal/retrieval/filesum"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
 	"github.com/parentrag/parentrag/internal/telemetry"

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/parentrag/parentrag/internal/chunking"
-	"github.com/parentrag/parentrag/internal/retrieval/filesum"
+	"github.com/parentrag/parentrag/internal/filesum"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 

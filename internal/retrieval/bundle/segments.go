@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/parentrag/parentrag/internal/filesum"
 	"github.com/parentrag/parentrag/internal/index/segment"
-	"github.com/parentrag/parentrag/internal/retrieval/filesum"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
 )
 

@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/parentrag/parentrag/internal/retrieval/filesum"
+	"github.com/parentrag/parentrag/internal/filesum"
 )
 
 // ErrCorrupt marks a bundle file that is missing or differs from what the

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/retrieval/filesum"
+	"github.com/parentrag/parentrag/internal/filesum"
 )
 
 // TestSumFilesTakesWhatWasWrittenOnlyAtItsSize checks that sumFiles lists

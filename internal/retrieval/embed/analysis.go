@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // Analysis is all the lexical embedder needs to know of one text: its

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // The benchmark cache: 100k children of a 384-dimension model (bge-small,

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // maxCacheDims is the longest vector a cache store accepts (and, on disk,

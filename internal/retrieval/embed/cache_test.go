@@ -15,7 +15,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // realVector is a deterministic embedding of text whose values use every

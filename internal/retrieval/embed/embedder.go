@@ -6,7 +6,7 @@ package embed
 import (
 	"context"
 
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // Embedder embeds documents (children) and queries. EmbedDocuments returns

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // Hybrid embeds every text twice: sparsely with the lexical BM25 embedder

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // fixedDense embeds every text as its length, one dimension.

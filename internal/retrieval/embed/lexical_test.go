@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 var bm25Corpus = []string{

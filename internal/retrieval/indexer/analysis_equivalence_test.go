@@ -12,13 +12,13 @@ import (
 
 	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/eval"
+	"github.com/parentrag/parentrag/internal/index/vector"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
 	"github.com/parentrag/parentrag/internal/sharedtest"
 )
 

@@ -6,8 +6,8 @@ import (
 	"slices"
 
 	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/vector"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
 
 // slot is one child of the index: the child-th child of unit u, whose

@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/parentrag/parentrag/internal/directfile"
-	"github.com/parentrag/parentrag/internal/retrieval/filesum"
+	"github.com/parentrag/parentrag/internal/filesum"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 

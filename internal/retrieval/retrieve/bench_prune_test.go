@@ -9,10 +9,10 @@ import (
 
 	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/index/embedded"
+	"github.com/parentrag/parentrag/internal/index/vector"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
 )
 
 // BenchmarkPrunedSearch compares pruned with exhaustive sparse search on

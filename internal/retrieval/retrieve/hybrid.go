@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
+	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
 // SearchMode chooses which parts of a query's vector search the children.

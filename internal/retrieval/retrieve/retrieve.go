@@ -10,11 +10,11 @@ import (
 	"sort"
 
 	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/vector"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
-	"github.com/parentrag/parentrag/internal/retrieval/vector"
 	"github.com/parentrag/parentrag/internal/telemetry"
 )
 
