@@ -45,8 +45,11 @@ control-plane: ## Build the control-plane binaries for tests and the demo.
 	hack/control-plane.sh
 
 .PHONY: test
-test: manifests generate vet test-packages glove postgres-engine ## Run every test (unit, conformance, envtest, end to end, real clients).
-	$(WITH_CONTROL_PLANE) $(GO) test $(TEST_FLAGS) ./...
+# Every test runs once (hack/test.sh): under the race detector, except the
+# long quality, load and end-to-end runs that -short skips, which run after
+# it without the detector.
+test: manifests generate vet test-packages glove postgres-engine ## Run every test (unit, conformance, envtest, end to end, real clients), most under the race detector.
+	$(WITH_CONTROL_PLANE) hack/test.sh $(TEST_FLAGS)
 	$(MAKE) test-clients
 	$(MAKE) test-monitoring
 
@@ -89,10 +92,6 @@ postgres-engine: ## Install PGlite with pgvector for the Postgres tests (needs N
 .PHONY: test-clients
 test-clients: ## Run the client test suite (needs Node 20 and the npm registry).
 	cd test/clients && npm ci --no-audit --no-fund && npm test
-
-.PHONY: test-race
-test-race: test-packages glove postgres-engine ## Run the tests under the race detector (the SQuAD test is skipped: -short).
-	$(WITH_CONTROL_PLANE) $(GO) test -race -short -count=1 -timeout 30m ./...
 
 # A count, not a duration: with -fuzztime as a duration, Go 1.26's fuzzing
 # coordinator can fail a target at its deadline with "context deadline
