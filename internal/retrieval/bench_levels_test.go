@@ -8,6 +8,7 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/eval"
+	"github.com/parentrag/parentrag/internal/eval/evaltest"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
@@ -35,7 +36,7 @@ var levelShapes = []struct {
 // both modes, with the default options. It reports the bundle's size on
 // disk, the units its parent store holds and the children it indexes.
 func BenchmarkLevels(b *testing.B) {
-	corpus, questions, err := eval.LoadSet(sharedtest.Dir(b, "eval", "squad-v1.1-dev"), "articles.jsonl.gz")
+	corpus, questions, err := evaltest.LoadSet(sharedtest.Dir(b, "eval", "squad-v1.1-dev"), "articles.jsonl.gz")
 	if err != nil {
 		b.Fatal(err)
 	}

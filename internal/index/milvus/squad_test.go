@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/eval"
+	"github.com/parentrag/parentrag/internal/eval/evaltest"
 	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/index/milvus"
 	"github.com/parentrag/parentrag/internal/milvustest"
@@ -25,7 +25,7 @@ import (
 func TestSquadParity(t *testing.T) {
 	dir := sharedtest.Dir(t, "eval", "squad-v1.1-dev")
 	ctx := context.Background()
-	corpusData, questions, err := eval.LoadSet(dir, "articles.jsonl.gz")
+	corpusData, questions, err := evaltest.LoadSet(dir, "articles.jsonl.gz")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 
-	"github.com/parentrag/parentrag/internal/eval"
+	"github.com/parentrag/parentrag/internal/eval/evaltest"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
@@ -137,7 +137,7 @@ func defaultPolicy(t *testing.T) policy.Compiled {
 // articles that a build filling the unit cache and one reusing every unit
 // both write exactly the bundle of a build without cache.
 func TestUnitCacheKeepsSquadBundlesIdentical(t *testing.T) {
-	corpus, _, err := eval.LoadSet(sharedtest.Dir(t, "eval", "squad-v1.1-dev"), "articles.jsonl.gz")
+	corpus, _, err := evaltest.LoadSet(sharedtest.Dir(t, "eval", "squad-v1.1-dev"), "articles.jsonl.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
