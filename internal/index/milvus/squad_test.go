@@ -7,7 +7,6 @@ import (
 
 	"github.com/parentrag/parentrag/internal/eval/evaltest"
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/index/milvus"
 	"github.com/parentrag/parentrag/internal/milvustest"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval"
@@ -61,7 +60,7 @@ func TestSquadParity(t *testing.T) {
 
 	srv := milvustest.Start(t)
 	cfg := testConfig(srv)
-	cfg.Collection = milvus.CollectionName("default", "squad", compiled.Revision[:min(8, len(compiled.Revision))])
+	cfg.Collection = "default_squad_" + compiled.Revision[:min(8, len(compiled.Revision))]
 	st := openStore(t, cfg)
 	if err := st.Create(ctx); err != nil {
 		t.Fatal(err)
