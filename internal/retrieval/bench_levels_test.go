@@ -80,9 +80,7 @@ func levelsBundle(b *testing.B, corpus *eval.Corpus, levels []v1alpha1.Level) *b
 	m.Embedder.ContextWeight = indexer.DefaultContextWeight
 	m.Policy = compiled.Manifested().Spec
 	dir := filepath.Join(b.TempDir(), "bundle")
-	if _, err := bundle.Save(dir, ix, m, false); err != nil {
-		b.Fatal(err)
-	}
+	bundletest.SaveIndex(b, dir, ix, m)
 	bu, err := bundle.Open(dir)
 	if err != nil {
 		b.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
@@ -296,9 +297,7 @@ func TestRunStreamsTheBundleSaveWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	saved := filepath.Join(t.TempDir(), "bundle")
-	if _, err := bundle.Save(saved, ix, m, false); err != nil {
-		t.Fatal(err)
-	}
+	bundletest.SaveIndex(t, saved, ix, m)
 	sameBundles(t, streamed, saved)
 	if entries, _ := os.ReadDir(filepath.Dir(streamed)); len(entries) != 1 {
 		t.Errorf("the build left %d entries beside the bundle, want 1", len(entries))
