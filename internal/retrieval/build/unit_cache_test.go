@@ -254,10 +254,11 @@ func TestUnitCacheRebuildsDamagedUnits(t *testing.T) {
 	}
 }
 
-// unitFiles lists the packs of the unit cache in dir, in lexical order.
+// unitFiles lists the packs of the unit cache in dir (one file per scope,
+// named *.pack), in lexical order.
 func unitFiles(t *testing.T, dir string) []string {
 	t.Helper()
-	files, err := indexer.UnitPacks(dir)
+	files, err := filepath.Glob(filepath.Join(dir, "*.pack"))
 	if err != nil {
 		t.Fatal(err)
 	}
