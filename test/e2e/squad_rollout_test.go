@@ -18,7 +18,6 @@ import (
 	"github.com/parentrag/parentrag/internal/devcluster"
 	"github.com/parentrag/parentrag/internal/eval/evaltest"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
-	"github.com/parentrag/parentrag/internal/revisionparents"
 	"github.com/parentrag/parentrag/internal/sharedtest"
 )
 
@@ -74,7 +73,7 @@ func TestSquadRolloutReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer router.Stop()
-	parents := revisionparents.New(env.Client, corpus, t.TempDir())
+	parents := devcluster.NewRevisionParents(env.Client, corpus, t.TempDir())
 	if _, err := parents.Of(ctx, first); err != nil {
 		t.Fatal(err)
 	}
