@@ -109,11 +109,11 @@ func scrapeError(kind string, err error) prometheus.Metric {
 	return prometheus.MustNewConstMetric(statusScrapeErrorDesc, prometheus.GaugeValue, v, kind)
 }
 
-// RegisterStatusMetrics exports the conditions of the Corpora and
-// Retrievers reader sees on reg. A collector registered before on reg is
-// replaced.
-func RegisterStatusMetrics(reg prometheus.Registerer, reader client.Reader) error {
-	return registerCollector(reg, &statusCollector{reader: func() client.Reader { return reader }})
+// RegisterStatusMetrics exports on reg the conditions of the Corpora and
+// Retrievers in the cache reader returns at each scrape (nil: none, and no
+// series). A collector registered before on reg is replaced.
+func RegisterStatusMetrics(reg prometheus.Registerer, reader func() client.Reader) error {
+	return registerCollector(reg, &statusCollector{reader: reader})
 }
 
 // registerCollector registers c on reg in place of an equal collector.
@@ -178,7 +178,7 @@ func (statusSource) NeedLeaderElection() bool { return false }
 func registerStatusMetrics(mgr ctrl.Manager) error {
 	var err error
 	runningCaches.once.Do(func() {
-		err = registerCollector(ctrlmetrics.Registry, &statusCollector{reader: latestCache})
+		err = RegisterStatusMetrics(ctrlmetrics.Registry, latestCache)
 	})
 	if err != nil {
 		return err

@@ -56,7 +56,7 @@ func BenchmarkLocalIndexTracing(b *testing.B) {
 	b.Run("off", run)
 	b.Run("on", func(b *testing.B) {
 		exp := &countingExporter{}
-		stop, err := telemetry.StartWith(context.Background(), exp, "bench")
+		stop, err := telemetry.Setup(context.Background(), telemetry.Config{Exporter: exp, ServiceName: "bench"})
 		if err != nil {
 			b.Fatal(err)
 		}

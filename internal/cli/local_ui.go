@@ -41,7 +41,7 @@ func newLocalUICommand() *cobra.Command {
 // inspector until the command's context is cancelled.
 func runLocalUI(cmd *cobra.Command, dir, addr string) error {
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-	srv := server.New(server.Options{Addr: addr, ShutdownDelay: -1, Inspector: server.InspectorOptions{Enabled: true}})
+	srv := server.New(server.Options{ShutdownDelay: -1, Inspector: server.InspectorOptions{Enabled: true}})
 	if dir != "" {
 		b, err := openLocalIndex(dir)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -192,13 +193,16 @@ func TestServeIndex(t *testing.T) {
 
 func TestServeConfigMap(t *testing.T) {
 	index := localIndex(t)
-	cms, err := cmbundle.Pack(index, "team-a", "docs-rev", map[string]string{cmbundle.LabelCorpus: "docs"})
+	packer, err := cmbundle.NewPacker(index, "team-a", "docs-rev", map[string]string{cmbundle.LabelCorpus: "docs"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs := make([]client.Object, len(cms))
-	for i := range cms {
-		objs[i] = &cms[i]
+	var objs []client.Object
+	if err := packer.Each(func(cm *corev1.ConfigMap) error {
+		objs = append(objs, cm.DeepCopy())
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	reader := func() (client.Reader, error) { return fake.NewClientBuilder().WithObjects(objs...).Build(), nil }
 	t.Setenv("POD_NAMESPACE", "team-a")

@@ -19,9 +19,9 @@ import (
 // Labels on every ConfigMap of a revision.
 const (
 	// LabelCorpus names the Corpus the revision belongs to (set by the
-	// caller of Pack).
+	// caller of NewPacker).
 	LabelCorpus = "parentrag.io/corpus"
-	// LabelRevision is the bundle's revision. Pack sets it from the bundle
+	// LabelRevision is the bundle's revision. A Packer sets it from the bundle
 	// manifest when the caller does not; shared shards have none.
 	LabelRevision = "parentrag.io/revision"
 	// LabelRole is RoleManifest or RoleShard.

@@ -42,6 +42,20 @@ func saveBundle(t testing.TB, docs []hierarchy.Document, rev string) string {
 	return bundletest.Save(t, docs, rev)
 }
 
+// Pack returns every ConfigMap a Packer of dir hands out, in order.
+func Pack(dir, namespace, name string, labels map[string]string, opts ...PackOption) ([]corev1.ConfigMap, error) {
+	p, err := NewPacker(dir, namespace, name, labels, opts...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]corev1.ConfigMap, 0, p.Count())
+	err = p.Each(func(cm *corev1.ConfigMap) error {
+		out = append(out, *cm)
+		return nil
+	})
+	return out, err
+}
+
 // pack packs dir as corpus "docs" in namespace "ns" under name, failing the
 // test on an error.
 func pack(t testing.TB, dir, name string) []corev1.ConfigMap {

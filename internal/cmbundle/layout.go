@@ -49,7 +49,7 @@ type fileGroup struct {
 	shared bool
 }
 
-// groupFiles puts files in the order Pack packs them: when sharing and the
+// groupFiles puts files in the order a Packer packs them: when sharing and the
 // bundle's children are segments, first the files of no segment, then
 // each segment's files (its segment file, then its parent pack's) as a
 // shared group, in the manifest's order; otherwise every file, in one

@@ -17,41 +17,27 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 )
 
-// Pack turns the complete bundle in dir into ConfigMaps for namespace: shard
-// ConfigMaps holding every file's bytes in binaryData (each shard under
-// MaxShardBytes, large files spanning shards), then the manifest ConfigMap
-// named name, holding manifest.json verbatim and the file table (FilesKey).
-// The revision's own shards are named <name>-0, <name>-1, ...; with
-// SharingSegments, the shards of each segment of a bundle of segments are
-// named by what they hold instead and shared by every revision holding
-// that segment, and with OmittingStored those already stored are left out.
-// The manifest ConfigMap is last: created in the order returned, it exists
-// only once every shard does. Every ConfigMap is immutable and carries
-// labels plus LabelRole; the revision's own carry LabelRevision too (from
-// the bundle, unless labels set it), shared shards never do. The same dir
-// always gives identical ConfigMaps. Every file read is checked against
-// the SHA-256 its manifest records: a bundle whose files are not what its
-// manifest says is refused, so a ConfigMap never holds other bytes than
-// its name and the file table promise. manifest.json itself is not
-// sharded: Unpack writes it from the manifest ConfigMap, last. Pack holds
-// every ConfigMap at once; a Packer hands them out one at a time.
-func Pack(dir, namespace, name string, labels map[string]string, opts ...PackOption) ([]corev1.ConfigMap, error) {
-	p, err := NewPacker(dir, namespace, name, labels, opts...)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]corev1.ConfigMap, 0, p.Count())
-	err = p.Each(func(cm *corev1.ConfigMap) error {
-		out = append(out, *cm)
-		return nil
-	})
-	return out, err
-}
-
-// Packer hands out the ConfigMaps Pack returns, in the same order, one at
-// a time, reading the bytes of one shard after the other: storing a
-// revision with it holds one shard, and the bundle file it comes from, in
-// memory, not the revision.
+// Packer turns the complete bundle in a directory into ConfigMaps for a
+// namespace, handed out one at a time (Each): shard ConfigMaps holding
+// every file's bytes in binaryData (each shard under MaxShardBytes, large
+// files spanning shards), then the manifest ConfigMap, holding
+// manifest.json verbatim and the file table (FilesKey). The revision's
+// own shards are named <name>-0, <name>-1, ... after the manifest
+// ConfigMap's name; with SharingSegments, the shards of each segment of a
+// bundle of segments are named by what they hold instead and shared by
+// every revision holding that segment, and with OmittingStored those
+// already stored are left out. The manifest ConfigMap is last: created in
+// the order handed out, it exists only once every shard does. Every
+// ConfigMap is immutable and carries the labels given plus LabelRole; the
+// revision's own carry LabelRevision too (from the bundle, unless the
+// labels set it), shared shards never do. The same directory always gives
+// identical ConfigMaps. Every file read is checked against the SHA-256 its
+// manifest records: a bundle whose files are not what its manifest says
+// is refused, so a ConfigMap never holds other bytes than its name and the
+// file table promise. manifest.json itself is not sharded: Unpack writes
+// it from the manifest ConfigMap, last. A Packer reads the bytes of one
+// shard after the other: storing a revision with it holds one shard, and
+// the bundle file it comes from, in memory, not the revision.
 type Packer struct {
 	layout    *layout
 	namespace string
@@ -63,9 +49,10 @@ type Packer struct {
 	count     int             // the ConfigMaps Each hands out
 }
 
-// NewPacker lays out the bundle in dir as Pack does, from its manifest and
-// the sizes of its files, and refuses what Pack refuses but for the bytes
-// of a file unlike its manifest, which Each finds.
+// NewPacker lays out the bundle in dir, from its manifest and the sizes of
+// its files, for a manifest ConfigMap named name in namespace, and refuses
+// invalid names and labels and an incomplete bundle; a file whose bytes
+// are unlike its manifest Each finds.
 func NewPacker(dir, namespace, name string, labels map[string]string, opts ...PackOption) (*Packer, error) {
 	var o packOptions
 	for _, opt := range opts {
@@ -161,7 +148,7 @@ func (p *Packer) Each(f func(cm *corev1.ConfigMap) error) error {
 	return f(&manifest)
 }
 
-// PackOption changes how Pack names and shares shards.
+// PackOption changes how a Packer names and shares shards.
 type PackOption func(*packOptions)
 
 type packOptions struct {
@@ -171,7 +158,7 @@ type packOptions struct {
 	only         map[string]bool // the shards Each hands out, when restoring
 }
 
-// SharingSegments makes Pack put each segment of a bundle of segments (its
+// SharingSegments makes a Packer put each segment of a bundle of segments (its
 // segment file and its parent pack) in shards of its own, named
 // "<prefix>-<first 20 hex digits of a SHA-256 of what the shard holds>"
 // (each chunk's key, and the SHA-256, offset and length of the bytes of the
@@ -185,7 +172,7 @@ func SharingSegments(prefix string) PackOption {
 	return func(o *packOptions) { o.sharedPrefix = prefix }
 }
 
-// OmittingStored makes Pack leave out every shared shard (see
+// OmittingStored makes a Packer leave out every shared shard (see
 // SharingSegments) whose name stored reports as stored already: its bytes
 // are neither read nor returned. The manifest ConfigMap still names it. An
 // edit's revision then reads and returns only the shards of the segments

@@ -6,6 +6,9 @@
 //
 // The binaries come from hack/control-plane.sh, which `make test` and
 // .ci/run call first; KUBEBUILDER_ASSETS points at them.
+//
+// RevisionParents reads back which parents a revision's ConfigMaps hold,
+// for tests that check the answers of the query servers it starts.
 package devcluster
 
 import (

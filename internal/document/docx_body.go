@@ -2,7 +2,6 @@ package document
 
 import (
 	"encoding/xml"
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -249,7 +248,7 @@ func (c *docxConverter) addListItem(item string) {
 // grow counts n more bytes of text, failing past the limit.
 func (c *docxConverter) grow(n int) error {
 	if c.size += n; c.size > c.limits.MaxTextBytes {
-		return fmt.Errorf("converted text is over %d bytes (the limit per document)", c.limits.MaxTextBytes)
+		return textTooLong(c.limits.MaxTextBytes)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package document
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -147,6 +146,3 @@ func textOf(n *html.Node) string {
 // collapse turns every run of white space into one space and trims the
 // ends.
 func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// errTextTooLong is the error of a page whose Markdown outgrows the limit.
-var errTextTooLong = errors.New("text too long")

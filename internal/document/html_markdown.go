@@ -1,7 +1,6 @@
 package document
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -227,7 +226,7 @@ func (c *converter) row(tr *html.Node) string {
 func (c *converter) grow(n int) {
 	c.size += n
 	if c.size > c.limit && c.err == nil {
-		c.err = fmt.Errorf("converted text is over %d bytes (the limit per document)", c.limit)
+		c.err = textTooLong(c.limit)
 	}
 }
 

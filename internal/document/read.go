@@ -117,7 +117,8 @@ func textTitle(f Format, text string) string {
 	return MarkdownTitle(text)
 }
 
-// tooLong is the error of converted text over MaxTextBytes.
-func (l Limits) tooLong() error {
-	return fmt.Errorf("converted text is over %d bytes (the limit per document)", l.MaxTextBytes)
+// textTooLong is the error of converted text over limit bytes
+// (Limits.MaxTextBytes).
+func textTooLong(limit int) error {
+	return fmt.Errorf("converted text is over %d bytes (the limit per document)", limit)
 }

@@ -3,7 +3,6 @@ package document
 import (
 	"bytes"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -14,15 +13,6 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 // CheckText refuses data that is binary (holds a NUL byte) or not valid
 // UTF-8, naming the byte offset of the first bad byte.
 func CheckText(data []byte) error { return checkTextAt(data, 0) }
-
-// CheckString is CheckText for text held in a string, which it does not
-// copy unless the text is refused.
-func CheckString(text string) error {
-	if strings.IndexByte(text, 0) < 0 && utf8.ValidString(text) {
-		return nil
-	}
-	return CheckText([]byte(text))
-}
 
 // checkTextAt is CheckText for data that starts at byte offset base of its
 // file: the offsets it names count from the start of the file.

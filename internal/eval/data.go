@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -118,20 +117,6 @@ func locateParagraphs(text string, ids []string) ([]paragraph, error) {
 		pos += n + 2
 	}
 	return out, nil
-}
-
-// LoadSet reads an evaluation set's folder: its documents from corpusFile
-// (see LoadCorpus) and its questions from queries.jsonl.gz.
-func LoadSet(dir, corpusFile string) (*Corpus, []Query, error) {
-	corpus, err := LoadCorpus(filepath.Join(dir, corpusFile))
-	if err != nil {
-		return nil, nil, err
-	}
-	queries, err := LoadQueries(filepath.Join(dir, "queries.jsonl.gz"))
-	if err != nil {
-		return nil, nil, err
-	}
-	return corpus, queries, nil
 }
 
 // LoadQueries reads a JSON Lines query file: `_id`, `text` and optional

@@ -17,7 +17,6 @@ package glove
 
 import (
 	"fmt"
-	"math"
 )
 
 // Model holds word vectors: words ranked by frequency (rank 0 the most
@@ -70,19 +69,4 @@ func (m *Model) Vector(word string) []float32 {
 		return nil
 	}
 	return append([]float32(nil), m.row(r)...)
-}
-
-// Cosine is the cosine similarity of two vectors of equal length, 0 when
-// either is zero.
-func Cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 )
 
 // Package is the npm package that holds the vectors, and File its one
@@ -125,24 +124,4 @@ func InstallDir() (string, error) {
 			return "", fmt.Errorf("glove: no test/glove/package-lock.json above %s; set %s", wd, DirEnv)
 		}
 	}
-}
-
-var shared struct {
-	once sync.Once
-	m    *Model
-	err  error
-}
-
-// Shared loads the model of InstallDir once per process, for tests and
-// demos that share it.
-func Shared() (*Model, error) {
-	shared.once.Do(func() {
-		dir, err := InstallDir()
-		if err != nil {
-			shared.err = err
-			return
-		}
-		shared.m, shared.err = Open(dir, Options{})
-	})
-	return shared.m, shared.err
 }

@@ -193,17 +193,12 @@ func newParentSplitter(norm v1alpha1.ChunkingPolicySpec, seps []string, regex bo
 	return split.NewSectioner(o), nil
 }
 
-// newSplitter builds one recursive splitter.
+// newSplitter builds one recursive splitter: LangChain's defaults
+// (split.DefaultOptions) with the policy's sizes, separators and length.
 func newSplitter(c v1alpha1.ChunkSize, seps []string, regex bool, length split.LengthFunc) (*split.Recursive, error) {
-	return split.NewRecursive(split.Options{
-		ChunkSize:        c.ChunkSize,
-		ChunkOverlap:     c.ChunkOverlap,
-		Separators:       seps,
-		IsSeparatorRegex: regex,
-		KeepSeparator:    split.KeepStart,
-		StripWhitespace:  true,
-		Length:           length,
-	})
+	o := split.DefaultOptions(c.ChunkSize, c.ChunkOverlap)
+	o.Separators, o.IsSeparatorRegex, o.Length = seps, regex, length
+	return split.NewRecursive(o)
 }
 
 // Manifested is the policy as a build records it in a revision's manifest.

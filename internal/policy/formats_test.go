@@ -74,8 +74,9 @@ func TestDefaultPolicySplitsCodeAsFromLanguage(t *testing.T) {
 	c := mustCompile(t, v1alpha1.ChunkingPolicySpec{Parent: &v1alpha1.ChunkSize{ChunkSize: 400}, Child: &v1alpha1.ChunkSize{ChunkSize: 100, ChunkOverlap: 10}})
 	for _, name := range []string{"inventory.py", "ratelimit.go", "shapes.ts"} {
 		doc := codeSample(t, name)
-		o, err := split.LanguageOptions(split.LanguageOfPath(name), 400, 0)
-		if err != nil {
+		o := split.DefaultOptions(400, 0)
+		var err error
+		if o.Separators, o.IsSeparatorRegex, err = split.Separators(string(split.LanguageOfPath(name))); err != nil {
 			t.Fatal(err)
 		}
 		want, err := split.NewRecursive(o)

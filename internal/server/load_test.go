@@ -100,9 +100,7 @@ func loadIndex(tb testing.TB, n int) *loadFixture {
 	// so the directory is not the test's; the index is opened, its files
 	// can go at once.
 	defer os.RemoveAll(dir)
-	if _, err := bundle.Save(filepath.Join(dir, "bundle"), ix, bundletest.Manifest(docs, "load"), false); err != nil {
-		tb.Fatal(err)
-	}
+	bundletest.SaveIndex(tb, filepath.Join(dir, "bundle"), ix, bundletest.Manifest(docs, "load"))
 	b, err := bundle.Open(filepath.Join(dir, "bundle"))
 	if err != nil {
 		tb.Fatal(err)

@@ -26,6 +26,7 @@ import (
 
 // Defaults and limits of Options and of a request.
 const (
+	// DefaultAddr is where `parentrag serve` listens unless told otherwise.
 	DefaultAddr            = ":8080"
 	DefaultCorpus          = "default"
 	DefaultMaxBodyBytes    = 64 << 10
@@ -64,8 +65,6 @@ const (
 
 // Options configure a Server. Zero fields take their defaults.
 type Options struct {
-	// Addr is the address Run listens on (default ":8080").
-	Addr string
 	// Corpus names the Corpus served: the id of the one vector store of
 	// the OpenAI-compatible endpoints (default "default").
 	Corpus string
@@ -121,7 +120,7 @@ type Options struct {
 	// Retry-After, leaving MaxInFlight slots to the others.
 	MaxHeavyInFlight int
 	// ShutdownDelay is how long the server keeps accepting and answering
-	// requests once Run's context is cancelled, with /readyz at 503 and
+	// requests once Serve's context is cancelled, with /readyz at 503 and
 	// keep-alives off, before it stops listening (default 5s; negative
 	// means none). It covers the time Kubernetes takes to remove a
 	// terminating pod from its Service's endpoints.
@@ -146,9 +145,6 @@ type Options struct {
 
 // withDefaults returns o with zero fields set to their defaults.
 func (o Options) withDefaults() Options {
-	if o.Addr == "" {
-		o.Addr = DefaultAddr
-	}
 	if o.Corpus == "" {
 		o.Corpus = DefaultCorpus
 	}
@@ -283,25 +279,12 @@ func (s *Server) SetBundle(b *bundle.Bundle) {
 	s.metrics.setBundle(&b.Manifest)
 }
 
-// Ready reports whether a bundle is set and the server is not shutting
-// down: what /readyz answers.
-func (s *Server) Ready() bool { return s.loaded.Load() != nil && !s.draining.Load() }
-
 // Handler returns the server's routes, instrumented: /v1/retrieve, the
 // protocol endpoints (/v1/langchain/retrieve, /v1/vector_stores..., /mcp),
 // /openapi.json, /healthz, /readyz and /metrics, and the inspector's page
-// and preview when it is enabled.
+// and preview when it is enabled. Serve serves them; a test may mount them
+// on its own server.
 func (s *Server) Handler() http.Handler { return s.handler }
-
-// Run listens on Options.Addr and serves until ctx is cancelled, then shuts
-// down gracefully (see Serve).
-func (s *Server) Run(ctx context.Context) error {
-	ln, err := net.Listen("tcp", s.opts.Addr)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", s.opts.Addr, err)
-	}
-	return s.Serve(ctx, ln)
-}
 
 // Serve serves on ln until ctx is cancelled. It then turns /readyz to 503
 // and closes each connection after its next response, keeps answering for
@@ -311,7 +294,7 @@ func (s *Server) Run(ctx context.Context) error {
 // closed when Serve returns.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
-		Handler:           s.handler,
+		Handler:           s.Handler(),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      s.opts.RequestTimeout + writeSlack,

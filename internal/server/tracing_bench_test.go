@@ -35,7 +35,7 @@ func BenchmarkQueryTracing(b *testing.B) {
 	}
 	b.Run("off", run)
 	b.Run("on", func(b *testing.B) {
-		stop, err := telemetry.StartWith(context.Background(), tracetest.NewNoopExporter(), "bench")
+		stop, err := telemetry.Setup(context.Background(), telemetry.Config{Exporter: tracetest.NewNoopExporter(), ServiceName: "bench"})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -91,14 +91,6 @@ func Extract(ctx context.Context, carrier propagation.TextMapCarrier) context.Co
 	return otel.GetTextMapPropagator().Extract(ctx, carrier)
 }
 
-// Inject writes ctx's span context into carrier as W3C traceparent, while
-// tracing is on.
-func Inject(ctx context.Context, carrier propagation.TextMapCarrier) {
-	if Enabled() {
-		otel.GetTextMapPropagator().Inject(ctx, carrier)
-	}
-}
-
 // Config says where spans go. Zero, the OTEL_* variables decide.
 type Config struct {
 	// Endpoint is the OTLP endpoint's URL (http://collector:4318 for
@@ -108,7 +100,7 @@ type Config struct {
 	// ServiceName is service.name unless OTEL_SERVICE_NAME says otherwise.
 	ServiceName string
 	// Exporter, when set, receives the spans instead of the OTLP exporter
-	// (a test's in-memory exporter), and turns tracing on; Endpoint is
+	// (a test's in-memory exporter, a benchmark's), and turns tracing on; Endpoint is
 	// still what ChildEnv tells the processes this one starts.
 	Exporter sdktrace.SpanExporter
 }
@@ -156,13 +148,6 @@ func Setup(ctx context.Context, c Config) (func(context.Context) error, error) {
 		}
 	}
 	return start(ctx, exp, c.ServiceName, exportVars(c.Endpoint))
-}
-
-// StartWith turns tracing on with spans batched to exp (the OTLP exporter
-// in Setup; another exporter for a benchmark), and returns the shutdown
-// that flushes them and turns tracing off.
-func StartWith(ctx context.Context, exp sdktrace.SpanExporter, serviceName string) (func(context.Context) error, error) {
-	return start(ctx, exp, serviceName, nil)
 }
 
 // start turns tracing on with spans batched to exp and vars the variables

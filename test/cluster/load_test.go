@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parentrag/parentrag/internal/devcluster"
 	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
-	"github.com/parentrag/parentrag/internal/revisionparents"
 )
 
 // docsQuestions are asked of the samples' docs Corpus in turn.
@@ -30,7 +30,7 @@ var docsQuestions = []string{
 // the revision the answering pod says it serves.
 type load struct {
 	endpoint *serviceEndpoint
-	parents  *revisionparents.Set // nil: parents are not checked (claims)
+	parents  *devcluster.RevisionParents // nil: parents are not checked (claims)
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -50,7 +50,7 @@ type load struct {
 }
 
 // startLoad starts workers goroutines asking the questions in turn.
-func startLoad(ctx context.Context, e *serviceEndpoint, parents *revisionparents.Set, workers int) *load {
+func startLoad(ctx context.Context, e *serviceEndpoint, parents *devcluster.RevisionParents, workers int) *load {
 	ctx, cancel := context.WithCancel(ctx)
 	l := &load{endpoint: e, parents: parents, cancel: cancel, answered: map[string]int{}}
 	for w := range workers {

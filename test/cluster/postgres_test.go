@@ -18,7 +18,6 @@ import (
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/devcluster"
 	"github.com/parentrag/parentrag/internal/index/postgres/pgtest"
-	"github.com/parentrag/parentrag/internal/revisionparents"
 )
 
 // TestPostgresChildrenRollOutThroughTheService serves PostgreSQL with
@@ -55,7 +54,7 @@ func TestPostgresChildrenRollOutThroughTheService(t *testing.T) {
 
 	e := endpointOf(t, ns, r.Name)
 	e.waitAnswering(t)
-	l := startLoad(ctx, e, revisionparents.New(k8s, c, t.TempDir()), 4)
+	l := startLoad(ctx, e, devcluster.NewRevisionParents(k8s, c, t.TempDir()), 4)
 	defer l.stop()
 	eventually(t, time.Minute, "the first revision to answer", func() (bool, error) { return l.answeredBy(first) >= 10, nil })
 	setChild(t, 200, 20)

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
-	"github.com/parentrag/parentrag/internal/revisionparents"
+	"github.com/parentrag/parentrag/internal/devcluster"
 )
 
 // TestSamplesAnswerThroughTheService applies config/samples as a user
@@ -72,7 +72,7 @@ func TestPolicyChangesUnderLoadThroughTheService(t *testing.T) {
 	guard := startLoadableGuard(t, ns, c.Name, r.Name)
 	e := endpointOf(t, ns, r.Name)
 	e.waitAnswering(t)
-	l := startLoad(ctx, e, revisionparents.New(k8s, c, t.TempDir()), 4)
+	l := startLoad(ctx, e, devcluster.NewRevisionParents(k8s, c, t.TempDir()), 4)
 	defer l.stop()
 	eventually(t, time.Minute, "the first revision to answer", func() (bool, error) { return l.answeredBy(first) >= 10, nil })
 
@@ -298,7 +298,7 @@ func TestQueryPodsRestartedUnder64Clients(t *testing.T) {
 	rev := c.Status.ActiveRevision.Name
 	e := endpointOf(t, ns, r.Name)
 	e.waitAnswering(t)
-	l := startLoad(ctx, e, revisionparents.New(k8s, c, t.TempDir()), 64)
+	l := startLoad(ctx, e, devcluster.NewRevisionParents(k8s, c, t.TempDir()), 64)
 	defer l.stop()
 	eventually(t, time.Minute, "64 clients to be answered", func() (bool, error) { return l.answeredBy(rev) >= 200, nil })
 

@@ -15,7 +15,6 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/devcluster"
-	"github.com/parentrag/parentrag/internal/revisionparents"
 )
 
 // docsQuestions are asked of the samples' docs Corpus in turn.
@@ -49,7 +48,7 @@ func TestRolloutAnswersEveryQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer router.Stop()
-	parents := revisionparents.New(env.Client, corpus, t.TempDir())
+	parents := devcluster.NewRevisionParents(env.Client, corpus, t.TempDir())
 	if _, err := parents.Of(ctx, first); err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +222,7 @@ type load struct {
 	env        *devcluster.Env
 	namespace  string
 	router     *devcluster.Router
-	parents    *revisionparents.Set
+	parents    *devcluster.RevisionParents
 	questions  []string
 	maxParents int
 
@@ -245,7 +244,7 @@ type load struct {
 
 // startLoad starts workers goroutines that each ask the questions in turn
 // until stop.
-func startLoad(ctx context.Context, env *devcluster.Env, namespace string, router *devcluster.Router, parents *revisionparents.Set, questions []string, workers int) *load {
+func startLoad(ctx context.Context, env *devcluster.Env, namespace string, router *devcluster.Router, parents *devcluster.RevisionParents, questions []string, workers int) *load {
 	ctx, cancel := context.WithCancel(ctx)
 	l := &load{env: env, namespace: namespace, router: router, parents: parents, questions: questions, maxParents: 3, cancel: cancel, answered: map[string]int{}}
 	for w := range workers {

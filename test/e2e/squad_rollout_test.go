@@ -16,9 +16,8 @@ import (
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/cmbundle"
 	"github.com/parentrag/parentrag/internal/devcluster"
-	"github.com/parentrag/parentrag/internal/eval"
+	"github.com/parentrag/parentrag/internal/eval/evaltest"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
-	"github.com/parentrag/parentrag/internal/revisionparents"
 	"github.com/parentrag/parentrag/internal/sharedtest"
 )
 
@@ -42,7 +41,7 @@ func TestSquadRolloutReport(t *testing.T) {
 		t.Skip("starts a whole control plane and indexes the SQuAD articles twice; skipped with -short")
 	}
 	dir := sharedtest.Dir(t, "eval", "squad-v1.1-dev")
-	articles, queries, err := eval.LoadSet(dir, "articles.jsonl.gz")
+	articles, queries, err := evaltest.LoadSet(dir, "articles.jsonl.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +73,7 @@ func TestSquadRolloutReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer router.Stop()
-	parents := revisionparents.New(env.Client, corpus, t.TempDir())
+	parents := devcluster.NewRevisionParents(env.Client, corpus, t.TempDir())
 	if _, err := parents.Of(ctx, first); err != nil {
 		t.Fatal(err)
 	}

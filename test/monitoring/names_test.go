@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -118,7 +119,7 @@ func operatorSeries(t *testing.T) exported {
 	retriever := &v1alpha1.Retriever{ObjectMeta: metav1.ObjectMeta{Namespace: "docs", Name: "handbook"}}
 	retriever.Status.Conditions = ready
 	reader := fake.NewClientBuilder().WithScheme(controllers.NewScheme()).WithObjects(corpus, retriever).Build()
-	if err := controllers.RegisterStatusMetrics(ctrlmetrics.Registry, reader); err != nil {
+	if err := controllers.RegisterStatusMetrics(ctrlmetrics.Registry, func() client.Reader { return reader }); err != nil {
 		t.Fatal(err)
 	}
 	reconcileOnce(t)

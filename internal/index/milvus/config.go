@@ -1,8 +1,6 @@
 package milvus
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -82,7 +80,7 @@ type Config struct {
 	// TLS dials with TLS (system roots).
 	TLS bool
 	// Collection is the physical collection name: letters, digits and
-	// underscores, a letter or underscore first (see CollectionName).
+	// underscores, a letter or underscore first.
 	Collection string
 	// Dense is the dimension of the dense vector field; 0 means the
 	// collection has no dense field (sparse only).
@@ -228,32 +226,4 @@ func checkName(name string) error {
 		}
 	}
 	return nil
-}
-
-// CollectionName joins parts (a namespace, a corpus name, a revision) with
-// underscores into a valid Milvus collection or alias name: every character
-// other than a letter, digit or underscore becomes an underscore, a leading
-// digit gets an underscore in front, and a name over 255 characters is cut
-// and ends with a hash of the whole. Kubernetes names map injectively
-// except that "." and "-" both become "_".
-func CollectionName(parts ...string) string {
-	joined := strings.Join(parts, "_")
-	var b strings.Builder
-	for i := 0; i < len(joined); i++ {
-		c := joined[i]
-		if c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') {
-			b.WriteByte(c)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	name := b.String()
-	if name == "" || (name[0] >= '0' && name[0] <= '9') {
-		name = "_" + name
-	}
-	if len(name) > 255 {
-		sum := sha256.Sum256([]byte(joined))
-		name = name[:255-17] + "_" + hex.EncodeToString(sum[:8])
-	}
-	return name
 }

@@ -18,7 +18,7 @@ import (
 // SearchOptions refine a search.
 type SearchOptions struct {
 	// Filter is a Milvus boolean expression over the scalar fields and the
-	// metadata JSON, e.g. MetadataFilter(map[string]string{"lang": "en"})
+	// metadata JSON, e.g. `metadata["lang"] == "en"`
 	// or `doc_id in ["a", "b"]`. Empty matches every child.
 	Filter string
 	// GroupByParent makes Milvus group hits by parent_id (grouping search):

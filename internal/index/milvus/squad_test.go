@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/eval"
+	"github.com/parentrag/parentrag/internal/eval/evaltest"
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/index/milvus"
 	"github.com/parentrag/parentrag/internal/milvustest"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
@@ -25,7 +24,7 @@ import (
 func TestSquadParity(t *testing.T) {
 	dir := sharedtest.Dir(t, "eval", "squad-v1.1-dev")
 	ctx := context.Background()
-	corpusData, questions, err := eval.LoadSet(dir, "articles.jsonl.gz")
+	corpusData, questions, err := evaltest.LoadSet(dir, "articles.jsonl.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +60,7 @@ func TestSquadParity(t *testing.T) {
 
 	srv := milvustest.Start(t)
 	cfg := testConfig(srv)
-	cfg.Collection = milvus.CollectionName("default", "squad", compiled.Revision[:min(8, len(compiled.Revision))])
+	cfg.Collection = "default_squad_" + compiled.Revision[:min(8, len(compiled.Revision))]
 	st := openStore(t, cfg)
 	if err := st.Create(ctx); err != nil {
 		t.Fatal(err)

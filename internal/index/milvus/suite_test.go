@@ -296,8 +296,8 @@ func (s suite) testFilterAndGroup(t *testing.T) {
 		// Filter on metadata: the embedded ranking restricted to matches.
 		doc := byID[all[0].ID].DocID
 		filters := map[string]func(*index.Record) bool{
-			milvus.MetadataFilter(map[string]string{"half": "true"}): func(r *index.Record) bool { return r.Metadata["half"] == "true" },
-			milvus.And(milvus.InFilter(milvus.FieldDocID, doc), `ordinal >= 1`): func(r *index.Record) bool {
+			milvus.FieldMetadata + `["half"] == "true"`: func(r *index.Record) bool { return r.Metadata["half"] == "true" },
+			"(" + milvus.InFilter(milvus.FieldDocID, doc) + ") and (ordinal >= 1)": func(r *index.Record) bool {
 				return r.DocID == doc && r.Ordinal >= 1
 			},
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -274,31 +273,4 @@ func InFilter(field string, values ...string) string {
 	}
 	b.WriteByte(']')
 	return b.String()
-}
-
-// MetadataFilter is the expression matching records whose metadata has
-// every key with its value (`metadata["k"] == "v" and ...`, keys sorted);
-// empty for no constraint.
-func MetadataFilter(match map[string]string) string {
-	keys := make([]string, 0, len(match))
-	for k := range match {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = FieldMetadata + "[" + quote(k) + "] == " + quote(match[k])
-	}
-	return strings.Join(parts, " and ")
-}
-
-// And joins non-empty expressions with "and", each in parentheses.
-func And(exprs ...string) string {
-	var parts []string
-	for _, e := range exprs {
-		if strings.TrimSpace(e) != "" {
-			parts = append(parts, "("+e+")")
-		}
-	}
-	return strings.Join(parts, " and ")
 }

@@ -10,9 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// SSL modes a Corpus may ask for, libpq's.
-var sslModes = []string{"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}
-
 // WithSSLMode adds sslmode to a connection string that does not set one
 // (a URL gets a query parameter, a keyword string a keyword); "" leaves it
 // as it is.
@@ -28,37 +25,6 @@ func WithSSLMode(dsn, mode string) string {
 		return dsn + sep + "sslmode=" + url.QueryEscape(mode)
 	}
 	return strings.TrimSpace(dsn + " sslmode=" + mode)
-}
-
-// WithRootCert adds sslrootcert (the file of the CA certificates that
-// verify the server) to a connection string, as WithSSLMode adds sslmode.
-func WithRootCert(dsn, file string) string {
-	if file == "" || strings.Contains(dsn, "sslrootcert") {
-		return dsn
-	}
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		sep := "?"
-		if strings.Contains(dsn, "?") {
-			sep = "&"
-		}
-		return dsn + sep + "sslrootcert=" + url.QueryEscape(file)
-	}
-	return strings.TrimSpace(dsn + " sslrootcert=" + quoteKeyword(file))
-}
-
-// quoteKeyword quotes a value of a keyword connection string.
-func quoteKeyword(v string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v) + "'"
-}
-
-// CheckSSLMode accepts libpq's sslmode values.
-func CheckSSLMode(mode string) error {
-	for _, m := range sslModes {
-		if mode == m {
-			return nil
-		}
-	}
-	return fmt.Errorf("sslmode %q: want one of %s", mode, strings.Join(sslModes, ", "))
 }
 
 // Keys of a connection Secret: dsn or uri (CloudNativePG's -app Secret

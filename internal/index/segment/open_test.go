@@ -32,7 +32,7 @@ func smallSegment(t *testing.T) []byte {
 			}
 		}
 	}
-	data, err := w.Bytes()
+	data, err := w.AppendTo(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

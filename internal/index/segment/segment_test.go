@@ -194,7 +194,7 @@ func writeParents(tb testing.TB, w *segment.Writer, corpus []analysedParent, lo,
 			}
 		}
 	}
-	data, err := w.Bytes()
+	data, err := w.AppendTo(nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

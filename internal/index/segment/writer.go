@@ -216,13 +216,10 @@ func (w *Writer) term(t string, hash uint64) int {
 	return k
 }
 
-// Bytes encodes the segment: the same parents, children and analyses,
-// added in the same order, give the same bytes.
-func (w *Writer) Bytes() ([]byte, error) { return w.AppendTo(nil) }
-
-// AppendTo appends the bytes Bytes returns to dst and returns the
-// extended slice, so that the memory of one segment's bytes can take the
-// next one's.
+// AppendTo appends the encoded segment to dst and returns the extended
+// slice, so that the memory of one segment's bytes can take the next
+// one's. The same parents, children and analyses, added in the same
+// order, give the same bytes.
 func (w *Writer) AppendTo(dst []byte) ([]byte, error) {
 	order := make([]int, 0, len(w.names))
 	for k := range w.names {

@@ -48,15 +48,6 @@ func (s Sparse) Dot(o Sparse) float32 {
 	return sum
 }
 
-// DotDense returns the inner product of two dense vectors of equal length.
-func DotDense(a, b []float32) float32 {
-	var sum float32
-	for i := range a {
-		sum += a[i] * b[i]
-	}
-	return sum
-}
-
 // AddScaled returns s + w·o as a new sparse vector with strictly increasing
 // indices. Neither input is modified.
 func (s Sparse) AddScaled(o Sparse, w float32) Sparse {

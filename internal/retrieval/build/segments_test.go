@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/eval"
+	"github.com/parentrag/parentrag/internal/eval/evaltest"
 	"github.com/parentrag/parentrag/internal/index"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
@@ -32,7 +32,7 @@ var segments = bundle.VectorStoreRef{Kind: bundle.VectorStoreSegments}
 // children and texts; then that a build after an edit, with a warm
 // segment cache, writes the bundle a build from scratch writes.
 func TestSegmentBundleRetrievesAsTheEmbeddedOnSquad(t *testing.T) {
-	corpus, questions, err := eval.LoadSet(sharedtest.Dir(t, "eval", "squad-v1.1-dev"), "articles.jsonl.gz")
+	corpus, questions, err := evaltest.LoadSet(sharedtest.Dir(t, "eval", "squad-v1.1-dev"), "articles.jsonl.gz")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,10 +11,11 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 
-	"github.com/parentrag/parentrag/internal/eval"
+	"github.com/parentrag/parentrag/internal/eval/evaltest"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
+	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
@@ -137,7 +138,7 @@ func defaultPolicy(t *testing.T) policy.Compiled {
 // articles that a build filling the unit cache and one reusing every unit
 // both write exactly the bundle of a build without cache.
 func TestUnitCacheKeepsSquadBundlesIdentical(t *testing.T) {
-	corpus, _, err := eval.LoadSet(sharedtest.Dir(t, "eval", "squad-v1.1-dev"), "articles.jsonl.gz")
+	corpus, _, err := evaltest.LoadSet(sharedtest.Dir(t, "eval", "squad-v1.1-dev"), "articles.jsonl.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,10 +254,11 @@ func TestUnitCacheRebuildsDamagedUnits(t *testing.T) {
 	}
 }
 
-// unitFiles lists the packs of the unit cache in dir, in lexical order.
+// unitFiles lists the packs of the unit cache in dir (one file per scope,
+// named *.pack), in lexical order.
 func unitFiles(t *testing.T, dir string) []string {
 	t.Helper()
-	files, err := indexer.UnitPacks(dir)
+	files, err := filepath.Glob(filepath.Join(dir, "*.pack"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,9 +298,7 @@ func TestRunStreamsTheBundleSaveWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	saved := filepath.Join(t.TempDir(), "bundle")
-	if _, err := bundle.Save(saved, ix, m, false); err != nil {
-		t.Fatal(err)
-	}
+	bundletest.SaveIndex(t, saved, ix, m)
 	sameBundles(t, streamed, saved)
 	if entries, _ := os.ReadDir(filepath.Dir(streamed)); len(entries) != 1 {
 		t.Errorf("the build left %d entries beside the bundle, want 1", len(entries))

@@ -73,7 +73,7 @@ func buildIndex(t testing.TB, docs []hierarchy.Document) *indexer.Index {
 	return ix
 }
 
-// manifestFor returns the manifest a caller fills in before Save.
+// manifestFor returns the manifest a caller fills in before saving.
 func manifestFor(docs []hierarchy.Document, rev string) Manifest {
 	e := Embedder{Kind: EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB}
 	digest := SourceDigest(docs)
@@ -88,13 +88,22 @@ func manifestFor(docs []hierarchy.Document, rev string) Manifest {
 	}
 }
 
+// save writes ix as a bundle into dir as a build does: Begin, then Commit.
+func save(dir string, ix *indexer.Index, m Manifest, replace bool) (Manifest, error) {
+	p, err := Begin(dir, replace)
+	if err != nil {
+		return m, err
+	}
+	return p.Commit(ix, m)
+}
+
 // saved builds and saves the corpus into dir.
 func saved(t testing.TB, dir string, docs []hierarchy.Document, rev string) (*indexer.Index, Manifest) {
 	t.Helper()
 	ix := buildIndex(t, docs)
-	m, err := Save(dir, ix, manifestFor(docs, rev), false)
+	m, err := save(dir, ix, manifestFor(docs, rev), false)
 	if err != nil {
-		t.Fatalf("Save: %v", err)
+		t.Fatalf("save: %v", err)
 	}
 	return ix, m
 }
@@ -222,7 +231,7 @@ func TestSaveRefusesExistingDir(t *testing.T) {
 			}
 			before := entries(t, root)
 			docs := corpus()[:2]
-			_, err := Save(dir, buildIndex(t, docs), manifestFor(docs, "rev-b"), false)
+			_, err := save(dir, buildIndex(t, docs), manifestFor(docs, "rev-b"), false)
 			if err == nil || !strings.Contains(err.Error(), "already exists") {
 				t.Fatalf("Save over %s = %v, want an already-exists error", kind, err)
 			}
@@ -251,7 +260,7 @@ func TestSaveReplace(t *testing.T) {
 
 	docsB := corpus()[1:3]
 	ixB := buildIndex(t, docsB)
-	m, err := Save(dir, ixB, manifestFor(docsB, "rev-b"), true)
+	m, err := save(dir, ixB, manifestFor(docsB, "rev-b"), true)
 	if err != nil {
 		t.Fatalf("Save with replace: %v", err)
 	}
@@ -324,7 +333,7 @@ func TestSaveReplaceIsAtomicForReaders(t *testing.T) {
 		}
 	}()
 	for i := range 15 {
-		if _, err := Save(dir, ix, manifestFor(docs, "rev-"+string(rune('a'+i))), true); err != nil {
+		if _, err := save(dir, ix, manifestFor(docs, "rev-"+string(rune('a'+i))), true); err != nil {
 			t.Errorf("Save %d: %v", i, err)
 		}
 	}
@@ -365,10 +374,10 @@ func TestSaveReplaceRefusesNonBundle(t *testing.T) {
 			tt.setup(dir)
 			before := entries(t, root)
 			docs := corpus()
-			_, err := Save(dir, buildIndex(t, docs), manifestFor(docs, "rev-x"), true)
+			_, err := save(dir, buildIndex(t, docs), manifestFor(docs, "rev-x"), true)
 			if tt.want == "" {
 				if err != nil {
-					t.Fatalf("Save: %v", err)
+					t.Fatalf("save: %v", err)
 				}
 				open(t, dir)
 				return
@@ -419,7 +428,7 @@ func TestSaveFailureLeavesNothing(t *testing.T) {
 				}
 				ix, m := buildIndex(t, docs), manifestFor(docs, "rev-new")
 				tt.break_(ix, &m)
-				if _, err := Save(dir, ix, m, replace); err == nil || !strings.Contains(err.Error(), tt.want) {
+				if _, err := save(dir, ix, m, replace); err == nil || !strings.Contains(err.Error(), tt.want) {
 					t.Fatalf("Save = %v, want an error containing %q", err, tt.want)
 				}
 				want := []string(nil)

@@ -42,7 +42,7 @@ func TestBundleWithChildrenInMilvus(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "bundle")
 	m := Manifest{Revision: "rev1", Embedder: Embedder{Kind: EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB}, VectorStore: ref}
-	if _, err := Save(dir, ix, m, false); err != nil {
+	if _, err := save(dir, ix, m, false); err != nil {
 		t.Fatal(err)
 	}
 	b, err := OpenContext(ctx, dir)

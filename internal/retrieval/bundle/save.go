@@ -17,33 +17,21 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
 )
 
-// Save writes ix as a bundle into dir. It builds the bundle in a sibling
-// temporary directory and renames it into place only when complete, so an
-// interrupted or failed save leaves no partial index under dir. An existing
-// dir is refused unless replace is set, and even then unless it is empty or
-// holds a bundle (it has a manifest), so that a mistaken dir never wipes
-// other files. A replaced bundle stays complete and readable under dir until
-// the new one takes its place (on Linux the two are exchanged atomically),
-// and is removed after.
-func Save(dir string, ix *indexer.Index, m Manifest, replace bool) (Manifest, error) {
-	p, err := Begin(dir, replace)
-	if err != nil {
-		return m, err
-	}
-	return p.Commit(ix, m)
-}
-
 // Pending is a bundle being built in a temporary directory beside its
-// destination, so that a build can write the child index there as it goes
-// (see ChildrenDir) instead of holding it in memory until Save.
+// destination, moved into place only once complete (Commit), so that an
+// interrupted or failed build leaves no partial index at the destination.
+// A build may write the child index there as it goes (see ChildrenDir)
+// instead of holding it in memory until Commit.
 type Pending struct {
 	dir, tmp string
 	parents  *parentstore.FileWriter // set by Parents
 }
 
-// Begin checks that dir may take a bundle (as Save does) and creates the
-// temporary directory the bundle is built in. The caller ends it with
-// Commit or Abort.
+// Begin checks that dir may take a bundle and creates the temporary
+// directory the bundle is built in. An existing dir is refused unless
+// replace is set, and even then unless it is empty or holds a bundle (it
+// has a manifest), so that a mistaken dir never wipes other files. The
+// caller ends it with Commit or Abort.
 func Begin(dir string, replace bool) (*Pending, error) {
 	if err := checkReplaceable(dir, replace); err != nil {
 		return nil, err
@@ -56,8 +44,9 @@ func Begin(dir string, replace bool) (*Pending, error) {
 }
 
 // ChildrenDir is where the embedded child index of the pending bundle
-// goes: a embedded.FileWriter finished there before Commit is the
-// bundle's child index, byte for byte what Save writes from an Embedded.
+// goes: an embedded.FileWriter finished there before Commit is the
+// bundle's child index, byte for byte what Commit writes from an
+// embedded.Store.
 func (p *Pending) ChildrenDir() string { return filepath.Join(p.tmp, ChildrenDir) }
 
 // Dir is the directory the pending bundle is written in: a build may keep
@@ -80,8 +69,10 @@ func (p *Pending) Parents() (*parentstore.FileWriter, error) {
 
 // Commit writes ix's parents, children (unless ix.Store is a FileWriter,
 // whose finished file is already in ChildrenDir), embedder state and
-// manifest, then moves the bundle into place as Save does. On failure
-// the temporary directory is removed and dir is left as it was.
+// manifest, then moves the bundle into place. A replaced bundle stays
+// complete and readable under dir until the new one takes its place (on
+// Linux the two are exchanged atomically), and is removed after. On
+// failure the temporary directory is removed and dir is left as it was.
 func (p *Pending) Commit(ix *indexer.Index, m Manifest) (Manifest, error) {
 	m, err := writeContents(p.tmp, ix, m, p.parents)
 	if err == nil {

@@ -3,8 +3,6 @@ package embed
 import (
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 
 	"github.com/parentrag/parentrag/internal/index/vector"
 )
@@ -30,71 +28,6 @@ type CacheStore interface {
 	Put(keys [][32]byte, vecs []vector.Vector) error
 	// Close releases the store; later calls fail with ErrCacheClosed.
 	Close() error
-}
-
-// MemoryCache is a CacheStore held in process memory, for tests and for a
-// process that rebuilds several revisions without a cache directory.
-type MemoryCache struct {
-	mu     sync.RWMutex
-	m      map[[32]byte][]float32
-	closed bool
-}
-
-var _ CacheStore = (*MemoryCache)(nil)
-
-// NewMemoryCache returns an empty in-memory store.
-func NewMemoryCache() *MemoryCache {
-	return &MemoryCache{m: map[[32]byte][]float32{}}
-}
-
-// Get returns copies of the stored vectors, so callers cannot alter them.
-func (c *MemoryCache) Get(keys [][32]byte) ([]vector.Vector, []bool, error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.closed {
-		return nil, nil, ErrCacheClosed
-	}
-	vecs, found := make([]vector.Vector, len(keys)), make([]bool, len(keys))
-	for i, k := range keys {
-		if d, ok := c.m[k]; ok {
-			vecs[i], found[i] = vector.Vector{Dense: slices.Clone(d)}, true
-		}
-	}
-	return vecs, found, nil
-}
-
-// Put stores copies of vecs under keys, keeping any vector already stored;
-// it stores nothing when any vector is not cacheable.
-func (c *MemoryCache) Put(keys [][32]byte, vecs []vector.Vector) error {
-	if err := checkCacheable(keys, vecs); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return ErrCacheClosed
-	}
-	for i, k := range keys {
-		if _, ok := c.m[k]; !ok {
-			c.m[k] = slices.Clone(vecs[i].Dense)
-		}
-	}
-	return nil
-}
-
-// Len returns how many vectors are stored.
-func (c *MemoryCache) Len() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return len(c.m)
-}
-
-// Close drops the vectors; later calls fail with ErrCacheClosed.
-func (c *MemoryCache) Close() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.closed, c.m = true, nil
-	return nil
 }
 
 // checkCacheable verifies that keys and vecs pair up and that every vector

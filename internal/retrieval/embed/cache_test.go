@@ -197,7 +197,7 @@ func wantVectorsOf(t *testing.T, got []vector.Vector, texts []string) {
 
 func TestCachedEmbedsRepeatedTextsOnce(t *testing.T) {
 	inner := &recordingEmbedder{}
-	c := NewCached(inner, NewMemoryCache(), CacheKey{Model: "m"})
+	c := NewCached(inner, openCache(t, t.TempDir()), CacheKey{Model: "m"})
 	in := []string{"a", "b", "a", "c", "b", "a"}
 	got := embedOK(t, c, in)
 	wantVectorsOf(t, got, in)
@@ -220,7 +220,7 @@ func TestCachedEmbedsRepeatedTextsOnce(t *testing.T) {
 
 func TestCachedMissesKeepInputOrderInOneCall(t *testing.T) {
 	inner := &recordingEmbedder{}
-	store := NewMemoryCache()
+	store := openCache(t, t.TempDir())
 	c := NewCached(inner, store, CacheKey{Model: "m"})
 	embedOK(t, c, []string{"b", "d"})
 	in := []string{"e", "b", "a", "d", "c", "e"}
@@ -239,7 +239,7 @@ func TestCachedMissesKeepInputOrderInOneCall(t *testing.T) {
 // TestCachedKeySeparation: the same text under another model, dimensions
 // or document prefix is a miss, while the endpoint does not matter.
 func TestCachedKeySeparation(t *testing.T) {
-	store := NewMemoryCache()
+	store := openCache(t, t.TempDir())
 	in := []string{"shared text one", "shared text two"}
 	base := CacheKey{Model: "m", Dimensions: 8}
 	for _, key := range []CacheKey{
@@ -261,7 +261,7 @@ func TestCachedKeySeparation(t *testing.T) {
 	if c1.CacheKey() != c2.CacheKey() {
 		t.Fatalf("keys differ by endpoint: %+v, %+v", c1.CacheKey(), c2.CacheKey())
 	}
-	shared := NewMemoryCache()
+	shared := openCache(t, t.TempDir())
 	embedOK(t, NewCached(c1, shared, c1.CacheKey()), in)
 	embedOK(t, NewCached(c2, shared, c2.CacheKey()), in)
 	if len(f2.Calls()) != 0 {
@@ -300,19 +300,19 @@ func TestCacheKeySum(t *testing.T) {
 
 func TestCachedForwardsFit(t *testing.T) {
 	fitter := &fittingEmbedder{}
-	if err := NewCached(fitter, NewMemoryCache(), CacheKey{}).Fit([]string{"x"}); err != nil {
+	if err := NewCached(fitter, openCache(t, t.TempDir()), CacheKey{}).Fit([]string{"x"}); err != nil {
 		t.Fatal(err)
 	}
 	if len(fitter.fits) != 1 || fitter.fits[0][0] != "x" {
 		t.Fatalf("fits %q, want one with x", fitter.fits)
 	}
-	if err := NewCached(&recordingEmbedder{}, NewMemoryCache(), CacheKey{}).Fit([]string{"x"}); err != nil {
+	if err := NewCached(&recordingEmbedder{}, openCache(t, t.TempDir()), CacheKey{}).Fit([]string{"x"}); err != nil {
 		t.Fatalf("Fit of a non-fitter: %v", err)
 	}
 }
 
 func TestCachedEmbedQueryPassesThrough(t *testing.T) {
-	inner, store := &recordingEmbedder{}, NewMemoryCache()
+	inner, store := &recordingEmbedder{}, openCache(t, t.TempDir())
 	c := NewCached(inner, store, CacheKey{})
 	v, err := c.EmbedQuery(context.Background(), "q")
 	if err != nil {
@@ -327,7 +327,7 @@ func TestCachedEmbedQueryPassesThrough(t *testing.T) {
 
 func TestCachedRefusesSparseInner(t *testing.T) {
 	lex := fitLexical(t, DefaultK1, DefaultB, []string{"alpha beta", "beta gamma"})
-	store := NewMemoryCache()
+	store := openCache(t, t.TempDir())
 	_, err := NewCached(lex, store, CacheKey{Model: "bm25"}).EmbedDocuments(context.Background(), []string{"alpha"})
 	if err == nil || !strings.Contains(err.Error(), "only dense vectors are cached") {
 		t.Fatalf("err = %v, want a refusal of sparse vectors", err)
@@ -339,7 +339,7 @@ func TestCachedRefusesSparseInner(t *testing.T) {
 
 func TestCachedInnerErrorStoresNothing(t *testing.T) {
 	boom := errors.New("boom")
-	inner, store := &recordingEmbedder{err: boom}, NewMemoryCache()
+	inner, store := &recordingEmbedder{err: boom}, openCache(t, t.TempDir())
 	c := NewCached(inner, store, CacheKey{})
 	if _, err := c.EmbedDocuments(context.Background(), []string{"a"}); !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want boom", err)

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/chunking"
-	"github.com/parentrag/parentrag/internal/eval"
+	"github.com/parentrag/parentrag/internal/eval/evaltest"
 	"github.com/parentrag/parentrag/internal/index/vector"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
@@ -103,7 +103,7 @@ func TestAnalysedOnceIsTheReferenceOnSquad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("indexes SQuAD four times; skipped with -short")
 	}
-	corpus, _, err := eval.LoadSet(sharedtest.Dir(t, "eval", "squad-v1.1-dev"), "articles.jsonl.gz")
+	corpus, _, err := evaltest.LoadSet(sharedtest.Dir(t, "eval", "squad-v1.1-dev"), "articles.jsonl.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestChildrenAreCountedFromTheirParentsTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	corpus, _, err := eval.LoadSet(sharedtest.Dir(t, "eval", "squad-v1.1-dev"), "articles.jsonl.gz")
+	corpus, _, err := evaltest.LoadSet(sharedtest.Dir(t, "eval", "squad-v1.1-dev"), "articles.jsonl.gz")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/index"
@@ -101,4 +102,9 @@ func MakeUnits(docs []hierarchy.Document, b hierarchy.DocumentSplitter, s *embed
 	for _, d := range docs {
 		newUnit(d, b, unitShape{analysed: true, contexts: true}, s)
 	}
+}
+
+// UnitPacks lists the packs of the unit cache in dir, one per scope.
+func UnitPacks(dir string) ([]string, error) {
+	return filepath.Glob(filepath.Join(dir, "*"+packFileExt))
 }

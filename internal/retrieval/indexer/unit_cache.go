@@ -62,11 +62,6 @@ func (c *UnitCache) Close() error {
 // Dir returns the cache's directory.
 func (c *UnitCache) Dir() string { return c.dir }
 
-// UnitPacks lists the packs of the unit cache in dir, one per scope.
-func UnitPacks(dir string) ([]string, error) {
-	return filepath.Glob(filepath.Join(dir, "*"+packFileExt))
-}
-
 // packPath is where the pack of the units of scope lives.
 func (c *UnitCache) packPath(scope []byte) string {
 	return filepath.Join(c.dir, hex.EncodeToString(scope)+packFileExt)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/eval"
+	"github.com/parentrag/parentrag/internal/eval/evaltest"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
@@ -35,7 +36,7 @@ var levelShapes = []struct {
 // both modes, with the default options. It reports the bundle's size on
 // disk, the units its parent store holds and the children it indexes.
 func BenchmarkLevels(b *testing.B) {
-	corpus, questions, err := eval.LoadSet(sharedtest.Dir(b, "eval", "squad-v1.1-dev"), "articles.jsonl.gz")
+	corpus, questions, err := evaltest.LoadSet(sharedtest.Dir(b, "eval", "squad-v1.1-dev"), "articles.jsonl.gz")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -79,9 +80,7 @@ func levelsBundle(b *testing.B, corpus *eval.Corpus, levels []v1alpha1.Level) *b
 	m.Embedder.ContextWeight = indexer.DefaultContextWeight
 	m.Policy = compiled.Manifested().Spec
 	dir := filepath.Join(b.TempDir(), "bundle")
-	if _, err := bundle.Save(dir, ix, m, false); err != nil {
-		b.Fatal(err)
-	}
+	bundletest.SaveIndex(b, dir, ix, m)
 	bu, err := bundle.Open(dir)
 	if err != nil {
 		b.Fatal(err)

@@ -1,7 +1,7 @@
-// Package split splits text into chunks. The recursive and character
-// splitters reproduce LangChain's RecursiveCharacterTextSplitter and
-// CharacterTextSplitter exactly; the Markdown header splitter reproduces
-// MarkdownHeaderTextSplitter; the sentence splitter feeds sentence windows.
+// Package split splits text into chunks. The recursive splitter
+// reproduces LangChain's RecursiveCharacterTextSplitter exactly; the
+// Markdown header splitter reproduces MarkdownHeaderTextSplitter; the
+// sentence splitter feeds sentence windows.
 package split
 
 import "github.com/parentrag/parentrag/internal/utf8word"
@@ -12,6 +12,14 @@ import "github.com/parentrag/parentrag/internal/utf8word"
 type Chunk struct {
 	Text  string
 	Start int
+}
+
+// TextSplitter splits a text into chunks, as Recursive does.
+type TextSplitter interface {
+	// SplitText returns the chunks of text.
+	SplitText(text string) []string
+	// Split returns the chunks of text with LangChain's start_index.
+	Split(text string) []Chunk
 }
 
 // LengthFunc measures a text in the unit chunk sizes are declared in.

@@ -14,7 +14,7 @@ import (
 // Sections policy builds it: Within splits with the language's separators.
 func codeSectioner(tb testing.TB, lang Language, size, min int) *CodeSectioner {
 	tb.Helper()
-	o, err := LanguageOptions(lang, size, 0)
+	o, err := languageOptions(lang, size, 0)
 	if err != nil {
 		o = DefaultOptions(size, 0) // perl: LangChain has no separators
 	}

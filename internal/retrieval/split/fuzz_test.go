@@ -28,7 +28,7 @@ func FuzzRecursive(f *testing.F) {
 		o.ChunkOverlap = int(overlap) % (o.ChunkSize + 1)
 		o.KeepSeparator = KeepSeparator(keep % 3)
 		if markdown {
-			o.Separators, o.IsSeparatorRegex = MarkdownSeparators(), true
+			o.Separators, o.IsSeparatorRegex, _ = Separators(PresetMarkdown)
 		}
 		r, err := NewRecursive(o)
 		if err != nil {

@@ -223,17 +223,3 @@ func vb6Separators() []string {
 		"",
 	}
 }
-
-// LanguageOptions returns what LangChain's
-// RecursiveCharacterTextSplitter.from_language(lang, chunk_size=chunkSize,
-// chunk_overlap=chunkOverlap) configures: the language's separators as
-// regular expressions, with DefaultOptions' other settings.
-func LanguageOptions(lang Language, chunkSize, chunkOverlap int) (Options, error) {
-	seps, err := LanguageSeparators(lang)
-	if err != nil {
-		return Options{}, err
-	}
-	o := DefaultOptions(chunkSize, chunkOverlap)
-	o.Separators, o.IsSeparatorRegex = seps, true
-	return o, nil
-}

@@ -37,7 +37,7 @@ func TestLanguageSplitsMatchLangChain(t *testing.T) {
 				}
 				text = string(data)
 			}
-			o, err := LanguageOptions(tc.Language, tc.ChunkSize, tc.ChunkOverlap)
+			o, err := languageOptions(tc.Language, tc.ChunkSize, tc.ChunkOverlap)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,4 +63,18 @@ func TestLanguageSplitsMatchLangChain(t *testing.T) {
 		t.Errorf("cases cover %d languages, want every language but perl (%d)", len(languages), len(Languages())-1)
 	}
 	t.Logf("from_language: %d cases in %d languages, %d chunks equal to LangChain's", len(cases), len(languages), chunks)
+}
+
+// languageOptions returns what LangChain's
+// RecursiveCharacterTextSplitter.from_language(lang, chunk_size=chunkSize,
+// chunk_overlap=chunkOverlap) configures: the language's separators as
+// regular expressions, with DefaultOptions' other settings.
+func languageOptions(lang Language, chunkSize, chunkOverlap int) (Options, error) {
+	seps, err := LanguageSeparators(lang)
+	if err != nil {
+		return Options{}, err
+	}
+	o := DefaultOptions(chunkSize, chunkOverlap)
+	o.Separators, o.IsSeparatorRegex = seps, true
+	return o, nil
 }

@@ -2,7 +2,6 @@ package split
 
 import (
 	"fmt"
-	"slices"
 )
 
 // Separator preset names accepted by Separators.
@@ -20,13 +19,6 @@ const (
 // ["\n\n", "\n", " ", ""], matched literally (is_separator_regex=False).
 func DefaultSeparators() []string {
 	return []string{"\n\n", "\n", " ", ""}
-}
-
-// MarkdownSeparators returns a new copy of LangChain's Language.MARKDOWN
-// separators. They are regular expressions (is_separator_regex=True), as
-// from_language uses them.
-func MarkdownSeparators() []string {
-	return slices.Clone(languageSeparators[LanguageMarkdown])
 }
 
 // Separators returns the separators of a preset (PresetDefault, or the name

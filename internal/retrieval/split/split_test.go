@@ -230,7 +230,11 @@ func TestMarkdownHeaderReturnEachLine(t *testing.T) {
 }
 
 func TestSplitIsConcurrencySafe(t *testing.T) {
-	r, err := NewRecursive(Options{ChunkSize: 40, ChunkOverlap: 10, Separators: MarkdownSeparators(), IsSeparatorRegex: true, KeepSeparator: KeepStart, StripWhitespace: true})
+	o, err := languageOptions(LanguageMarkdown, 40, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRecursive(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -193,51 +193,6 @@ func trimPartialRune(b []byte) []byte {
 	return b
 }
 
-// headRefused reports whether a HEAD status means the server (or a signed
-// URL that only covers GET) does not answer HEAD, so a GET should be tried.
-func headRefused(code int) bool {
-	return code == http.StatusMethodNotAllowed || code == http.StatusNotImplemented || code == http.StatusForbidden
-}
-
-// Probe asks the server for the content's version without downloading it:
-// a HEAD request, or, when HEAD is refused (405, 501, or 403 as signed
-// URLs give), a GET whose body is closed unread after the headers. The
-// version holds the ETag and Last-Modified headers and, when the spec sets
-// one, its Checksum (normalized to "sha256:<hex>"). Non-2xx statuses are a
-// *StatusError.
-func Probe(ctx context.Context, c *http.Client, spec Spec) (Version, error) {
-	s, err := spec.settle()
-	if err != nil {
-		return Version{}, fmt.Errorf("remote source spec: %w", err)
-	}
-	ctx, cancel := s.deadline(ctx)
-	defer cancel()
-	v, err := probe(ctx, c, s)
-	if err != nil {
-		return Version{}, s.fail(ctx, err)
-	}
-	return v, nil
-}
-
-// probe does the requests of Probe.
-func probe(ctx context.Context, c *http.Client, s settings) (Version, error) {
-	resp, err := send(ctx, c, http.MethodHead, s, Version{})
-	if err != nil {
-		return Version{}, err
-	}
-	resp.Body.Close() // a HEAD response has no body
-	if headRefused(resp.StatusCode) {
-		if resp, err = send(ctx, c, http.MethodGet, s, Version{}); err != nil {
-			return Version{}, err
-		}
-		defer resp.Body.Close() // unread: only the headers are wanted
-	}
-	if err := checkStatus(resp); err != nil {
-		return Version{}, err
-	}
-	return versionOf(resp.Header, s.checksum), nil
-}
-
 // fail names the source (redacted) in a whole-source error and, when the
 // context ended, makes the error match the context's error as well, since
 // a cancelled read may surface as a plain I/O error.

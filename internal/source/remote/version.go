@@ -6,14 +6,14 @@ import (
 	"strings"
 )
 
-// Version identifies a source's content without downloading it.
+// Version identifies a source's content: the validators the server sent
+// and the checksum of the bytes.
 type Version struct {
 	// ETag is the entity tag the server sent, verbatim.
 	ETag string
 	// LastModified is the Last-Modified header the server sent, verbatim.
 	LastModified string
-	// Checksum is "sha256:<hex>": of the downloaded bytes in a Result; the
-	// spec's Checksum, when set, from Probe.
+	// Checksum is "sha256:<hex>" of the downloaded bytes.
 	Checksum string
 }
 
@@ -44,8 +44,7 @@ func (v Version) String() string {
 
 // Matches reports whether v and o are known to name the same content: by
 // Checksum when both have one, else by ETag, else by LastModified. Versions
-// with nothing to compare do not match. It compares a Probe answer (no
-// downloaded checksum) with the Version of an earlier Result.
+// with nothing to compare do not match.
 func (v Version) Matches(o Version) bool {
 	switch {
 	case v.Checksum != "" && o.Checksum != "":

@@ -80,10 +80,21 @@ func Manifest(docs []hierarchy.Document, rev string) bundle.Manifest {
 func Save(tb testing.TB, docs []hierarchy.Document, rev string) string {
 	tb.Helper()
 	dir := filepath.Join(tb.TempDir(), "bundle")
-	if _, err := bundle.Save(dir, Build(tb, docs), Manifest(docs, rev), false); err != nil {
-		tb.Fatalf("Save: %v", err)
-	}
+	SaveIndex(tb, dir, Build(tb, docs), Manifest(docs, rev))
 	return dir
+}
+
+// SaveIndex writes ix as a bundle with manifest m into dir, which must not
+// exist, as a build commits one.
+func SaveIndex(tb testing.TB, dir string, ix *indexer.Index, m bundle.Manifest) {
+	tb.Helper()
+	p, err := bundle.Begin(dir, false)
+	if err == nil {
+		_, err = p.Commit(ix, m)
+	}
+	if err != nil {
+		tb.Fatalf("saving the bundle: %v", err)
+	}
 }
 
 // SavePolicy is Save with docs split by the policy spec instead of
@@ -106,9 +117,7 @@ func SavePolicy(tb testing.TB, docs []hierarchy.Document, spec v1alpha1.Chunking
 	m.Policy, _ = json.Marshal(compiled.Spec)
 	m.LengthUnit = string(compiled.Spec.LengthUnit)
 	dir := filepath.Join(tb.TempDir(), "bundle")
-	if _, err := bundle.Save(dir, ix, m, false); err != nil {
-		tb.Fatalf("Save: %v", err)
-	}
+	SaveIndex(tb, dir, ix, m)
 	return dir
 }
 

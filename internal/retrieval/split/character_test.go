@@ -2,6 +2,11 @@ package split
 
 import "strings"
 
+// Character, LangChain's CharacterTextSplitter, is no splitter a policy
+// offers: it lives beside the tests, which check on LangChain's own cases
+// for it that the separator matching and merging it shares with Recursive
+// reproduce LangChain's.
+
 // CharacterOptions configures a Character splitter. DefaultCharacterOptions
 // returns LangChain's defaults.
 type CharacterOptions struct {

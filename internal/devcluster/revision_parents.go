@@ -1,8 +1,4 @@
-// Package revisionparents tells which parents a revision holds, read from
-// the revision's ConfigMaps the way a query pod reads them, so that tests
-// can check that every parent a query server returns belongs to the
-// revision it says it serves.
-package revisionparents
+package devcluster
 
 import (
 	"context"
@@ -17,9 +13,12 @@ import (
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
 )
 
-// Set holds the parent ids of every revision of one Corpus asked for so
-// far. It is safe for concurrent use.
-type Set struct {
+// RevisionParents tells which parents a revision holds, read from the
+// revision's ConfigMaps the way a query pod reads them, so that a test can
+// check that every parent a query server returns belongs to the revision
+// it says it serves. It holds the parent ids of every revision of one
+// Corpus asked for so far, and is safe for concurrent use.
+type RevisionParents struct {
 	reader client.Reader
 	corpus *v1alpha1.Corpus
 	dir    string
@@ -28,15 +27,16 @@ type Set struct {
 	ids map[string]map[string]bool
 }
 
-// New returns a Set that unpacks revisions of c into dir.
-func New(reader client.Reader, c *v1alpha1.Corpus, dir string) *Set {
-	return &Set{reader: reader, corpus: c.DeepCopy(), dir: dir, ids: map[string]map[string]bool{}}
+// NewRevisionParents returns a RevisionParents that unpacks revisions of c
+// into dir.
+func NewRevisionParents(reader client.Reader, c *v1alpha1.Corpus, dir string) *RevisionParents {
+	return &RevisionParents{reader: reader, corpus: c.DeepCopy(), dir: dir, ids: map[string]map[string]bool{}}
 }
 
 // Of returns the parent ids of a revision: its bundle is unpacked from the
 // revision ConfigMaps (checksums verified) the first time it is asked for,
 // and its parent store read.
-func (s *Set) Of(ctx context.Context, revision string) (map[string]bool, error) {
+func (s *RevisionParents) Of(ctx context.Context, revision string) (map[string]bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ids, ok := s.ids[revision]; ok {

@@ -1,17 +1,12 @@
 package split
 
+// Document, CreateDocuments and SplitDocuments are LangChain's, for the
+// conformance cases of create_documents and split_documents.
+
 // Document is LangChain's Document: a text and its metadata.
 type Document struct {
 	Text     string
 	Metadata map[string]any
-}
-
-// TextSplitter is what Recursive and Character share.
-type TextSplitter interface {
-	// SplitText returns the chunks of text.
-	SplitText(text string) []string
-	// Split returns the chunks of text with LangChain's start_index.
-	Split(text string) []Chunk
 }
 
 // StartIndexKey is the metadata key CreateDocuments sets when asked to add
