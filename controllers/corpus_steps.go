@@ -13,8 +13,8 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/policy"
+	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/sourceset"
 )
 
@@ -94,55 +94,57 @@ func sourceErrorsSummary(errs []v1alpha1.SourceError) string {
 // resolveEmbedder builds the embedder and the configuration recorded in the
 // revision. A missing API key Secret is waited for.
 func (r *CorpusReconciler) resolveEmbedder(ctx context.Context, s *corpusState) (ctrl.Result, error) {
-	spec := s.corpus.Spec.Embedding
-	if !spec.IsOpenAI() {
-		k1, b, weight, err := spec.BuiltinParams()
-		if err != nil {
-			return ctrl.Result{}, stalled(v1alpha1.ReasonEmbeddingError, err)
-		}
-		lex, err := embed.NewLexical(k1, b)
-		if err != nil {
-			return ctrl.Result{}, stalled(v1alpha1.ReasonEmbeddingError, err)
-		}
-		s.embedder, s.embedCfg = lex, bundle.Embedder{Kind: bundle.EmbedderLexical, K1: k1, B: b, ContextWeight: weight}
-		return ctrl.Result{}, nil
+	cfg, err := embedderConfig(s.corpus.Spec.Embedding)
+	if err != nil {
+		return ctrl.Result{}, stalled(v1alpha1.ReasonEmbeddingError, err)
 	}
-	return r.resolveOpenAI(ctx, s, spec.OpenAI)
+	key := ""
+	if spec := s.corpus.Spec.Embedding; spec.IsOpenAI() && spec.OpenAI.SecretRef != nil {
+		var result ctrl.Result
+		if key, result, err = r.apiKey(ctx, s, spec.OpenAI.SecretRef); err != nil || !result.IsZero() {
+			return result, err
+		}
+	}
+	e, err := build.NewEmbedderWithKey(cfg, key)
+	if err != nil {
+		return ctrl.Result{}, stalled(v1alpha1.ReasonEmbeddingError, err)
+	}
+	s.embedder, s.embedCfg = e, cfg
+	return ctrl.Result{}, nil
 }
 
-// resolveOpenAI reads the API key and configures the HTTP embedder.
-func (r *CorpusReconciler) resolveOpenAI(ctx context.Context, s *corpusState, o *v1alpha1.OpenAIEmbedding) (ctrl.Result, error) {
-	key := ""
-	if o.SecretRef != nil {
-		var secret corev1.Secret
-		err := r.Get(ctx, client.ObjectKey{Namespace: s.corpus.Namespace, Name: o.SecretRef.Name}, &secret)
-		if apierrors.IsNotFound(err) {
-			s.reason, s.message = v1alpha1.ReasonEmbeddingError, fmt.Sprintf("Secret %s not found", o.SecretRef.Name)
-			return ctrl.Result{RequeueAfter: waitInterval}, nil
-		}
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("reading Secret %s: %w", o.SecretRef.Name, err)
-		}
-		value, ok := secret.Data[secretKey(o.SecretRef)]
-		if !ok {
-			return ctrl.Result{}, stalled(v1alpha1.ReasonEmbeddingError, fmt.Errorf("Secret %s has no key %q", o.SecretRef.Name, secretKey(o.SecretRef)))
-		}
-		key = string(value)
+// embedderConfig is the embedder a spec asks for, as a revision records
+// it: BM25 alone for the builtin embedder; with an OpenAI-compatible model,
+// the model and BM25 with the default parameters, since every store holds
+// both vectors (BM25 for words, the model for meaning) and a Retriever's
+// search mode says which its queries search.
+func embedderConfig(spec *v1alpha1.Embedding) (bundle.Embedder, error) {
+	if !spec.IsOpenAI() {
+		k1, b, weight, err := spec.BuiltinParams()
+		return bundle.Embedder{Kind: bundle.EmbedderLexical, K1: k1, B: b, ContextWeight: weight}, err
 	}
-	e, err := embed.NewOpenAI(embed.OpenAIOptions{Endpoint: o.Endpoint, Model: o.Model, Dimensions: o.Dimensions, APIKey: key})
+	o := spec.OpenAI
+	return bundle.Embedder{Kind: bundle.EmbedderHybrid, K1: v1alpha1.DefaultK1, B: v1alpha1.DefaultB,
+		Endpoint: o.Endpoint, Model: o.Model, Dimensions: o.Dimensions, APIKeyEnv: apiKeyEnv}, nil
+}
+
+// apiKey reads the embedding API key from its Secret; a Secret that does
+// not exist yet is waited for, one without the key stalls the Corpus.
+func (r *CorpusReconciler) apiKey(ctx context.Context, s *corpusState, ref *v1alpha1.SecretKeyReference) (string, ctrl.Result, error) {
+	var secret corev1.Secret
+	err := r.Get(ctx, client.ObjectKey{Namespace: s.corpus.Namespace, Name: ref.Name}, &secret)
+	if apierrors.IsNotFound(err) {
+		s.reason, s.message = v1alpha1.ReasonEmbeddingError, fmt.Sprintf("Secret %s not found", ref.Name)
+		return "", ctrl.Result{RequeueAfter: waitInterval}, nil
+	}
 	if err != nil {
-		return ctrl.Result{}, stalled(v1alpha1.ReasonEmbeddingError, err)
+		return "", ctrl.Result{}, fmt.Errorf("reading Secret %s: %w", ref.Name, err)
 	}
-	// Every store holds both vectors: BM25 for words, the model for
-	// meaning; a Retriever's search mode says which its queries search.
-	lex, err := embed.NewLexical(v1alpha1.DefaultK1, v1alpha1.DefaultB)
-	if err != nil {
-		return ctrl.Result{}, stalled(v1alpha1.ReasonEmbeddingError, err)
+	value, ok := secret.Data[secretKey(ref)]
+	if !ok {
+		return "", ctrl.Result{}, stalled(v1alpha1.ReasonEmbeddingError, fmt.Errorf("Secret %s has no key %q", ref.Name, secretKey(ref)))
 	}
-	s.embedder = &embed.Hybrid{Lexical: lex, Dense: e}
-	s.embedCfg = bundle.Embedder{Kind: bundle.EmbedderHybrid, K1: v1alpha1.DefaultK1, B: v1alpha1.DefaultB,
-		Endpoint: o.Endpoint, Model: o.Model, Dimensions: o.Dimensions, APIKeyEnv: apiKeyEnv}
-	return ctrl.Result{}, nil
+	return string(value), ctrl.Result{}, nil
 }
 
 // secretKey returns the key of a secret reference, "apiKey" when unset.

@@ -9,10 +9,17 @@ import (
 // lexical embedder, an OpenAI-compatible one reading its key from
 // cfg.APIKeyEnv, or both for a hybrid.
 func NewEmbedder(cfg bundle.Embedder) (embed.Embedder, error) {
+	return NewEmbedderWithKey(cfg, "")
+}
+
+// NewEmbedderWithKey is NewEmbedder with the model's API key given (the
+// operator reads it from a Secret); with apiKey "" it is read from
+// cfg.APIKeyEnv.
+func NewEmbedderWithKey(cfg bundle.Embedder, apiKey string) (embed.Embedder, error) {
 	if cfg.Kind == bundle.EmbedderLexical {
 		return embed.NewLexical(cfg.K1, cfg.B)
 	}
-	dense, err := embed.NewOpenAI(embed.OpenAIOptions{Endpoint: cfg.Endpoint, Model: cfg.Model, Dimensions: cfg.Dimensions, APIKeyEnv: cfg.APIKeyEnv})
+	dense, err := embed.NewOpenAI(embed.OpenAIOptions{Endpoint: cfg.Endpoint, Model: cfg.Model, Dimensions: cfg.Dimensions, APIKey: apiKey, APIKeyEnv: cfg.APIKeyEnv})
 	if err != nil || cfg.Kind != bundle.EmbedderHybrid {
 		return dense, err
 	}
