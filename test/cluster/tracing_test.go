@@ -44,7 +44,7 @@ func TestTracesOfABuildAndAQueryOnTheNode(t *testing.T) {
 	job := jobBelowReconcile(spans, ns)
 	logTrace(t, spans, job.TraceID)
 	for _, stage := range []string{telemetry.SpanReadSources, telemetry.SpanBuild, telemetry.SpanSplit, telemetry.SpanSave, telemetry.SpanVerify} {
-		if s := otelcoltest.Find(spans, job.TraceID, stage); s == nil || !otelcoltest.Descends(spans, s, job) {
+		if otelcoltest.FindBelow(spans, job, stage) == nil {
 			t.Errorf("no %s span below the Job's %s", stage, telemetry.SpanIndexJob)
 		}
 	}
@@ -68,7 +68,7 @@ func TestTracesOfABuildAndAQueryOnTheNode(t *testing.T) {
 		t.Fatalf("no server span with the caller's span as parent: %+v", root)
 	}
 	for _, stage := range []string{"parentrag.admission", "parentrag.analyze", "parentrag.child_search", "parentrag.parent_fetch"} {
-		if s := otelcoltest.Find(spans, trace, stage); s == nil || !otelcoltest.Descends(spans, s, root) {
+		if otelcoltest.FindBelow(spans, root, stage) == nil {
 			t.Errorf("no %s span below the server span", stage)
 		}
 	}

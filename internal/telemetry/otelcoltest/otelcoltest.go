@@ -202,6 +202,19 @@ func Find(spans []Span, trace, name string) *Span {
 	return nil
 }
 
+// FindBelow returns the first span named name at or below root, in
+// root's trace; nil when there is none. A name can stand at several places
+// of one trace (the reconcile that creates a Job reads the sources, and so
+// does the Job).
+func FindBelow(spans []Span, root *Span, name string) *Span {
+	for i := range spans {
+		if s := &spans[i]; s.TraceID == root.TraceID && s.Name == name && Descends(spans, s, root) {
+			return s
+		}
+	}
+	return nil
+}
+
 // Descends reports whether s is root or below it.
 func Descends(spans []Span, s, root *Span) bool {
 	for hops := 0; s != nil && hops < 20; hops++ {
