@@ -25,25 +25,20 @@ func qasperSet(t *testing.T) evalSet {
 // ranks papers at least as well as flat parents (nDCG@10) and returns
 // answers at least as often as the better flat baseline at every budget;
 // with section parents, answer-in-context at 400 words is at least 0.30
-// and at least sentence-window's. With -short every fourth question is
-// scored and only the comparisons with a wide margin are checked (nDCG@10
-// against flat-parent, section parents against sentence-window): on a
-// quarter of the questions, parent-child and flat children are within a
-// point of each other at small budgets.
+// and at least sentence-window's. Too long for -short, it runs without
+// the race detector in make test.
 func TestQasperParentChildBeatsFlatBaselines(t *testing.T) {
-	set := qasperSet(t)
 	if testing.Short() {
-		set.every = 4
+		t.Skip("indexes and scores QASPER's 1,372 judged questions; skipped with -short")
 	}
+	set := qasperSet(t)
 	def := runSet(t, set, nil, []string{FlatChild, FlatParent, ParentChild, SentenceWindow})
 	flatChild, flatParent, pc, sw := def[0], def[1], def[2], def[3]
 	logReports(t, "default policy", def)
 	if *pc.NDCG10 < *flatParent.NDCG10 {
 		t.Errorf("nDCG@10: parent-child %.3f is below flat-parent %.3f", *pc.NDCG10, *flatParent.NDCG10)
 	}
-	if !testing.Short() {
-		checkBeatsFlat(t, pc, flatChild, flatParent)
-	}
+	checkBeatsFlat(t, pc, flatChild, flatParent)
 	if len(pc.EvidenceInContext) == 0 {
 		t.Error("no evidence-in-context reported, though QASPER questions have evidence")
 	}
@@ -53,10 +48,10 @@ func TestQasperParentChildBeatsFlatBaselines(t *testing.T) {
 	if got, want := sections.AnswerInContext["400"], sw.AnswerInContext["400"]; got < want {
 		t.Errorf("answer-in-context@400: section parents %.3f are below sentence-window %.3f", got, want)
 	}
-	if got := sections.AnswerInContext["400"]; got < 0.30 && !testing.Short() {
+	if got := sections.AnswerInContext["400"]; got < 0.30 {
 		t.Errorf("answer-in-context@400 with section parents = %.3f, want at least 0.30", got)
 	}
-	if sections.Queries != pc.Queries || (!testing.Short() && pc.Queries != 1372) {
+	if sections.Queries != pc.Queries || pc.Queries != 1372 {
 		t.Errorf("scored %d and %d queries, want all 1372 judged questions", pc.Queries, sections.Queries)
 	}
 }

@@ -34,7 +34,7 @@ func TestStuckBuildsSayWhyAndFailAtTheDeadline(t *testing.T) {
 
 	patchCorpus(t, c, func(c *v1alpha1.Corpus) {
 		c.Spec.ChunkingPolicyRef.Name = "parentrag-sample-handbook-fine"
-		c.Spec.Indexing = &v1alpha1.Indexing{StartDeadlineSeconds: ptrTo[int64](45), Resources: &corev1.ResourceRequirements{
+		c.Spec.Indexing = &v1alpha1.Indexing{StartDeadlineSeconds: ptrTo[int64](30), Resources: &corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64")}}}
 	})
 	start := time.Now()
@@ -43,7 +43,7 @@ func TestStuckBuildsSayWhyAndFailAtTheDeadline(t *testing.T) {
 
 	patchCorpus(t, c, func(c *v1alpha1.Corpus) {
 		c.Spec.ChunkingPolicyRef.Name = "parentrag-sample-tokens"
-		c.Spec.Indexing = &v1alpha1.Indexing{StartDeadlineSeconds: ptrTo[int64](45), Image: "registry.invalid/parentrag:missing"}
+		c.Spec.Indexing = &v1alpha1.Indexing{StartDeadlineSeconds: ptrTo[int64](30), Image: "registry.invalid/parentrag:missing"}
 	})
 	start = time.Now()
 	waitReconcilingBecause(t, c, "ErrImagePull", "ImagePullBackOff")
@@ -53,7 +53,7 @@ func TestStuckBuildsSayWhyAndFailAtTheDeadline(t *testing.T) {
 		return condition(c, v1alpha1.ConditionStalled).Reason == v1alpha1.ReasonIndexFailed, nil
 	})
 	msg := condition(c, v1alpha1.ConditionStalled).Message
-	if !strings.Contains(msg, "did not start within 45s") || c.Status.ActiveRevision.Name != serving || c.Status.LastBuild.Result != "Failed" {
+	if !strings.Contains(msg, "did not start within 30s") || c.Status.ActiveRevision.Name != serving || c.Status.LastBuild.Result != "Failed" {
 		t.Fatalf("after the deadline: Stalled %q, active %s (want %s), last build %+v", msg, c.Status.ActiveRevision.Name, serving, c.Status.LastBuild)
 	}
 	t.Logf("failed %.1fs after the Job was asked for: %s", time.Since(start).Seconds(), msg)

@@ -186,12 +186,26 @@ func sameAsExhaustive(t *testing.T, label string, got, want []index.Hit, req ind
 }
 
 // TestPrunedSearchEqualsExhaustive compares pruned with exhaustive search
-// over random corpora and queries: every k from 1 to past the number of
-// matches, with and without a filter, before and after a save and load.
-func TestPrunedSearchEqualsExhaustive(t *testing.T) {
+// over 8 random corpora and their queries: every k from 1 to past the
+// number of matches, with and without a filter, before and after a save
+// and load.
+func TestPrunedSearchEqualsExhaustive(t *testing.T) { comparePrunedSearch(t, 8) }
+
+// TestPrunedSearchEqualsExhaustiveOn40Corpora is the comparison over 40
+// corpora (the first 8 of them the short test's), too long for -short.
+func TestPrunedSearchEqualsExhaustiveOn40Corpora(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compares about 5,000 searches; skipped with -short")
+	}
+	comparePrunedSearch(t, 40)
+}
+
+// comparePrunedSearch compares pruned with exhaustive search over corpora
+// random corpora.
+func comparePrunedSearch(t *testing.T, corpora int) {
 	r := rand.New(rand.NewPCG(7, 11))
 	compared := 0
-	for corpus := range 40 {
+	for corpus := range corpora {
 		c := newPruneCorpus(t, r)
 		if corpus%5 == 4 {
 			c.e = saveLoad(t, c.e)

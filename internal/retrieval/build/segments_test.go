@@ -32,6 +32,9 @@ var segments = bundle.VectorStoreRef{Kind: bundle.VectorStoreSegments}
 // children and texts; then that a build after an edit, with a warm
 // segment cache, writes the bundle a build from scratch writes.
 func TestSegmentBundleRetrievesAsTheEmbeddedOnSquad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and searches SQuAD twice; skipped with -short")
+	}
 	corpus, questions, err := evaltest.LoadSet(sharedtest.Dir(t, "eval", "squad-v1.1-dev"), "articles.jsonl.gz")
 	if err != nil {
 		t.Fatal(err)

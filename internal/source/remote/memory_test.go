@@ -75,6 +75,9 @@ func heapPeak() (stop func() uint64) {
 // is read whole; the large one fails, saying it is over the operator's
 // memory for remote documents.
 func TestConcurrentReadsStayWithinMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 450 MiB of pages and measures the heap; skipped with -short")
+	}
 	const page, budget = 9 << 20, 128 << 20
 	small, large := bombZip(t, 10, page), bombZip(t, 40, page)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
