@@ -16,11 +16,10 @@ import (
 )
 
 // externalIndex is the seam between the Corpus reconciler and a database
-// that holds the children of its revisions outside them (Milvus,
-// PostgreSQL), in the shape of crossplane's ExternalClient: the three
-// operations the reconciler asks of the database, each idempotent and made
-// with the Corpus's credentials. What the Corpus owns there is the
-// reconciler's to track, in its inventory.
+// that holds the children of its revisions (Milvus, PostgreSQL), in the
+// shape of crossplane's ExternalClient: the operations the reconciler asks
+// of it, each idempotent, with the Corpus's credentials. The reconciler
+// tracks what the Corpus owns there in its inventory.
 type externalIndex interface {
 	// point makes the stable name (an alias, a view) read the index.
 	point(ctx context.Context, c *v1alpha1.Corpus, name string, index childIndex) error
@@ -73,10 +72,9 @@ type indexKind struct {
 	// writes it.
 	inventory    func(*v1alpha1.Inventory) ([]childIndex, *stableName)
 	setInventory func(*v1alpha1.Inventory, []childIndex, *stableName)
-	// locate returns where the spec puts a revision's children (the
-	// revision "" for the part that names the revision); configure sets
-	// the build's configuration of the revision's index, with the
-	// credentials.
+	// locate returns where the spec puts a revision's children (revision
+	// "": what names the revision); configure gives the build the
+	// configuration of the revision's index, with the credentials.
 	locate    func(ctx context.Context, r *CorpusReconciler, c *v1alpha1.Corpus, dense int) (func(revision string) bundle.VectorStoreRef, error)
 	configure func(ctx context.Context, r *CorpusReconciler, c *v1alpha1.Corpus, ref bundle.VectorStoreRef, req *build.Request) error
 	// client reaches the store's databases.
@@ -231,7 +229,10 @@ func (r *CorpusReconciler) dropAllIndexes(ctx context.Context, c *v1alpha1.Corpu
 // failure is reported and retried on later reconciles without holding the
 // Corpus back.
 func (r *CorpusReconciler) collectIndexes(ctx context.Context, c *v1alpha1.Corpus, k *indexKind, keep map[string]bool) error {
-	if inv := c.Status.Inventory; inv == nil || !holdsAny(k, inv) {
+	if c.Status.Inventory == nil {
+		return nil
+	}
+	if indexes, pointer := k.inventory(c.Status.Inventory); len(indexes) == 0 && pointer == nil {
 		return nil
 	}
 	if !k.uses(c) {
@@ -242,13 +243,6 @@ func (r *CorpusReconciler) collectIndexes(ctx context.Context, c *v1alpha1.Corpu
 		return nil
 	}
 	return r.dropIndexes(ctx, c, k, func(revision string) bool { return keep[revision] })
-}
-
-// holdsAny reports whether the inventory lists an index or a stable name
-// of kind k.
-func holdsAny(k *indexKind, inv *v1alpha1.Inventory) bool {
-	indexes, pointer := k.inventory(inv)
-	return len(indexes) > 0 || pointer != nil
 }
 
 // releaseIndexes applies the deletion policy to a deleted Corpus's
