@@ -487,22 +487,28 @@ func TestDeletionPolicyReleasesEveryIndexOrNone(t *testing.T) {
 
 // TestReleaseStopsAtAFailureAndLosesNothing: a collection Milvus refuses
 // to drop fails the deletion with the deletion policy in the message,
-// before PostgreSQL is asked anything, and stays in the inventory for the
-// retry.
+// before PostgreSQL is asked anything; the alias and the other collection
+// go, the refused one stays in the inventory for the retry.
 func TestReleaseStopsAtAFailureAndLosesNothing(t *testing.T) {
 	dbs := stepDatabases()
 	c := movedCorpus(t, dbs)
-	dbs[&milvusIndexes].failing[c.MilvusCollection("r1")] = errors.New("connection refused")
+	milvusDB := dbs[&milvusIndexes]
+	stock(c, &milvusIndexes, milvusDB, "r0")
+	milvusDB.failing[c.MilvusCollection("r0")] = errors.New("connection refused")
 	r, _ := stepReconciler(t, dbs)
 	_, err := r.releaseExternal(context.Background(), c)
 	if want := "releasing Milvus objects (deletionPolicy Delete): connection refused"; err == nil || err.Error() != want {
 		t.Fatalf("error %v, want %q", err, want)
 	}
+	want := []string{"unpoint " + c.MilvusAlias(), "drop " + c.MilvusCollection("r1"), "drop " + c.MilvusCollection("r0")}
+	if !slices.Equal(milvusDB.calls, want) {
+		t.Errorf("Milvus calls %v, want %v", milvusDB.calls, want)
+	}
+	if revs, read := listed(c, &milvusIndexes); !slices.Equal(revs, []string{"r0"}) || read != "" {
+		t.Errorf("the inventory lists collections of %v, the alias on %q; want r0's alone, no alias", revs, read)
+	}
 	if calls := dbs[&postgresIndexes].calls; len(calls) != 0 {
 		t.Errorf("PostgreSQL was asked %v after Milvus failed", calls)
-	}
-	if revs, _ := listed(c, &milvusIndexes); !slices.Equal(revs, []string{"r1"}) {
-		t.Errorf("the inventory lists collections of %v, want r1's", revs)
 	}
 	if revs, read := listed(c, &postgresIndexes); !slices.Equal(revs, []string{"r2"}) || read == "" {
 		t.Errorf("the inventory lists tables of %v, the view on %q; want r2's, read by the view", revs, read)
