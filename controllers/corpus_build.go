@@ -111,19 +111,11 @@ func (r *CorpusReconciler) buildRequest(ctx context.Context, s *corpusState, e e
 		Workers: 2, OnProgress: s.progress.report, SaveProgress: indexer.Progress{Stage: StageSave}, Dir: dir,
 		UnitCacheDir: r.unitCacheDir(s.corpus), UnitCacheMaxAge: build.DefaultUnitCacheMaxAge,
 	}
-	switch {
-	case s.corpus.UsesMilvus():
-		cfg, err := r.collectionConfig(ctx, s, s.vectorStore)
-		if err != nil {
+	if k := indexKindOf(s.corpus); k != nil {
+		if err := k.configure(ctx, r, s.corpus, s.vectorStore, &req); err != nil {
 			return req, err
 		}
-		req.Collection = &cfg
-	case s.corpus.UsesPostgres():
-		cfg, err := r.tableConfig(ctx, s, s.vectorStore)
-		if err != nil {
-			return req, err
-		}
-		req.Postgres = &cfg
+		return req, r.recordIndex(s, k)
 	}
 	return req, nil
 }

@@ -68,6 +68,9 @@ type CorpusReconciler struct {
 	// watchedSourceKinds are the Flux source kinds installed when the
 	// controller started, whose changes it watches.
 	watchedSourceKinds map[v1alpha1.SourceRefKind]bool
+	// indexClients reaches the databases of a kind of external index;
+	// nil, the real ones (Milvus, PostgreSQL). Tests hold them in memory.
+	indexClients func(*indexKind) externalIndex
 }
 
 // reader returns the uncached reader, or the client.
@@ -107,7 +110,7 @@ type corpusState struct {
 	embedCfg bundle.Embedder
 	revision string
 	// vectorStore locates the revision's children: zero for the embedded
-	// store, a Milvus collection otherwise.
+	// store, a Milvus collection or PostgreSQL table otherwise.
 	vectorStore bundle.VectorStoreRef
 	built       *v1alpha1.RevisionStatus
 	progress    *progressPatcher
@@ -173,7 +176,7 @@ func (r *CorpusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res
 		log.FromContext(ctx).V(1).Info("reconciliation is suspended")
 		return ctrl.Result{}, nil
 	}
-	for _, step := range []corpusStep{r.resolvePolicy, r.readSources, r.resolveEmbedder, r.computeRevision, r.ensureRevision, r.checkRevision, r.checkPinnedRevision, r.promote, r.moveAlias, r.moveView, r.collectGarbage} {
+	for _, step := range []corpusStep{r.resolvePolicy, r.readSources, r.resolveEmbedder, r.computeRevision, r.ensureRevision, r.checkRevision, r.checkPinnedRevision, r.promote, r.pointStableName, r.collectGarbage} {
 		if result, err = step(ctx, s); err != nil || !result.IsZero() {
 			return result, err
 		}
@@ -210,8 +213,8 @@ func (r *CorpusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// corpusOfRetriever maps a Retriever to its Corpus, whose Milvus alias
-// moves once its Retrievers serve the active revision.
+// corpusOfRetriever maps a Retriever to its Corpus, whose Milvus alias or
+// PostgreSQL view moves once its Retrievers serve the active revision.
 func corpusOfRetriever(_ context.Context, o client.Object) []ctrl.Request {
 	rt := o.(*v1alpha1.Retriever)
 	return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: rt.Namespace, Name: rt.Spec.CorpusRef.Name}}}

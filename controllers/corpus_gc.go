@@ -30,22 +30,10 @@ func (r *CorpusReconciler) collectGarbage(ctx context.Context, s *corpusState) (
 		return ctrl.Result{}, err
 	}
 	keep := retainedRevisions(s.corpus.Status.History, s.revision, inUse)
-	if inv := s.corpus.Status.Inventory; inv != nil && !s.corpus.UsesMilvus() && (len(inv.Collections) > 0 || inv.Alias != nil) {
-		// The Corpus left Milvus: its collections serve nobody any more. The
-		// spec may no longer hold the credentials, so a failure is reported
-		// and retried on later reconciles without holding the Corpus back.
-		if err := r.dropAll(ctx, s.corpus); err != nil {
-			r.Recorder.Eventf(s.corpus, nil, corev1.EventTypeWarning, "CollectionDropFailed", "GarbageCollect",
-				"the Corpus no longer uses Milvus, but its collections could not be dropped: %v", err)
-		}
-	}
-	if s.corpus.UsesMilvus() {
-		if err := r.dropCollections(ctx, s.corpus, func(c v1alpha1.InventoryCollection) bool { return keep[c.Revision] }); err != nil {
+	for _, k := range indexKinds {
+		if err := r.collectIndexes(ctx, s.corpus, k, keep); err != nil {
 			return ctrl.Result{}, err
 		}
-	}
-	if err := r.collectTables(ctx, s.corpus, keep); err != nil {
-		return ctrl.Result{}, err
 	}
 	present, err := r.storedRevisions(ctx, s.corpus)
 	if err != nil {

@@ -261,17 +261,10 @@ func (r *CorpusReconciler) cancelStaleJobs(ctx context.Context, s *corpusState) 
 
 // discardRevision removes everything of a revision that is neither
 // retained nor wanted: its Milvus collection or Postgres table (from the
-// inventory), then
-// its Job, claim and ConfigMaps.
+// inventory), then its Job, claim and ConfigMaps.
 func (r *CorpusReconciler) discardRevision(ctx context.Context, c *v1alpha1.Corpus, revision string) error {
-	if c.UsesMilvus() {
-		err := r.dropCollections(ctx, c, func(col v1alpha1.InventoryCollection) bool { return col.Revision != revision })
-		if err != nil {
-			return err
-		}
-	}
-	if c.UsesPostgres() {
-		if err := r.dropTables(ctx, c, func(t v1alpha1.InventoryTable) bool { return t.Revision != revision }); err != nil {
+	if k := indexKindOf(c); k != nil {
+		if err := r.dropIndexes(ctx, c, k, func(rev string) bool { return rev != revision }); err != nil {
 			return err
 		}
 	}

@@ -27,12 +27,9 @@ func (r *CorpusReconciler) planJob(ctx context.Context, s *corpusState, names jo
 	}
 	if s.corpus.UsesMilvus() {
 		plan.MilvusShards = s.corpus.Spec.VectorStore.Milvus.Shards
-		if err := r.recordCollection(s, s.vectorStore); err != nil {
-			return nil, err
-		}
 	}
-	if s.corpus.UsesPostgres() {
-		if err := r.recordTable(s, s.vectorStore); err != nil {
+	if k := indexKindOf(s.corpus); k != nil {
+		if err := r.recordIndex(s, k); err != nil {
 			return nil, err
 		}
 	}

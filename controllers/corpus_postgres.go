@@ -6,16 +6,50 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/index/postgres"
+	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 )
 
 // postgresCAKey is the key of the CA Secret that holds the certificates.
 const postgresCAKey = "ca.crt"
+
+// postgresIndexes are a Corpus's PostgreSQL tables, one a revision, and
+// the view of the active one.
+var postgresIndexes = indexKind{
+	store: "Postgres", index: "table", pointer: "view", reads: "reads", released: "Postgres tables",
+	moved: "ViewMoved", dropped: "TableDropped", dropFailed: "TableDropFailed",
+	uses: (*v1alpha1.Corpus).UsesPostgres, indexName: (*v1alpha1.Corpus).PostgresTable, pointerName: (*v1alpha1.Corpus).PostgresView,
+	inventory: postgresInventory, setInventory: setPostgresInventory,
+	locate: locateTables, configure: configureTable,
+	client: func(r *CorpusReconciler) externalIndex { return postgresIndex{r} },
+}
+
+// postgresInventory reads the tables and the view of an inventory.
+func postgresInventory(inv *v1alpha1.Inventory) ([]childIndex, *stableName) {
+	var tables []childIndex
+	for _, t := range inv.Tables {
+		tables = append(tables, childIndex{name: t.Name, revision: t.Revision, address: t.Address, database: t.Database, schema: t.Schema})
+	}
+	if inv.View == nil {
+		return tables, nil
+	}
+	return tables, &stableName{name: inv.View.Name, index: inv.View.Table}
+}
+
+// setPostgresInventory writes the tables and the view of an inventory.
+func setPostgresInventory(inv *v1alpha1.Inventory, tables []childIndex, view *stableName) {
+	inv.Tables, inv.View = nil, nil
+	for _, t := range tables {
+		inv.Tables = append(inv.Tables, v1alpha1.InventoryTable{Name: t.name, Revision: t.revision, Address: t.address, Database: t.database, Schema: t.schema})
+	}
+	if view != nil {
+		inv.View = &v1alpha1.InventoryView{Name: view.name, Table: view.index}
+	}
+}
 
 // pgConnection is where the Corpus's connection Secret leads: the
 // connection string with the spec's TLS settings, and the server's
@@ -75,6 +109,16 @@ func postgresRef(c *v1alpha1.Corpus, conn pgConnection, revision string, dense i
 	return ref
 }
 
+// locateTables reads the connection Secret, whose server and database
+// are part of the revision: a revision's table is there.
+func locateTables(ctx context.Context, r *CorpusReconciler, c *v1alpha1.Corpus, dense int) (func(string) bundle.VectorStoreRef, error) {
+	conn, err := r.postgresConnection(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return func(revision string) bundle.VectorStoreRef { return postgresRef(c, conn, revision, dense) }, nil
+}
+
 // postgresSchema is the schema of the Corpus's tables.
 func postgresSchema(c *v1alpha1.Corpus) string {
 	if s := c.Spec.VectorStore.Postgres.Schema; s != "" {
@@ -91,71 +135,50 @@ func postgresConfig(conn pgConnection, ref bundle.VectorStoreRef) postgres.Confi
 	}
 }
 
-// tableConfig records the revision's table in the inventory (and
-// publishes it, so a crash cannot leak it), then returns the configuration
-// the build creates it with.
-func (r *CorpusReconciler) tableConfig(ctx context.Context, s *corpusState, ref bundle.VectorStoreRef) (postgres.Config, error) {
-	conn, err := r.postgresConnection(ctx, s.corpus)
+// configureTable has the build create and fill the revision's table,
+// with the connection of the Corpus's Secret.
+func configureTable(ctx context.Context, r *CorpusReconciler, c *v1alpha1.Corpus, ref bundle.VectorStoreRef, req *build.Request) error {
+	conn, err := r.postgresConnection(ctx, c)
 	if err != nil {
-		return postgres.Config{}, err
+		return err
 	}
-	if err := r.recordTable(s, ref); err != nil {
-		return postgres.Config{}, err
-	}
-	return postgresConfig(conn, ref), nil
-}
-
-// recordTable adds the revision's table to the inventory and publishes
-// the status at once, before the table can exist.
-func (r *CorpusReconciler) recordTable(s *corpusState, ref bundle.VectorStoreRef) error {
-	inv := inventoryOf(s.corpus)
-	if tableEntry(inv, ref.Table) != nil {
-		return nil
-	}
-	inv.Tables = append(inv.Tables, v1alpha1.InventoryTable{Name: ref.Table, Revision: s.revision, Address: ref.Address, Database: ref.Database, Schema: ref.Schema})
-	return s.progress.flush()
-}
-
-// tableEntry returns the inventory entry of a table, nil when it is not
-// listed.
-func tableEntry(inv *v1alpha1.Inventory, name string) *v1alpha1.InventoryTable {
-	for i := range inv.Tables {
-		if inv.Tables[i].Name == name {
-			return &inv.Tables[i]
-		}
-	}
+	cfg := postgresConfig(conn, ref)
+	req.Postgres = &cfg
 	return nil
 }
 
-// moveView points the Corpus's view at the active revision's table once
-// every Retriever of the Corpus serves that revision, so readers outside
-// parentrag switch together with the query pods.
-func (r *CorpusReconciler) moveView(ctx context.Context, s *corpusState) (ctrl.Result, error) {
-	c := s.corpus
-	if !c.UsesPostgres() || c.Status.ActiveRevision == nil {
-		return ctrl.Result{}, nil
-	}
-	active := c.PostgresTable(c.Status.ActiveRevision.Name)
-	inv := inventoryOf(c)
-	entry := tableEntry(inv, active)
-	if entry == nil || (inv.View != nil && inv.View.Table == active) {
-		return ctrl.Result{}, nil
-	}
-	serving, err := r.retrieversServe(ctx, c, c.Status.ActiveRevision.Name)
-	if err != nil || !serving {
-		return ctrl.Result{}, err
-	}
-	store, err := r.connectTable(ctx, c, *entry)
+// postgresIndex reaches a Corpus's tables with the connection of its
+// Secret.
+type postgresIndex struct{ r *CorpusReconciler }
+
+// point has the view read the table.
+func (p postgresIndex) point(ctx context.Context, c *v1alpha1.Corpus, view string, t childIndex) error {
+	return p.on(ctx, c, t, func(s *postgres.Store) error { return s.SetView(ctx, view) })
+}
+
+// unpoint drops the view.
+func (p postgresIndex) unpoint(ctx context.Context, c *v1alpha1.Corpus, view string, t childIndex) error {
+	return p.on(ctx, c, t, func(s *postgres.Store) error { return s.DropView(ctx, view) })
+}
+
+// drop drops the table.
+func (p postgresIndex) drop(ctx context.Context, c *v1alpha1.Corpus, t childIndex) error {
+	return p.on(ctx, c, t, func(s *postgres.Store) error {
+		if err := s.Drop(ctx); err != nil {
+			return fmt.Errorf("dropping table %s: %w", t.name, err)
+		}
+		return nil
+	})
+}
+
+// on opens the table, runs op on it and closes it.
+func (p postgresIndex) on(ctx context.Context, c *v1alpha1.Corpus, t childIndex, op func(*postgres.Store) error) error {
+	store, err := p.r.connectTable(ctx, c, t)
 	if err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
 	defer store.Close()
-	if err := store.SetView(ctx, c.PostgresView()); err != nil {
-		return ctrl.Result{}, err
-	}
-	inv.View = &v1alpha1.InventoryView{Name: c.PostgresView(), Table: active}
-	r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "ViewMoved", "Promote", "view %s.%s now reads %s", entry.Schema, c.PostgresView(), active)
-	return ctrl.Result{}, nil
+	return op(store)
 }
 
 // errElsewhere marks an inventoried table on another server than the one
@@ -166,106 +189,20 @@ var errElsewhere = errors.New("the table is on another server than the Secret le
 // Corpus's Secret, which must still lead to the server and database the
 // table was created on: otherwise nothing could tell a dropped table from
 // one out of reach, and the table is kept in the inventory.
-func (r *CorpusReconciler) connectTable(ctx context.Context, c *v1alpha1.Corpus, t v1alpha1.InventoryTable) (*postgres.Store, error) {
+func (r *CorpusReconciler) connectTable(ctx context.Context, c *v1alpha1.Corpus, t childIndex) (*postgres.Store, error) {
 	if !c.UsesPostgres() {
-		return nil, fmt.Errorf("table %s: the Corpus no longer names its Postgres Secret, so it cannot reach %s/%s: %w", t.Name, t.Address, t.Database, errElsewhere)
+		return nil, fmt.Errorf("table %s: the Corpus no longer names its Postgres Secret, so it cannot reach %s/%s: %w", t.name, t.address, t.database, errElsewhere)
 	}
 	conn, err := r.postgresConnection(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	if conn.address != t.Address || conn.database != t.Database {
-		return nil, fmt.Errorf("table %s lives on %s/%s, the Secret now leads to %s/%s: %w", t.Name, t.Address, t.Database, conn.address, conn.database, errElsewhere)
+	if conn.address != t.address || conn.database != t.database {
+		return nil, fmt.Errorf("table %s lives on %s/%s, the Secret now leads to %s/%s: %w", t.name, t.address, t.database, conn.address, conn.database, errElsewhere)
 	}
-	store, err := postgres.Open(ctx, postgresConfig(conn, bundle.VectorStoreRef{Schema: t.Schema, Table: t.Name, MaxConns: 1}))
+	store, err := postgres.Open(ctx, postgresConfig(conn, bundle.VectorStoreRef{Schema: t.schema, Table: t.name, MaxConns: 1}))
 	if err != nil {
-		return nil, fmt.Errorf("postgres at %s: %w", t.Address, err)
+		return nil, fmt.Errorf("postgres at %s: %w", t.address, err)
 	}
 	return store, nil
-}
-
-// dropTables drops the inventoried tables keep does not accept, skipping
-// the one the view reads, and removes each dropped (or already missing)
-// one from the inventory. A failed drop stays in the inventory and is
-// retried.
-func (r *CorpusReconciler) dropTables(ctx context.Context, c *v1alpha1.Corpus, keep func(v1alpha1.InventoryTable) bool) error {
-	inv := inventoryOf(c)
-	var kept []v1alpha1.InventoryTable
-	var errs []error
-	for _, t := range inv.Tables {
-		if keep(t) || (inv.View != nil && inv.View.Table == t.Name) {
-			kept = append(kept, t)
-			continue
-		}
-		if err := r.dropTable(ctx, c, t); err != nil {
-			kept = append(kept, t)
-			errs = append(errs, err)
-			continue
-		}
-		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "TableDropped", "GarbageCollect", "dropped Postgres table %s.%s", t.Schema, t.Name)
-	}
-	inv.Tables = kept
-	return errors.Join(errs...)
-}
-
-// dropTable drops one table; a missing one counts as dropped.
-func (r *CorpusReconciler) dropTable(ctx context.Context, c *v1alpha1.Corpus, t v1alpha1.InventoryTable) error {
-	store, err := r.connectTable(ctx, c, t)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	if err := store.Drop(ctx); err != nil {
-		return fmt.Errorf("dropping table %s: %w", t.Name, err)
-	}
-	return nil
-}
-
-// releasePostgres applies the deletion policy to a deleted Corpus's
-// tables: Delete drops the view and every table, Retain leaves them.
-func (r *CorpusReconciler) releasePostgres(ctx context.Context, c *v1alpha1.Corpus) error {
-	inv := c.Status.Inventory
-	if inv == nil || c.GetDeletionPolicy() == v1alpha1.DeletionRetain {
-		return nil
-	}
-	return r.dropAllTables(ctx, c)
-}
-
-// dropAllTables drops the view and every inventoried table.
-func (r *CorpusReconciler) dropAllTables(ctx context.Context, c *v1alpha1.Corpus) error {
-	inv := inventoryOf(c)
-	if v := inv.View; v != nil {
-		if t := tableEntry(inv, v.Table); t != nil {
-			store, err := r.connectTable(ctx, c, *t)
-			if err != nil {
-				return err
-			}
-			err = store.DropView(ctx, v.Name)
-			store.Close()
-			if err != nil {
-				return err
-			}
-		}
-		inv.View = nil
-	}
-	return r.dropTables(ctx, c, func(v1alpha1.InventoryTable) bool { return false })
-}
-
-// collectTables drops the tables of revisions no longer kept. After the
-// Corpus left Postgres its tables serve nobody; the spec no longer names
-// the Secret that reaches them, so a failure is reported and retried on
-// later reconciles without holding the Corpus back.
-func (r *CorpusReconciler) collectTables(ctx context.Context, c *v1alpha1.Corpus, keep map[string]bool) error {
-	inv := c.Status.Inventory
-	if inv == nil || (len(inv.Tables) == 0 && inv.View == nil) {
-		return nil
-	}
-	if !c.UsesPostgres() {
-		if err := r.dropAllTables(ctx, c); err != nil {
-			r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "TableDropFailed", "GarbageCollect",
-				"the Corpus no longer uses Postgres, but its tables could not be dropped: %v", err)
-		}
-		return nil
-	}
-	return r.dropTables(ctx, c, func(t v1alpha1.InventoryTable) bool { return keep[t.Revision] })
 }

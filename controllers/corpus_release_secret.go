@@ -29,12 +29,7 @@ const DefaultSecretGoneGrace = time.Minute
 // the Corpus's conditions), then leaves them in place, logs their names
 // and reports done, so that the Corpus and its namespace can go.
 func (r *CorpusReconciler) releaseExternal(ctx context.Context, c *v1alpha1.Corpus) (ctrl.Result, error) {
-	err := r.releaseMilvus(ctx, c)
-	if err != nil {
-		err = fmt.Errorf("releasing Milvus objects (deletionPolicy %s): %w", c.GetDeletionPolicy(), err)
-	} else if err = r.releasePostgres(ctx, c); err != nil {
-		err = fmt.Errorf("releasing Postgres tables (deletionPolicy %s): %w", c.GetDeletionPolicy(), err)
-	}
+	err := r.releaseIndexes(ctx, c)
 	if err == nil || !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, err
 	}

@@ -159,12 +159,10 @@ func secretKey(ref *v1alpha1.SecretKeyReference) string {
 // Postgres, the server and database the connection Secret leads to are
 // part of it; a Secret that does not exist yet is waited for.
 func (r *CorpusReconciler) computeRevision(ctx context.Context, s *corpusState) (ctrl.Result, error) {
-	digest := s.sources.Digest()
-	switch {
-	case s.corpus.UsesMilvus():
-		s.vectorStore = milvusRef(s.corpus, "", s.embedCfg.Dimensions)
-	case s.corpus.UsesPostgres():
-		conn, err := r.postgresConnection(ctx, s.corpus)
+	at := func(string) bundle.VectorStoreRef { return bundle.VectorStoreRef{} }
+	if k := indexKindOf(s.corpus); k != nil {
+		var err error
+		at, err = k.locate(ctx, r, s.corpus, s.embedCfg.Dimensions)
 		if apierrors.IsNotFound(err) {
 			s.reason, s.message = v1alpha1.ReasonVectorStoreError, err.Error()
 			return ctrl.Result{RequeueAfter: waitInterval}, nil
@@ -172,22 +170,16 @@ func (r *CorpusReconciler) computeRevision(ctx context.Context, s *corpusState) 
 		if err != nil {
 			return ctrl.Result{}, stalled(v1alpha1.ReasonVectorStoreError, err)
 		}
-		s.vectorStore = postgresRef(s.corpus, conn, "", s.embedCfg.Dimensions)
-	case s.corpus.UsesSegments():
-		s.vectorStore = bundle.VectorStoreRef{Kind: bundle.VectorStoreSegments}
+	} else if s.corpus.UsesSegments() {
+		at = func(string) bundle.VectorStoreRef { return bundle.VectorStoreRef{Kind: bundle.VectorStoreSegments} }
 	}
 	parentStore := ""
 	if s.corpus.UsesClaims() {
 		// Moving to claims builds the index again, onto a claim.
 		parentStore = bundle.ParentStoreClaim
 	}
-	s.revision = bundle.Revision(s.compiled.Revision, digest, s.embedCfg, s.vectorStore, parentStore)
-	if s.corpus.UsesMilvus() {
-		s.vectorStore.Collection = s.corpus.MilvusCollection(s.revision)
-	}
-	if s.corpus.UsesPostgres() {
-		s.vectorStore.Table = s.corpus.PostgresTable(s.revision)
-	}
+	s.revision = bundle.Revision(s.compiled.Revision, s.sources.Digest(), s.embedCfg, at(""), parentStore)
+	s.vectorStore = at(s.revision)
 	s.corpus.Status.LastAttemptedRevision = s.revision
 	recordRevision(ctx, s.revision)
 	return ctrl.Result{}, nil

@@ -47,6 +47,7 @@ func run(m *testing.M) int {
 	defer env.Stop()
 	defer pgtest.Stop()
 	k8s = env.Client
+	controllers.UseSuiteClient(k8s)
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
 	// The operator acts as its own ServiceAccount under the RBAC that
 	// config/default ships, as it does in a cluster.
