@@ -15,10 +15,11 @@ import (
 // parents, by the child index's filtered search (index.Searcher): the
 // embedded and segment indexes find the best matching children exactly,
 // so maxParents, aggregation and budget behave exactly as over an index
-// holding only the matching parents. Milvus and PostgreSQL over-fetch
+// holding only the matching parents, unless more than index.MaxOverFetch
+// children had to be examined. Milvus and PostgreSQL over-fetch
 // (index.OverFetch): matching children ranked below the first
-// index.MaxOverFetch hits of the whole index are not found there, and a
-// very selective filter may return fewer parents than exist.
+// index.MaxOverFetch hits of the whole index are not found there. Either
+// way a very selective filter may return fewer parents than exist.
 type Filter struct {
 	// DocID keeps parents of exactly this document.
 	DocID string `json:"docId,omitempty"`
@@ -69,6 +70,9 @@ type filteredChildren struct {
 	filter  *Filter
 	// matches caches, per parent id, whether its metadata passes.
 	matches map[string]bool
+	// examined counts the children the filter has been asked about in
+	// this request; past index.MaxOverFetch it refuses the rest.
+	examined int
 }
 
 // Search returns the best req.TopK children that pass the filter.
@@ -95,8 +99,13 @@ func (c *filteredChildren) SearchFiltered(ctx context.Context, req index.SearchR
 }
 
 // passes reports whether the hit's parent passes the filter, reading each
-// parent's metadata once per request.
+// parent's metadata once per request. A request examines at most
+// index.MaxOverFetch children, whichever the index, so that a filter that
+// matches nothing costs no more than that.
 func (c *filteredChildren) passes(ctx context.Context, h index.Hit) (bool, error) {
+	if c.examined++; c.examined > index.MaxOverFetch {
+		return false, nil
+	}
 	if !c.filter.matchesDoc(h.DocID) {
 		return false, nil
 	}
