@@ -24,7 +24,9 @@ import (
 // identity for each Retriever, serving its Corpus's active revision.
 type RetrieverReconciler struct {
 	client.Client
-	Recorder events.EventRecorder
+	// APIReader reads the Deployment just applied; nil reads the cache.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
 	// DefaultImage runs the query server when a Retriever names no image:
 	// the operator's own image.
 	DefaultImage string
@@ -217,11 +219,19 @@ func (r *RetrieverReconciler) apply(ctx context.Context, p *queryPlan) error {
 
 // observe reads the Deployment's rollout into status. The serving revision
 // moves only once every replica runs the new revision and is available.
+// The Deployment is read from the API server: the cache can still hold it
+// as it was before the apply, whose finished rollout would call a changed
+// pod template rolled out, and the Retriever Ready before its pods carry
+// the change.
 func (r *RetrieverReconciler) observe(ctx context.Context, s *retrieverState, p *queryPlan) error {
+	var reader client.Reader = r.Client
+	if r.APIReader != nil {
+		reader = r.APIReader
+	}
 	var d appsv1.Deployment
-	err := r.Get(ctx, client.ObjectKey{Namespace: p.retriever.Namespace, Name: p.retriever.Name}, &d)
+	err := reader.Get(ctx, client.ObjectKey{Namespace: p.retriever.Namespace, Name: p.retriever.Name}, &d)
 	if apierrors.IsNotFound(err) {
-		// Just applied and not in the cache yet; its watch event requeues.
+		// Gone (deleted under the reconcile); its watch event requeues.
 		return nil
 	}
 	if err != nil {

@@ -63,7 +63,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := corpus.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Corpus controller: %w", err)
 	}
-	retriever := &RetrieverReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("retriever-controller"), DefaultImage: o.Image}
+	retriever := &RetrieverReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("retriever-controller"), DefaultImage: o.Image}
 	if err := retriever.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Retriever controller: %w", err)
 	}
