@@ -189,12 +189,13 @@ test-cluster: cluster-image postgres-engine ## Run the cluster suite on the one-
 	$(GO) test -tags cluster $(CLUSTER_TEST_FLAGS) ./test/cluster/
 
 # The dashboard's queries against a real Prometheus, built from the module
-# test/monitoring pins (its tool line), discovering the one-node cluster's
-# pods as config/monitoring's PodMonitors select them; the operator must be
-# deployed (make test-cluster leaves it deployed).
+# test/monitoring pins (its tool line) with Kubernetes service discovery
+# only (the cloud providers' discovery is most of a cold build), discovering
+# the one-node cluster's pods as config/monitoring's PodMonitors select them;
+# the operator must be deployed (make test-cluster leaves it deployed).
 .PHONY: test-dashboard
 test-dashboard: ## Run every dashboard query against a real Prometheus scraping the one-node cluster (after make test-cluster).
-	cd test/monitoring && $(GO) build -o $(LOCALBIN)/prometheus github.com/prometheus/prometheus/cmd/prometheus
+	cd test/monitoring && $(GO) build -tags remove_all_sd,enable_kubernetes_sd -o $(LOCALBIN)/prometheus github.com/prometheus/prometheus/cmd/prometheus
 	cd test/monitoring && KUBECONFIG=$${KUBECONFIG:-$(CLUSTER_KUBECONFIG)} \
 	PARENTRAG_PROMETHEUS=$(LOCALBIN)/prometheus \
 	KUBECTL=$${KUBECTL:-$$(../../hack/cluster/node-binaries.sh 2>/dev/null)/kubectl} \

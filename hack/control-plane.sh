@@ -74,13 +74,17 @@ GO
   fi
   local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${KUBE_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${KUBE_VERSION#v1.}"
   ldflags="${ldflags%.*}"
+  # One go build for the three: their links overlap the other's compiles.
+  local missing=()
   for cmd in kube-apiserver kube-controller-manager kube-scheduler; do
-    if [[ ! -x "${BIN}/${cmd}" ]]; then
-      log "building ${cmd} ${KUBE_VERSION} (several minutes)"
-      with_progress "control-plane: building ${cmd}" env CGO_ENABLED=0 go build -v -trimpath -ldflags "${ldflags}" -o "${BIN}/${cmd}.tmp" "k8s.io/kubernetes/cmd/${cmd}"
-      mv "${BIN}/${cmd}.tmp" "${BIN}/${cmd}"
-    fi
+    [[ -x "${BIN}/${cmd}" ]] || missing+=("k8s.io/kubernetes/cmd/${cmd}")
   done
+  (( ${#missing[@]} )) || return 0
+  log "building ${missing[*]##*/} ${KUBE_VERSION} (several minutes)"
+  rm -rf "${BIN}/.kube.tmp" && mkdir -p "${BIN}/.kube.tmp"
+  with_progress "control-plane: building ${missing[*]##*/}" env CGO_ENABLED=0 go build -v -trimpath -ldflags "${ldflags}" -o "${BIN}/.kube.tmp/" "${missing[@]}"
+  mv "${BIN}"/.kube.tmp/* "${BIN}/"
+  rmdir "${BIN}/.kube.tmp"
 }
 
 # build_etcd builds etcd from its server module, whose root is the main

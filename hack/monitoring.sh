@@ -7,7 +7,8 @@
 # promtool is built into ./bin from the Prometheus module that
 # test/monitoring/go.mod pins (its tool line), not downloaded: the first
 # run compiles it (about 9 minutes on two cores), later runs reuse the Go
-# build cache and take seconds.
+# build cache and take seconds. No service discovery is built in
+# (remove_all_sd): checking and testing rules needs none.
 #
 # Usage: hack/monitoring.sh [go test flags]
 set -euo pipefail
@@ -15,6 +16,6 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../test/monitoring"
 source ../../hack/progress.sh
 PROMTOOL="$(cd ../.. && pwd -P)/bin/promtool"
 export PROMTOOL
-with_progress "monitoring: building promtool" go build -v -o "${PROMTOOL}" github.com/prometheus/prometheus/cmd/promtool
+with_progress "monitoring: building promtool" go build -v -tags remove_all_sd -o "${PROMTOOL}" github.com/prometheus/prometheus/cmd/promtool
 echo "monitoring: promtool of github.com/prometheus/prometheus $(go list -m -f "{{.Version}}" github.com/prometheus/prometheus)" >&2
 go test -count=1 "$@" ./...
