@@ -9,8 +9,8 @@ import (
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/document"
 	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/policy"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
@@ -110,7 +110,7 @@ func docsRetriever(t *testing.T) *retrieve.Retriever {
 	for key, text := range cm.Data {
 		docs = append(docs, hierarchy.Document{ID: cm.Name + "/" + key, Title: document.MarkdownTitle(text), Text: text})
 	}
-	lex, err := embed.NewLexical(v1alpha1.DefaultK1, v1alpha1.DefaultB)
+	lex, err := bm25.NewLexical(v1alpha1.DefaultK1, v1alpha1.DefaultB)
 	if err != nil {
 		t.Fatal(err)
 	}

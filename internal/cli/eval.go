@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parentrag/parentrag/internal/eval"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
@@ -61,8 +62,8 @@ latency. With --qrels only the queries it judges are scored (BEIR).`,
 	fl.IntVar(&f.childTopK, "child-top-k", retrieve.DefaultChildTopK, "children fetched first")
 	fl.StringVar(&f.aggregation, "aggregation", string(retrieve.AggregateMax), "Max, Mean or Sum")
 	fl.Float64Var(&f.contextWeight, "context-weight", indexer.DefaultContextWeight, "weight of each child's context (title and parent text) in its vector, for every strategy")
-	fl.Float64Var(&f.k1, "k1", embed.DefaultK1, "BM25 term-frequency saturation of the offline embedder")
-	fl.Float64Var(&f.b, "b", embed.DefaultB, "BM25 length normalisation of the offline embedder, 0 to 1")
+	fl.Float64Var(&f.k1, "k1", bm25.DefaultK1, "BM25 term-frequency saturation of the offline embedder")
+	fl.Float64Var(&f.b, "b", bm25.DefaultB, "BM25 length normalisation of the offline embedder, 0 to 1")
 	fl.Float64Var(&f.mergeShare, "merge-share", retrieve.DefaultMergeShare, "adaptive: share of a unit's children that must match for the unit to be returned, above 0 and at most 1")
 	fl.IntVar(&f.windowSentences, "window-sentences", retrieve.DefaultWindowSentences, "adaptive: sentences each side of a child returned in a window")
 	fl.IntVar(&f.half, "half", 0, "score only half 1 or half 2 of the questions (split by a hash of their ids), 0 for all: tune on one half, report on the other")
@@ -156,7 +157,7 @@ func runEval(cmd *cobra.Command, f evalFlags) error {
 // newEmbedder is a fresh embedder of each strategy's index: BM25, and
 // with --embedding-endpoint the model's vectors beside it.
 func (f evalFlags) newEmbedder() (embed.Embedder, error) {
-	lex, err := embed.NewLexical(f.k1, f.b)
+	lex, err := bm25.NewLexical(f.k1, f.b)
 	if err != nil || f.endpoint == "" {
 		return lex, err
 	}
@@ -210,7 +211,7 @@ func (f evalFlags) checkRetrieval() error {
 	if f.mergeShare <= 0 || f.mergeShare > 1 || f.windowSentences < 0 || f.half < 0 || f.half > 2 {
 		return fmt.Errorf("--merge-share must be above 0 and at most 1, --window-sentences at least 0, --half 0, 1 or 2")
 	}
-	if _, err := embed.NewLexical(f.k1, f.b); err != nil {
+	if _, err := bm25.NewLexical(f.k1, f.b); err != nil {
 		return fmt.Errorf("--k1 %v --b %v: %w", f.k1, f.b, err)
 	}
 	return nil

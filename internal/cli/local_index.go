@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
@@ -56,11 +57,11 @@ func (f *embeddingFlags) weight() float64 {
 
 // build returns the embedder and the configuration recorded in the manifest.
 func (f *embeddingFlags) build() (embed.Embedder, bundle.Embedder, error) {
-	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB, ContextWeight: f.weight()}
+	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: bm25.DefaultK1, B: bm25.DefaultB, ContextWeight: f.weight()}
 	if f.endpoint != "" {
 		// Both vectors, BM25 and the model's: a query searches either or
 		// both (--search).
-		cfg = bundle.Embedder{Kind: bundle.EmbedderHybrid, K1: embed.DefaultK1, B: embed.DefaultB,
+		cfg = bundle.Embedder{Kind: bundle.EmbedderHybrid, K1: bm25.DefaultK1, B: bm25.DefaultB,
 			Endpoint: f.endpoint, Model: f.model, Dimensions: f.dimensions, APIKeyEnv: f.apiKeyEnv, ContextWeight: f.weight()}
 	}
 	e, err := build.NewEmbedder(cfg)

@@ -8,6 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/parentrag/parentrag/internal/policy/policytest"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 )
 
@@ -20,7 +21,7 @@ func TestLocalQueryAdaptive(t *testing.T) {
 	handbook := bundletest.Handbook()
 	page := writeFile(t, dir, handbook.ID, handbook.Text)
 	spec, err := yaml.Marshal(map[string]any{"apiVersion": "parentrag.io/v1alpha1", "kind": "ChunkingPolicy",
-		"metadata": map[string]string{"name": "levels"}, "spec": bundletest.LevelsPolicy()})
+		"metadata": map[string]string{"name": "levels"}, "spec": policytest.LevelsPolicy()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/parentrag/parentrag/internal/policy/policytest"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
@@ -44,7 +45,7 @@ func runsOf(t *testing.T, runs, per int) []hierarchy.Document {
 func saveSegments(t testing.TB, docs []hierarchy.Document) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "bundle")
-	req := bundletest.LexicalRequest(t, docs, bundle.VectorStoreRef{Kind: bundle.VectorStoreSegments}, dir)
+	req := policytest.LexicalRequest(t, docs, bundle.VectorStoreRef{Kind: bundle.VectorStoreSegments}, dir)
 	if _, err := build.Run(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}

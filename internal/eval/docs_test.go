@@ -12,6 +12,7 @@ import (
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/docs"
 	"github.com/parentrag/parentrag/internal/document"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
@@ -142,7 +143,7 @@ func docsIndex(t *testing.T, c *Corpus, spec *v1alpha1.ChunkingPolicySpec) (*ind
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+	e, err := bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +312,7 @@ func firstLine(s string) string {
 func lexicalConfig(builder *hierarchy.Builder, budgets []int) Config {
 	return Config{
 		Builder:          builder,
-		NewEmbedder:      func() (embed.Embedder, error) { return embed.NewLexical(embed.DefaultK1, embed.DefaultB) },
+		NewEmbedder:      func() (embed.Embedder, error) { return bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB) },
 		ContextWeight:    indexer.DefaultContextWeight,
 		Budgets:          budgets,
 		MaxParents:       retrieve.DefaultMaxParents,

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
@@ -90,7 +91,7 @@ func runSet(t *testing.T, set evalSet, spec *v1alpha1.ChunkingPolicySpec, strate
 	}
 	cfg := Config{
 		Builder:          compiled.Builder,
-		NewEmbedder:      func() (embed.Embedder, error) { return embed.NewLexical(embed.DefaultK1, embed.DefaultB) },
+		NewEmbedder:      func() (embed.Embedder, error) { return bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB) },
 		ContextWeight:    indexer.DefaultContextWeight,
 		Budgets:          evalBudgets,
 		MaxParents:       retrieve.DefaultMaxParents,

@@ -20,6 +20,7 @@ import (
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/inspector"
+	"github.com/parentrag/parentrag/internal/policy/policytest"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
@@ -179,7 +180,7 @@ func sectionsSpec() v1alpha1.ChunkingPolicySpec {
 // settings; it returns the server's address.
 func serveInspector(t *testing.T, opts server.Options) string {
 	t.Helper()
-	b, err := bundle.Open(bundletest.SavePolicy(t, []hierarchy.Document{bundletest.Handbook(), guide()}, sectionsSpec(), "rev-inspector"))
+	b, err := bundle.Open(policytest.SavePolicy(t, []hierarchy.Document{bundletest.Handbook(), guide()}, sectionsSpec(), "rev-inspector"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 )
 
 // passageWords is how many words that a query can match a sampled
@@ -38,7 +38,7 @@ func passage(text string, limit int) string {
 			break
 		}
 		words = append(words, w)
-		if len(embed.Analyze(w)) > 0 {
+		if len(bm25.Analyze(w)) > 0 {
 			counted++
 		}
 	}

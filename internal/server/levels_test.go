@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/policy/policytest"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
@@ -15,7 +16,7 @@ import (
 // parents and children and opens it.
 func openLevelsBundle(t *testing.T) *bundle.Bundle {
 	t.Helper()
-	b, err := bundle.Open(bundletest.SavePolicy(t, []hierarchy.Document{bundletest.Handbook()}, bundletest.LevelsPolicy(), "rev-levels"))
+	b, err := bundle.Open(policytest.SavePolicy(t, []hierarchy.Document{bundletest.Handbook()}, policytest.LevelsPolicy(), "rev-levels"))
 	if err != nil {
 		t.Fatal(err)
 	}

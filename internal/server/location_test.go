@@ -12,9 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
+	"github.com/parentrag/parentrag/internal/policy/policytest"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
-	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
@@ -54,7 +54,7 @@ func sectionBundle(t *testing.T, docs []hierarchy.Document) *bundle.Bundle {
 		Child:  &v1alpha1.ChunkSize{ChunkSize: 200, ChunkOverlap: 20},
 	}
 	dir := filepath.Join(t.TempDir(), "bundle")
-	if _, err := build.Run(context.Background(), bundletest.PolicyRequest(t, docs, spec, bundle.VectorStoreRef{}, dir)); err != nil {
+	if _, err := build.Run(context.Background(), policytest.PolicyRequest(t, docs, spec, bundle.VectorStoreRef{}, dir)); err != nil {
 		t.Fatal(err)
 	}
 	b, err := bundle.Open(dir)

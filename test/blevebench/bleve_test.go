@@ -10,7 +10,7 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
@@ -45,7 +45,7 @@ func bleveSide(b *testing.B, c corpus, log *phaseLog, got metrics) (idx bleve.In
 // bleveMapping maps a child to one text field, analysed in English,
 // scored with BM25 at parentrag's k1 and b, with nothing stored.
 func bleveMapping() mapping.IndexMapping {
-	search.BM25_k1, search.BM25_b = embed.DefaultK1, embed.DefaultB
+	search.BM25_k1, search.BM25_b = bm25.DefaultK1, bm25.DefaultB
 	field := bleve.NewTextFieldMapping()
 	field.Analyzer = en.AnalyzerName
 	field.Store, field.IncludeTermVectors, field.IncludeInAll, field.DocValues = false, false, false, false

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
@@ -40,7 +40,7 @@ func parentragSide(b *testing.B, c corpus, log *phaseLog, got metrics) (bun *bun
 // logging its progress.
 func buildBundle(b *testing.B, c corpus, dir string, log *phaseLog) {
 	b.Helper()
-	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB, ContextWeight: 0}
+	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: bm25.DefaultK1, B: bm25.DefaultB, ContextWeight: 0}
 	e, err := build.NewEmbedder(cfg)
 	if err != nil {
 		b.Fatal(err)

@@ -8,9 +8,9 @@ import (
 
 	"github.com/parentrag/parentrag/internal/eval/evaltest"
 	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/policy"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/sharedtest"
 )
@@ -35,7 +35,7 @@ func TestSquadPrunedEqualsExhaustive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+	lex, err := bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB)
 	if err != nil {
 		t.Fatal(err)
 	}

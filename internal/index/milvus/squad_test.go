@@ -7,9 +7,9 @@ import (
 
 	"github.com/parentrag/parentrag/internal/eval/evaltest"
 	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/milvustest"
 	"github.com/parentrag/parentrag/internal/policy"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
 	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
@@ -32,7 +32,7 @@ func TestSquadParity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+	lex, err := bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB)
 	if err != nil {
 		t.Fatal(err)
 	}

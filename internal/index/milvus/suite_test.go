@@ -11,6 +11,7 @@ import (
 
 	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/index/milvus"
 	"github.com/parentrag/parentrag/internal/index/vector"
@@ -59,7 +60,7 @@ func buildFixture(docs, queries int) (*fixture, error) {
 		return nil, err
 	}
 	b := &hierarchy.Builder{Strategy: chunking.ParentChild, Revision: "test", Parent: parent, Child: child}
-	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+	lex, err := bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB)
 	if err != nil {
 		return nil, err
 	}

@@ -9,11 +9,11 @@ import (
 
 	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/index/postgres"
 	"github.com/parentrag/parentrag/internal/index/postgres/pgtest"
 	"github.com/parentrag/parentrag/internal/index/vector"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
@@ -78,7 +78,7 @@ func buildFixture(docs, queries int) (*fixture, error) {
 		return nil, err
 	}
 	b := &hierarchy.Builder{Strategy: chunking.ParentChild, Revision: "test", Parent: parent, Child: child}
-	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+	lex, err := bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB)
 	if err != nil {
 		return nil, err
 	}

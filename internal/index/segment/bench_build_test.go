@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/index/segment"
 	"github.com/parentrag/parentrag/internal/index/vector"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 )
 
@@ -76,7 +76,7 @@ func segmentCuts(corpus []analysedParent, size int) []int {
 // writeWeightedFile fits the statistics of corpus and streams every child,
 // weighed with its context, into the embedded store's file in dir.
 func writeWeightedFile(tb testing.TB, corpus []analysedParent, weight float32, dir string) {
-	stats := embed.NewCorpusStats()
+	stats := bm25.NewCorpusStats()
 	children := 0
 	for _, p := range corpus {
 		for _, a := range p.children {
@@ -84,7 +84,7 @@ func writeWeightedFile(tb testing.TB, corpus []analysedParent, weight float32, d
 			children++
 		}
 	}
-	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+	lex, err := bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func writeWeightedFile(tb testing.TB, corpus []analysedParent, weight float32, d
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var scratch embed.AnalysisScratch
+	var scratch bm25.AnalysisScratch
 	records := make([]index.Record, 0, 256)
 	sums := make([]vector.Sparse, 0, 256)
 	flush := func() {
@@ -160,7 +160,7 @@ func openSet(tb testing.TB, paths []string, weight float32) time.Duration {
 			tb.Fatal(err)
 		}
 	}
-	if _, err := segment.NewSet(segs, embed.DefaultK1, embed.DefaultB, weight); err != nil {
+	if _, err := segment.NewSet(segs, bm25.DefaultK1, bm25.DefaultB, weight); err != nil {
 		tb.Fatal(err)
 	}
 	return time.Since(start)

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/vector"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
@@ -27,7 +27,7 @@ func synthAnalyses(tb testing.TB, n int) ([]analysedParent, *synthtest.Corpus) {
 	gen := synthtest.New(5, 20000)
 	docs := gen.Documents(int(float64(n)/benchChildrenPerDoc + 0.5))
 	b := bundletest.BuilderOf(tb, 1500, 300, 30)
-	var scratch embed.AnalysisScratch
+	var scratch bm25.AnalysisScratch
 	var out []analysedParent
 	for _, doc := range docs {
 		res := b.Build(doc)

@@ -12,7 +12,7 @@
 // child: a child's weight for a term is its own BM25 weight plus the
 // context weight times its parent's context BM25 weight for that term,
 // computed at search time from the counts with the lexical embedder's
-// arithmetic (embed.DocWeights), then summed over the query's terms in
+// arithmetic (bm25.DocWeights), then summed over the query's terms in
 // vocabulary order. Every score is therefore bit for bit the inner
 // product of the query vector with the vector the indexer would have
 // stored for the child (its BM25 vector plus the context weight times its

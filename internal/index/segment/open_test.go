@@ -6,15 +6,15 @@ import (
 	"hash/crc32"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/segment"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 )
 
 // smallSegment returns the bytes of a segment of two parents and three
 // children, with contexts.
 func smallSegment(t *testing.T) []byte {
 	t.Helper()
-	var scratch embed.AnalysisScratch
+	var scratch bm25.AnalysisScratch
 	w := segment.NewWriter(true)
 	for p, parent := range []struct {
 		context  string
@@ -158,13 +158,13 @@ func TestWriterIsDeterministicAndReadable(t *testing.T) {
 // TestWriterRefusesWhatItCannotStore checks the writer's errors.
 func TestWriterRefusesWhatItCannotStore(t *testing.T) {
 	w := segment.NewWriter(false)
-	if err := w.AddChild("orphan", 0, embed.Analysis{}); !errors.Is(err, segment.ErrNoParent) {
+	if err := w.AddChild("orphan", 0, bm25.Analysis{}); !errors.Is(err, segment.ErrNoParent) {
 		t.Fatalf("a child before any parent: error %v, want ErrNoParent", err)
 	}
-	if err := w.AddParent("p", "d", embed.Analysis{}); err != nil {
+	if err := w.AddParent("p", "d", bm25.Analysis{}); err != nil {
 		t.Fatal(err)
 	}
-	for name, a := range map[string]embed.Analysis{
+	for name, a := range map[string]bm25.Analysis{
 		"ids instead of terms": {IDs: []uint32{1}, Counts: []uint32{1}, Tokens: 1},
 		"a repeated term":      {Terms: []string{"a", "a"}, Counts: []uint32{1, 1}, Tokens: 2},
 		"a zero count":         {Terms: []string{"a"}, Counts: []uint32{0}, Tokens: 1},
@@ -174,7 +174,7 @@ func TestWriterRefusesWhatItCannotStore(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if err := w.AddChild("c", -1, embed.Analysis{}); err == nil {
+	if err := w.AddChild("c", -1, bm25.Analysis{}); err == nil {
 		t.Error("a negative ordinal: accepted")
 	}
 }

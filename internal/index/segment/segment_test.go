@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/index/segment"
 	"github.com/parentrag/parentrag/internal/index/vector"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 )
 
 // corpusParent is one parent of a test corpus: its context text and its
@@ -80,13 +80,13 @@ func docID(p int) string { return fmt.Sprintf("doc-%06d", p/3) }
 // analysedParent is one parent of a corpus as a build holds it: the
 // analysis of its context and of each of its children's texts.
 type analysedParent struct {
-	context  embed.Analysis
-	children []embed.Analysis
+	context  bm25.Analysis
+	children []bm25.Analysis
 }
 
 // analyse returns the analyses of corpus.
 func analyse(corpus []corpusParent) []analysedParent {
-	var scratch embed.AnalysisScratch
+	var scratch bm25.AnalysisScratch
 	out := make([]analysedParent, len(corpus))
 	for p, parent := range corpus {
 		out[p].context = scratch.AnalyzeCounts(parent.context)
@@ -100,15 +100,15 @@ func analyse(corpus []corpusParent) []analysedParent {
 // indexedStore builds what the indexer builds from the analyses: a
 // lexical embedder fitted on every child, and an embedded store holding
 // each child's BM25 vector plus weight times its parent's context vector.
-func indexedStore(tb testing.TB, corpus []analysedParent, weight float32) (*embed.Lexical, *embedded.Store) {
+func indexedStore(tb testing.TB, corpus []analysedParent, weight float32) (*bm25.Lexical, *embedded.Store) {
 	tb.Helper()
-	stats := embed.NewCorpusStats()
+	stats := bm25.NewCorpusStats()
 	for _, p := range corpus {
 		for _, a := range p.children {
 			stats.Count(a)
 		}
 	}
-	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+	lex, err := bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func indexedStore(tb testing.TB, corpus []analysedParent, weight float32) (*embe
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var scratch embed.AnalysisScratch
+	var scratch bm25.AnalysisScratch
 	var records []index.Record
 	for p, parent := range corpus {
 		ctxVec, err := lex.EmbedAnalysis(&parent.context, &scratch)
@@ -167,7 +167,7 @@ func segmentSet(tb testing.TB, corpus []analysedParent, cuts []int, weight float
 		size += len(data)
 		lo = hi
 	}
-	set, err := segment.NewSet(segs, embed.DefaultK1, embed.DefaultB, weight)
+	set, err := segment.NewSet(segs, bm25.DefaultK1, bm25.DefaultB, weight)
 	if err != nil {
 		tb.Fatal(err)
 	}

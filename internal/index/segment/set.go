@@ -4,16 +4,16 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/vector"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 )
 
 // Set is a revision's child index: its segments, in order, and the BM25
 // statistics of all their children, summed from the segments' counts.
 type Set struct {
 	segs          []*Segment
-	lex           *embed.Lexical
-	weights       embed.DocWeights
+	lex           *bm25.Lexical
+	weights       bm25.DocWeights
 	norms         []float64         // see normTable
 	bounds        [][]float32       // by segment, by parent posting: its postingBound
 	largest       [][]float32       // by segment, by term: its largest bound
@@ -40,7 +40,7 @@ func NewSet(segs []*Segment, k1, b float64, contextWeight float32) (*Set, error)
 			return nil, fmt.Errorf("segment set: segment %d %s contexts, but the context weight is %v", i, hasOrLacks(s.Contexts()), contextWeight)
 		}
 	}
-	lex, err := embed.NewLexical(k1, b)
+	lex, err := bm25.NewLexical(k1, b)
 	if err != nil {
 		return nil, fmt.Errorf("segment set: %w", err)
 	}
@@ -137,8 +137,8 @@ func hasOrLacks(contexts bool) string {
 // fitSegments fits lex on the summed counts of segs and returns its
 // vocabulary by id. It reads each segment's terms and document
 // frequencies, never a posting.
-func fitSegments(lex *embed.Lexical, segs []*Segment) ([]string, error) {
-	stats := embed.NewCorpusStats()
+func fitSegments(lex *bm25.Lexical, segs []*Segment) ([]string, error) {
+	stats := bm25.NewCorpusStats()
 	var terms []string
 	var dfs []uint32
 	for i, s := range segs {
@@ -169,7 +169,7 @@ func fitSegments(lex *embed.Lexical, segs []*Segment) ([]string, error) {
 
 // Lexical returns the embedder fitted on the set's statistics, which
 // embeds queries for Search.
-func (s *Set) Lexical() *embed.Lexical { return s.lex }
+func (s *Set) Lexical() *bm25.Lexical { return s.lex }
 
 // Segments returns the set's segments, in order.
 func (s *Set) Segments() []*Segment { return s.segs }

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/segment"
 	"github.com/parentrag/parentrag/internal/index/vector"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 )
 
 // segmentFiles writes the analyses into segment files cut at the given
@@ -45,7 +45,7 @@ func TestStoreAnswersAsTheEmbeddedStore(t *testing.T) {
 	analysed := analyse(corpus)
 	for _, weight := range []float32{0, 0.8} {
 		_, want := indexedStore(t, analysed, weight)
-		store, err := segment.OpenFiles(segmentFiles(t, analysed, []int{40, 41, 200}, weight), embed.DefaultK1, embed.DefaultB, weight)
+		store, err := segment.OpenFiles(segmentFiles(t, analysed, []int{40, 41, 200}, weight), bm25.DefaultK1, bm25.DefaultB, weight)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +119,7 @@ func TestStoreRefusesWhatItCannotServe(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(5, 6))
 	corpus := randomCorpus(rng, 30)
-	store, err := segment.OpenFiles(segmentFiles(t, analyse(corpus), nil, 0.8), embed.DefaultK1, embed.DefaultB, 0.8)
+	store, err := segment.OpenFiles(segmentFiles(t, analyse(corpus), nil, 0.8), bm25.DefaultK1, bm25.DefaultB, 0.8)
 	if err != nil {
 		t.Fatal(err)
 	}

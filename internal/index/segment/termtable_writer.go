@@ -1,8 +1,8 @@
 package segment
 
-import "github.com/parentrag/parentrag/internal/retrieval/embed"
+import "github.com/parentrag/parentrag/internal/index/bm25"
 
-// writerTerms finds a writer's terms by the hash embed.TermHash gives
+// writerTerms finds a writer's terms by the hash bm25.TermHash gives
 // them: an open-addressing table of indices into the writer's names, at
 // most half full. Analyses carry their terms' hashes, so a term added
 // again costs a probe and one comparison, and no hashing.
@@ -74,11 +74,11 @@ func (t *writerTerms) grow() {
 
 // hashOf returns the hash of a's i-th term: the one it carries, or one
 // computed.
-func hashOf(a *embed.Analysis, i int) uint64 {
+func hashOf(a *bm25.Analysis, i int) uint64 {
 	if len(a.Hashes) == len(a.Terms) {
 		return a.Hashes[i]
 	}
-	return embed.TermHash(a.Terms[i])
+	return bm25.TermHash(a.Terms[i])
 }
 
 // recentTerms holds the terms of the last parent's context with their

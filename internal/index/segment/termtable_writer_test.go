@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 )
 
 // TestRecentTermsHoldOneParentsTerms checks that recentTerms finds each
@@ -21,17 +21,17 @@ func TestRecentTermsHoldOneParentsTerms(t *testing.T) {
 		r.reset(len(terms))
 		for i := range terms {
 			terms[i] = fmt.Sprintf("term%d-%d", round, i)
-			r.put(terms[i], embed.TermHash(terms[i]), i)
+			r.put(terms[i], bm25.TermHash(terms[i]), i)
 		}
 		for i, term := range terms {
 			again := strings.Clone(term)
-			if k, ok := r.get(again, embed.TermHash(again)); !ok || k != i {
+			if k, ok := r.get(again, bm25.TermHash(again)); !ok || k != i {
 				t.Fatalf("round %d: get(%q) = %d, %v; want %d", round, term, k, ok, i)
 			}
 		}
 		if round > 0 {
 			old := fmt.Sprintf("term%d-%d", round-1, 0)
-			if k, ok := r.get(old, embed.TermHash(old)); ok {
+			if k, ok := r.get(old, bm25.TermHash(old)); ok {
 				t.Fatalf("round %d: a term of the round before found at %d", round, k)
 			}
 		}
@@ -50,7 +50,7 @@ func TestWriterTermsFindEveryTerm(t *testing.T) {
 			term += strings.Repeat("x", 40)
 		}
 		terms = append(terms, term)
-		if k := w.term(term, embed.TermHash(term)); k != i {
+		if k := w.term(term, bm25.TermHash(term)); k != i {
 			t.Fatalf("new term %q got index %d, want %d", term, k, i)
 		}
 	}
@@ -59,7 +59,7 @@ func TestWriterTermsFindEveryTerm(t *testing.T) {
 			if round == 0 {
 				term = strings.Clone(term)
 			}
-			if k := w.term(term, embed.TermHash(term)); k != i {
+			if k := w.term(term, bm25.TermHash(term)); k != i {
 				t.Fatalf("round %d: term %q found at %d, want %d", round, term, k, i)
 			}
 		}

@@ -1,6 +1,6 @@
 package segment
 
-import "github.com/parentrag/parentrag/internal/retrieval/embed"
+import "github.com/parentrag/parentrag/internal/index/bm25"
 
 // weigher weighs the postings of one segment with a set's statistics. A
 // child's weight for a term is its own BM25 weight for it plus the
@@ -9,7 +9,7 @@ import "github.com/parentrag/parentrag/internal/retrieval/embed"
 // of vector.AppendScaled: own, the context weight times the context's
 // (rounded), or their sum (rounded).
 type weigher struct {
-	doc    embed.DocWeights
+	doc    bm25.DocWeights
 	norms  []float64 // doc.Norm of each length below len(norms)
 	factor float32   // the context weight
 	seg    *Segment
@@ -25,7 +25,7 @@ const maxNormTable = 1 << 16
 
 // normTable returns doc.Norm of every length up to the longest text of
 // segs (at most maxNormTable of them): the same values, looked up.
-func normTable(doc embed.DocWeights, segs []*Segment) []float64 {
+func normTable(doc bm25.DocWeights, segs []*Segment) []float64 {
 	longest := uint32(0)
 	for _, s := range segs {
 		for _, n := range s.childTokens {

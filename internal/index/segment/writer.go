@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 )
 
 // Writer collects the parents and children of one segment, in slot order,
@@ -89,12 +89,12 @@ func (w *Writer) Reset(contexts bool) {
 // AddParent starts the next parent, with its id, its document's id and
 // its context's analysis (ignored by a writer without contexts). The
 // children added after it, until the next AddParent, are its own.
-func (w *Writer) AddParent(id, doc string, context embed.Analysis) error {
+func (w *Writer) AddParent(id, doc string, context bm25.Analysis) error {
 	if w.h.parents == math.MaxUint32-1 {
 		return fmt.Errorf("segment: more than %d parents", math.MaxUint32-1)
 	}
 	if !w.contexts {
-		context = embed.Analysis{}
+		context = bm25.Analysis{}
 	}
 	if err := w.resolve(context); err != nil {
 		return fmt.Errorf("segment: context of parent %q: %w", id, err)
@@ -121,7 +121,7 @@ func (w *Writer) AddParent(id, doc string, context embed.Analysis) error {
 
 // AddChild adds the next child, of the last parent added, with its id,
 // its ordinal within its document and the analysis of its embedded text.
-func (w *Writer) AddChild(id string, ordinal int, a embed.Analysis) error {
+func (w *Writer) AddChild(id string, ordinal int, a bm25.Analysis) error {
 	if w.h.parents == 0 {
 		return ErrNoParent
 	}
@@ -167,7 +167,7 @@ func (w *Writer) addParentPosting(k int, parent, context uint32) {
 // not follow its terms, a repeated term, a zero count or a length beyond
 // 32 bits. A refused analysis adds no posting (its terms may stay in the
 // writer's table, which Bytes leaves out while they have none).
-func (w *Writer) resolve(a embed.Analysis) error {
+func (w *Writer) resolve(a bm25.Analysis) error {
 	switch {
 	case a.Terms == nil && len(a.IDs) > 0:
 		return errors.New("analysis given as term ids; a segment stores terms")

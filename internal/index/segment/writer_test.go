@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/segment"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 )
 
 // TestResetWriterWritesAsANewOne checks that a writer emptied by Reset
@@ -25,7 +25,7 @@ func TestResetWriterWritesAsANewOne(t *testing.T) {
 		if want := writeParents(t, segment.NewWriter(contexts), corpus, lo, hi); !bytes.Equal(got, want) {
 			t.Fatalf("segment %d (parents %d to %d, contexts %v): a reset writer wrote %d bytes unlike a new writer's %d", i, lo, hi, contexts, len(got), len(want))
 		}
-		refused := embed.Analysis{Terms: []string{"zzz-refused"}, Counts: []uint32{0}, Tokens: 1}
+		refused := bm25.Analysis{Terms: []string{"zzz-refused"}, Counts: []uint32{0}, Tokens: 1}
 		if err := w.AddChild("refused", 0, refused); err == nil {
 			t.Fatal("a zero count was accepted")
 		}

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
@@ -50,7 +50,7 @@ func timedBuild(b *testing.B, docs []hierarchy.Document, cacheDir string, store 
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB, ContextWeight: indexer.DefaultContextWeight}
+	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: bm25.DefaultK1, B: bm25.DefaultB, ContextWeight: indexer.DefaultContextWeight}
 	e, err := build.NewEmbedder(cfg)
 	if err != nil {
 		b.Fatal(err)

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/milvus"
 	"github.com/parentrag/parentrag/internal/milvustest"
+	"github.com/parentrag/parentrag/internal/policy/policytest"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
-	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
@@ -33,7 +33,7 @@ func docs() []hierarchy.Document {
 // stages in stages.
 func request(t *testing.T, dir string, stages *[]string) build.Request {
 	t.Helper()
-	req := bundletest.LexicalRequest(t, docs(), bundle.VectorStoreRef{}, dir)
+	req := policytest.LexicalRequest(t, docs(), bundle.VectorStoreRef{}, dir)
 	req.OnProgress = func(p indexer.Progress) {
 		if n := len(*stages); n == 0 || (*stages)[n-1] != p.Stage {
 			*stages = append(*stages, p.Stage)
@@ -138,7 +138,7 @@ func TestOpenCollectionNamesTheAddress(t *testing.T) {
 // TestNewCachedEmbedderWithoutDir checks that no cache directory means no
 // cache, and that a bad configuration is refused.
 func TestNewCachedEmbedderWithoutDir(t *testing.T) {
-	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB}
+	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: bm25.DefaultK1, B: bm25.DefaultB}
 	_, cache, release, err := build.NewCachedEmbedder(cfg, "")
 	if err != nil || cache != nil {
 		t.Fatalf("without a directory: cache %v, %v", cache, err)

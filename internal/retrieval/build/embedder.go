@@ -1,6 +1,7 @@
 package build
 
 import (
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 )
@@ -17,13 +18,13 @@ func NewEmbedder(cfg bundle.Embedder) (embed.Embedder, error) {
 // cfg.APIKeyEnv.
 func NewEmbedderWithKey(cfg bundle.Embedder, apiKey string) (embed.Embedder, error) {
 	if cfg.Kind == bundle.EmbedderLexical {
-		return embed.NewLexical(cfg.K1, cfg.B)
+		return bm25.NewLexical(cfg.K1, cfg.B)
 	}
 	dense, err := embed.NewOpenAI(embed.OpenAIOptions{Endpoint: cfg.Endpoint, Model: cfg.Model, Dimensions: cfg.Dimensions, APIKey: apiKey, APIKeyEnv: cfg.APIKeyEnv})
 	if err != nil || cfg.Kind != bundle.EmbedderHybrid {
 		return dense, err
 	}
-	lex, err := embed.NewLexical(cfg.K1, cfg.B)
+	lex, err := bm25.NewLexical(cfg.K1, cfg.B)
 	if err != nil {
 		return nil, err
 	}

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parentrag/parentrag/internal/policy/policytest"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
-	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
 )
@@ -67,7 +67,7 @@ func BenchmarkRetrieveByStore(b *testing.B) {
 				continue
 			}
 			b.Run("children="+strconv.Itoa(n)+"/store="+sb.name, func(b *testing.B) {
-				req := bundletest.LexicalRequest(b, docs, sb.ref, filepath.Join(b.TempDir(), sb.name))
+				req := policytest.LexicalRequest(b, docs, sb.ref, filepath.Join(b.TempDir(), sb.name))
 				if sb.prepare != nil {
 					sb.prepare(&req)
 				}

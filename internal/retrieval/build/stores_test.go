@@ -11,9 +11,9 @@ import (
 	"github.com/parentrag/parentrag/internal/index/postgres"
 	"github.com/parentrag/parentrag/internal/index/postgres/pgtest"
 	"github.com/parentrag/parentrag/internal/milvustest"
+	"github.com/parentrag/parentrag/internal/policy/policytest"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
-	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 	"github.com/parentrag/parentrag/internal/sharedtest"
 )
@@ -77,7 +77,7 @@ func TestEveryStoreReturnsTheSameParents(t *testing.T) {
 	builds, open := stores(t)
 	answers := make([][][]retrieve.Result, len(builds))
 	for i, sb := range builds {
-		req := bundletest.LexicalRequest(t, docs, sb.ref, filepath.Join(t.TempDir(), sb.name))
+		req := policytest.LexicalRequest(t, docs, sb.ref, filepath.Join(t.TempDir(), sb.name))
 		if sb.prepare != nil {
 			sb.prepare(&req)
 		}

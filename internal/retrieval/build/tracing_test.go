@@ -10,9 +10,9 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/parentrag/parentrag/internal/policy/policytest"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
-	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
 	"github.com/parentrag/parentrag/internal/telemetry"
 	"github.com/parentrag/parentrag/internal/telemetry/telemetrytest"
 )
@@ -33,7 +33,7 @@ func TestRunTracesItsStages(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := telemetrytest.Start(t, "")
 			ctx, caller := telemetry.Start(context.Background(), "caller")
-			req := bundletest.LexicalRequest(t, docs(), tc.store, filepath.Join(t.TempDir(), "bundle"))
+			req := policytest.LexicalRequest(t, docs(), tc.store, filepath.Join(t.TempDir(), "bundle"))
 			built, err := build.Run(ctx, req)
 			if err != nil {
 				t.Fatal(err)
@@ -73,7 +73,7 @@ func TestRunTracesItsStages(t *testing.T) {
 // and finds its span failed with the error.
 func TestRunMarksAFailedBuild(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bundle")
-	req := bundletest.LexicalRequest(t, docs(), bundle.VectorStoreRef{}, dir)
+	req := policytest.LexicalRequest(t, docs(), bundle.VectorStoreRef{}, dir)
 	if _, err := build.Run(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}

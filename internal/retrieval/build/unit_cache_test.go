@@ -12,11 +12,11 @@ import (
 	"github.com/parentrag/parentrag/api/v1alpha1"
 
 	"github.com/parentrag/parentrag/internal/eval/evaltest"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle/bundletest"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
@@ -47,7 +47,7 @@ func buildInto(t *testing.T, docs []hierarchy.Document, spec policy.Compiled, ca
 // reused without a cache; none at all for another child index.
 func buildRuns(t *testing.T, docs []hierarchy.Document, spec policy.Compiled, cacheDir string, store bundle.VectorStoreRef) (string, build.Built) {
 	t.Helper()
-	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB, ContextWeight: indexer.DefaultContextWeight}
+	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: bm25.DefaultK1, B: bm25.DefaultB, ContextWeight: indexer.DefaultContextWeight}
 	e, err := build.NewEmbedder(cfg)
 	if err != nil {
 		t.Fatal(err)

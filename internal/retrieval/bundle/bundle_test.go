@@ -20,8 +20,8 @@ import (
 
 	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/embedded"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
@@ -62,7 +62,7 @@ func builder(t testing.TB) *hierarchy.Builder {
 // buildIndex indexes docs in memory with the lexical embedder.
 func buildIndex(t testing.TB, docs []hierarchy.Document) *indexer.Index {
 	t.Helper()
-	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+	lex, err := bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func buildIndex(t testing.TB, docs []hierarchy.Document) *indexer.Index {
 
 // manifestFor returns the manifest a caller fills in before saving.
 func manifestFor(docs []hierarchy.Document, rev string) Manifest {
-	e := Embedder{Kind: EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB}
+	e := Embedder{Kind: EmbedderLexical, K1: bm25.DefaultK1, B: bm25.DefaultB}
 	digest := SourceDigest(docs)
 	return Manifest{
 		Revision:       rev,
@@ -410,7 +410,7 @@ func TestSaveFailureLeavesNothing(t *testing.T) {
 		{"manifest not encodable", func(_ *indexer.Index, m *Manifest) { m.Embedder.ContextWeight = math.NaN() }, "writing manifest"},
 		// An embedder that was never fitted has no statistics to write.
 		{"embedder statistics", func(ix *indexer.Index, _ *Manifest) {
-			lex, _ := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+			lex, _ := bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB)
 			ix.Embedder = lex
 		}, "lexical statistics"},
 	}

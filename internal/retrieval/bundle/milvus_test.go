@@ -6,9 +6,9 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/milvus"
 	"github.com/parentrag/parentrag/internal/milvustest"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
 )
@@ -29,7 +29,7 @@ func TestBundleWithChildrenInMilvus(t *testing.T) {
 	if err := store.Create(ctx); err != nil {
 		t.Fatal(err)
 	}
-	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+	lex, err := bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestBundleWithChildrenInMilvus(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "bundle")
-	m := Manifest{Revision: "rev1", Embedder: Embedder{Kind: EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB}, VectorStore: ref}
+	m := Manifest{Revision: "rev1", Embedder: Embedder{Kind: EmbedderLexical, K1: bm25.DefaultK1, B: bm25.DefaultB}, VectorStore: ref}
 	if _, err := save(dir, ix, m, false); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/index/milvus"
 	"github.com/parentrag/parentrag/internal/index/postgres"
@@ -229,7 +230,7 @@ func openEmbedder(dir string, cfg Embedder) (embed.Embedder, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading lexical statistics: %w", err)
 		}
-		return embed.LoadLexical(stats)
+		return bm25.LoadLexical(stats)
 	case EmbedderOpenAI:
 		return openAIEmbedder(cfg)
 	case EmbedderHybrid:
@@ -237,7 +238,7 @@ func openEmbedder(dir string, cfg Embedder) (embed.Embedder, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading lexical statistics: %w", err)
 		}
-		lex, err := embed.LoadLexical(stats)
+		lex, err := bm25.LoadLexical(stats)
 		if err != nil {
 			return nil, err
 		}

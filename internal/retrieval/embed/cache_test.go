@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
@@ -326,9 +327,15 @@ func TestCachedEmbedQueryPassesThrough(t *testing.T) {
 }
 
 func TestCachedRefusesSparseInner(t *testing.T) {
-	lex := fitLexical(t, DefaultK1, DefaultB, []string{"alpha beta", "beta gamma"})
+	lex, err := bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lex.Fit([]string{"alpha beta", "beta gamma"}); err != nil {
+		t.Fatal(err)
+	}
 	store := openCache(t, t.TempDir())
-	_, err := NewCached(lex, store, CacheKey{Model: "bm25"}).EmbedDocuments(context.Background(), []string{"alpha"})
+	_, err = NewCached(lex, store, CacheKey{Model: "bm25"}).EmbedDocuments(context.Background(), []string{"alpha"})
 	if err == nil || !strings.Contains(err.Error(), "only dense vectors are cached") {
 		t.Fatalf("err = %v, want a refusal of sparse vectors", err)
 	}

@@ -1,6 +1,8 @@
 // Package embed turns child texts and queries into vectors. The offline
-// default is a lexical BM25 embedder whose sparse inner product is the exact
-// BM25 score; an OpenAI-compatible HTTP client brings dense embeddings.
+// default is the lexical BM25 embedder of internal/index/bm25, whose sparse
+// inner product is the exact BM25 score; an OpenAI-compatible HTTP client
+// brings dense embeddings, a Hybrid both, and a cache keeps dense vectors
+// across builds.
 package embed
 
 import (

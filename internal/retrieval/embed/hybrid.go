@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
@@ -11,7 +12,7 @@ import (
 // and densely with another embedder (an OpenAI-compatible endpoint), so a
 // store that supports it can search both and fuse the rankings.
 type Hybrid struct {
-	Lexical *Lexical
+	Lexical *bm25.Lexical
 	Dense   Embedder
 }
 
@@ -54,4 +55,29 @@ func (h *Hybrid) EmbedQuery(ctx context.Context, text string) (vector.Vector, er
 	}
 	v.Dense = d.Dense
 	return v, nil
+}
+
+// LexicalPart returns the BM25 embedder inside e: e itself, or the sparse
+// half of a hybrid; nil when e has none.
+func LexicalPart(e Embedder) *bm25.Lexical {
+	switch e := e.(type) {
+	case *bm25.Lexical:
+		return e
+	case *Hybrid:
+		return e.Lexical
+	}
+	return nil
+}
+
+// DensePart returns what embeds e's texts besides its BM25 part: e itself
+// when it has no BM25 part, the dense half of a hybrid, nil for the
+// lexical embedder alone.
+func DensePart(e Embedder) Embedder {
+	switch e := e.(type) {
+	case *bm25.Lexical:
+		return nil
+	case *Hybrid:
+		return e.Dense
+	}
+	return e
 }

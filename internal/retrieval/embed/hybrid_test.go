@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/vector"
 )
 
@@ -23,7 +24,7 @@ func (fixedDense) EmbedQuery(_ context.Context, text string) (vector.Vector, err
 }
 
 func TestHybridCarriesBothVectors(t *testing.T) {
-	lex, err := NewLexical(DefaultK1, DefaultB)
+	lex, err := bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB)
 	if err != nil {
 		t.Fatal(err)
 	}

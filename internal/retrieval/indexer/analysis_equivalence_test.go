@@ -12,6 +12,7 @@ import (
 
 	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/eval/evaltest"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/vector"
 	"github.com/parentrag/parentrag/internal/policy"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
@@ -47,8 +48,8 @@ func (h hashDense) EmbedQuery(ctx context.Context, text string) (vector.Vector, 
 
 // embedders are fresh embedders of each kind the indexer treats apart.
 func embedders(t *testing.T) map[string]func() embed.Embedder {
-	lexical := func() *embed.Lexical {
-		l, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+	lexical := func() *bm25.Lexical {
+		l, err := bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/chunking"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
@@ -76,7 +76,7 @@ func BenchmarkUnits(b *testing.B) {
 		docs, size = append(docs, d), size+len(d.Text)
 	}
 	builder := defaultPolicyBuilder(b)
-	var scratch embed.AnalysisScratch
+	var scratch bm25.AnalysisScratch
 	for b.Loop() {
 		indexer.MakeUnits(docs, builder, &scratch)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
@@ -86,7 +87,7 @@ func ReferenceRecords(t *testing.T, docs []hierarchy.Document, b hierarchy.Docum
 // children there are and how many were analysed alone.
 func AnalyseAll(t *testing.T, docs []hierarchy.Document, b hierarchy.DocumentSplitter) (children, alone int) {
 	t.Helper()
-	var s embed.AnalysisScratch
+	var s bm25.AnalysisScratch
 	for _, d := range docs {
 		u := newUnit(d, b, unitShape{}, &s)
 		alone += analyse(u, true, isProse(d), &s)
@@ -98,7 +99,7 @@ func AnalyseAll(t *testing.T, docs []hierarchy.Document, b hierarchy.DocumentSpl
 
 // MakeUnits splits and analyses every document, with contexts, as the
 // first pass of a build does, keeping nothing.
-func MakeUnits(docs []hierarchy.Document, b hierarchy.DocumentSplitter, s *embed.AnalysisScratch) {
+func MakeUnits(docs []hierarchy.Document, b hierarchy.DocumentSplitter, s *bm25.AnalysisScratch) {
 	for _, d := range docs {
 		newUnit(d, b, unitShape{analysed: true, contexts: true}, s)
 	}

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/embedded"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
@@ -313,7 +314,7 @@ func (ix *Index) embedAll(ctx context.Context, source *unitSource, units []*Unit
 		opts.OnProgress(Progress{Stage: StageEmbed, Done: done, Total: ix.ChildCount})
 		return nil
 	}
-	var scratch embed.AnalysisScratch
+	var scratch bm25.AnalysisScratch
 	for ui := range source.docs {
 		u, err := source.take(ui, units, &scratch)
 		if err != nil {

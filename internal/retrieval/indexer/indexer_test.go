@@ -10,8 +10,8 @@ import (
 
 	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/embedded"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/retrieve"
@@ -31,9 +31,9 @@ func testBuilder(tb testing.TB, parentSize, childSize int) *hierarchy.Builder {
 	return &hierarchy.Builder{Strategy: chunking.ParentChild, Revision: "r1", Parent: parent, Child: child}
 }
 
-func newLexical(tb testing.TB) *embed.Lexical {
+func newLexical(tb testing.TB) *bm25.Lexical {
 	tb.Helper()
-	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+	lex, err := bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB)
 	if err != nil {
 		tb.Fatal(err)
 	}

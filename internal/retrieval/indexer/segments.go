@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/segment"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 
@@ -94,16 +94,16 @@ func (o SegmentOptions) withDefaults() SegmentOptions {
 // scratches keeps the analysis scratch of workers that finished a run
 // for the workers of the next: a scratch's table of frequent words (2 MiB)
 // is then made and filled once per worker of a build, not once per run.
-var scratches = sync.Pool{New: func() any { return &embed.AnalysisScratch{KeepHashes: true} }}
+var scratches = sync.Pool{New: func() any { return &bm25.AnalysisScratch{KeepHashes: true} }}
 
 // unitQueue hands the units of a run's documents on in document order.
 // The analyses of each unit take their arrays from an arena of their own,
 // which release frees for the units made after: the few units between a
 // worker and the writer reuse the same memory all through the run.
 type unitQueue struct {
-	ready  []chan *Unit              // by document: its unit, once made
-	arenas []*embed.AnalysisArena    // by document: its unit's analyses' arena
-	free   chan *embed.AnalysisArena // arenas released, for the next units
+	ready  []chan *Unit             // by document: its unit, once made
+	arenas []*bm25.AnalysisArena    // by document: its unit's analyses' arena
+	free   chan *bm25.AnalysisArena // arenas released, for the next units
 	slots  chan struct{}
 }
 
@@ -115,8 +115,8 @@ type unitQueue struct {
 func makeUnits(ctx context.Context, docs []hierarchy.Document, b hierarchy.DocumentSplitter, shape unitShape, workers int) (*unitQueue, func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	q := &unitQueue{
-		ready: make([]chan *Unit, len(docs)), arenas: make([]*embed.AnalysisArena, len(docs)),
-		free: make(chan *embed.AnalysisArena, 2*workers+1), slots: make(chan struct{}, 2*workers),
+		ready: make([]chan *Unit, len(docs)), arenas: make([]*bm25.AnalysisArena, len(docs)),
+		free: make(chan *bm25.AnalysisArena, 2*workers+1), slots: make(chan struct{}, 2*workers),
 	}
 	for i := range q.ready {
 		q.ready[i] = make(chan *Unit, 1)
@@ -125,7 +125,7 @@ func makeUnits(ctx context.Context, docs []hierarchy.Document, b hierarchy.Docum
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			scratch := scratches.Get().(*embed.AnalysisScratch)
+			scratch := scratches.Get().(*bm25.AnalysisScratch)
 			defer scratches.Put(scratch)
 			defer scratch.UseArena(nil)
 			for i := range next {
@@ -154,12 +154,12 @@ func makeUnits(ctx context.Context, docs []hierarchy.Document, b hierarchy.Docum
 }
 
 // arena returns an arena released by an earlier unit, or a new one.
-func (q *unitQueue) arena() *embed.AnalysisArena {
+func (q *unitQueue) arena() *bm25.AnalysisArena {
 	select {
 	case a := <-q.free:
 		return a
 	default:
-		return new(embed.AnalysisArena)
+		return new(bm25.AnalysisArena)
 	}
 }
 
@@ -200,7 +200,7 @@ func addUnit(w *segment.Writer, u *Unit, contexts bool) error {
 		byParent[p] = append(byParent[p], i)
 	}
 	for p := range u.Parents {
-		var context embed.Analysis
+		var context bm25.Analysis
 		if contexts {
 			context = u.ContextTerms[p]
 		}

@@ -1,7 +1,7 @@
 package indexer
 
 import (
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 
@@ -23,10 +23,10 @@ type Unit struct {
 	LeadEnd  int
 	// ChildTerms analyses childText of each child, in order; nil when the
 	// build has no BM25 part.
-	ChildTerms []embed.Analysis
+	ChildTerms []bm25.Analysis
 	// ContextTerms analyses contextText of each parent, in order; nil
 	// without a BM25 part or without context.
-	ContextTerms []embed.Analysis
+	ContextTerms []bm25.Analysis
 	// packed holds ChildTerms and ContextTerms encoded (see
 	// encodeAnalyses) while a build waits to embed the unit: a third of
 	// their size in memory.
@@ -40,7 +40,7 @@ type unitShape struct {
 }
 
 // newUnit splits doc and analyses what shape asks for: each text once.
-func newUnit(doc hierarchy.Document, b hierarchy.DocumentSplitter, shape unitShape, scratch *embed.AnalysisScratch) *Unit {
+func newUnit(doc hierarchy.Document, b hierarchy.DocumentSplitter, shape unitShape, scratch *bm25.AnalysisScratch) *Unit {
 	res := b.Build(doc)
 	l := leadOf(doc, res.Parents)
 	u := &Unit{Parents: res.Parents, Children: res.Children, Ancestors: res.Ancestors, LeadText: l.text, LeadEnd: l.end}

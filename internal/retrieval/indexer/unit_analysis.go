@@ -3,7 +3,7 @@ package indexer
 import (
 	"strings"
 
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/utf8word"
 )
@@ -14,15 +14,15 @@ import (
 // prose, with what the fenced code blocks of each parent quote blanked
 // (see maskQuotesInFences). A
 // parent's text is tokenised for its context and for every child cut from
-// it between words (see embed.Tokens.Span); the title, opening section,
+// it between words (see bm25.Tokens.Span); the title, opening section,
 // heading paths and headings once for all the unit's parents and
 // children that repeat them. A child that is not such a stretch of its
 // parent's text is analysed alone; analyse returns how many were.
-func analyse(u *Unit, contexts, prose bool, s *embed.AnalysisScratch) (alone int) {
-	a := unitAnalyser{u: u, s: s, headings: u.headings(), memo: map[string]embed.Tokens{}, prose: prose}
-	u.ChildTerms = make([]embed.Analysis, len(u.Children))
+func analyse(u *Unit, contexts, prose bool, s *bm25.AnalysisScratch) (alone int) {
+	a := unitAnalyser{u: u, s: s, headings: u.headings(), memo: map[string]bm25.Tokens{}, prose: prose}
+	u.ChildTerms = make([]bm25.Analysis, len(u.Children))
 	if contexts {
-		u.ContextTerms = make([]embed.Analysis, len(u.Parents))
+		u.ContextTerms = make([]bm25.Analysis, len(u.Parents))
 	}
 	children := make([][]int, len(u.Parents))
 	parents := u.parentIndex()
@@ -64,12 +64,12 @@ func (a *unitAnalyser) parent(p int, children []int, contexts bool) (alone int) 
 // unitAnalyser analyses the texts of one unit.
 type unitAnalyser struct {
 	u        *Unit
-	s        *embed.AnalysisScratch
-	headings map[string]string       // see Unit.headings
-	memo     map[string]embed.Tokens // the tokens of titles, headings and the opening section
-	text     embed.Tokens            // the tokens of the parent being analysed
-	parts    []embed.Tokens          // context's scratch
-	prose    bool                    // blank what fenced code quotes
+	s        *bm25.AnalysisScratch
+	headings map[string]string      // see Unit.headings
+	memo     map[string]bm25.Tokens // the tokens of titles, headings and the opening section
+	text     bm25.Tokens            // the tokens of the parent being analysed
+	parts    []bm25.Tokens          // context's scratch
+	prose    bool                   // blank what fenced code quotes
 }
 
 // childText is the embedded text of child c under heading, as analysed.
@@ -88,7 +88,7 @@ func (a *unitAnalyser) masked(text string) string {
 }
 
 // memoised returns the tokens of text, tokenising it the first time.
-func (a *unitAnalyser) memoised(text string) embed.Tokens {
+func (a *unitAnalyser) memoised(text string) bm25.Tokens {
 	t, ok := a.memo[text]
 	if !ok {
 		t = a.s.Tokenize(text)
@@ -100,7 +100,7 @@ func (a *unitAnalyser) memoised(text string) embed.Tokens {
 // child returns the analysis of the unit's i-th child, whose parent's
 // text is a.text and is read by cursor, and whether it was counted from
 // a.text rather than analysed alone.
-func (a *unitAnalyser) child(i int, cursor *runeCursor) (embed.Analysis, bool) {
+func (a *unitAnalyser) child(i int, cursor *runeCursor) (bm25.Analysis, bool) {
 	c := a.u.Children[i]
 	heading := a.headings[c.ParentID]
 	if start, ok := cursor.byteOffset(c.ParentStart); ok && strings.HasPrefix(cursor.text[start:], c.Text) {
@@ -116,7 +116,7 @@ func (a *unitAnalyser) child(i int, cursor *runeCursor) (embed.Analysis, bool) {
 
 // context returns the analysis of the context of the unit's p-th parent,
 // whose text is a.text.
-func (a *unitAnalyser) context(p int) embed.Analysis {
+func (a *unitAnalyser) context(p int) bm25.Analysis {
 	a.parts = a.parts[:0]
 	for _, part := range contextHead(&a.u.Parents[p], a.u.lead()) {
 		a.parts = append(a.parts, a.memoised(part))

@@ -4,13 +4,13 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 
 // checkAnalysedAsAlone fails unless every analysis of u is that of its
 // text analysed alone.
-func checkAnalysedAsAlone(t *testing.T, u *Unit, s *embed.AnalysisScratch) {
+func checkAnalysedAsAlone(t *testing.T, u *Unit, s *bm25.AnalysisScratch) {
 	t.Helper()
 	for i, text := range u.childTexts() {
 		if want := s.AnalyzeCounts(text); !reflect.DeepEqual(u.ChildTerms[i], want) {
@@ -38,7 +38,7 @@ func TestChildrenNotCutFromTheirParentAreAnalysedAlone(t *testing.T) {
 		{ID: "mid-number", ParentID: "p", Text: "1.2", ParentStart: 20},
 		{ID: "orphan", ParentID: "q", Text: "cat"},
 	}}
-	var s embed.AnalysisScratch
+	var s bm25.AnalysisScratch
 	if alone := analyse(u, true, true, &s); alone != 5 {
 		t.Errorf("%d children analysed alone, want 5 (moved, lost, mid-word, mid-number, orphan)", alone)
 	}

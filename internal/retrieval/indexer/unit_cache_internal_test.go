@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/chunking"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/embedded"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
@@ -61,7 +61,7 @@ func TestBuildLeavesOutAUnitCacheThatFills(t *testing.T) {
 		return f
 	}
 	build := func(opts Options) *Index {
-		lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+		lex, err := bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func TestUnitCacheShedsTheTermsOfDocumentsGone(t *testing.T) {
 	child, _ := split.NewRecursive(split.DefaultOptions(200, 0))
 	b := &hierarchy.Builder{Strategy: chunking.ParentChild, Revision: "r", Parent: parent, Child: child}
 	build := func(docs []hierarchy.Document) int {
-		lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+		lex, err := bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 
@@ -203,8 +203,8 @@ func (w *unitWriter) pages(p *hierarchy.Pages) {
 }
 
 // analyses appends a list of analyses, telling none from an empty list.
-func (w *unitWriter) analyses(as []embed.Analysis) {
-	w.analysisList(as, func(a embed.Analysis) {
+func (w *unitWriter) analyses(as []bm25.Analysis) {
+	w.analysisList(as, func(a bm25.Analysis) {
 		for i, t := range a.Terms {
 			w.str(t)
 			w.uint(uint64(a.Counts[i]))
@@ -215,7 +215,7 @@ func (w *unitWriter) analyses(as []embed.Analysis) {
 // analysisList appends a list of analyses, telling none from an empty
 // list: its length, then per analysis its tokens, its number of terms and
 // what terms appends of them.
-func (w *unitWriter) analysisList(as []embed.Analysis, terms func(embed.Analysis)) {
+func (w *unitWriter) analysisList(as []bm25.Analysis, terms func(bm25.Analysis)) {
 	if as == nil {
 		w.uint(0)
 		return
@@ -424,7 +424,7 @@ func (r *unitReader) parent(p *hierarchy.Parent) {
 }
 
 // analyses reads a list of analyses.
-func (r *unitReader) analyses() []embed.Analysis {
+func (r *unitReader) analyses() []bm25.Analysis {
 	out := r.analysisList()
 	for i := range out {
 		out[i].Tokens = int(r.uint())
@@ -440,7 +440,7 @@ func (r *unitReader) analyses() []embed.Analysis {
 
 // analysisList reads the length of a list of analyses and returns a list
 // that long, its analyses to be read; nil for none.
-func (r *unitReader) analysisList() []embed.Analysis {
+func (r *unitReader) analysisList() []bm25.Analysis {
 	n := r.uint()
 	if n == 0 || n-1 > uint64(len(r.s)) {
 		if n != 0 {
@@ -448,5 +448,5 @@ func (r *unitReader) analysisList() []embed.Analysis {
 		}
 		return nil
 	}
-	return make([]embed.Analysis, n-1)
+	return make([]bm25.Analysis, n-1)
 }

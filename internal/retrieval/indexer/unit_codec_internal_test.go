@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/chunking"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 	"github.com/parentrag/parentrag/internal/retrieval/synthtest"
@@ -21,7 +21,7 @@ import (
 // buffer it was read from.
 func TestSplitFieldFitsItsBufferAndDecodes(t *testing.T) {
 	s := synthtest.New(5, 3000)
-	stats := embed.NewCorpusStats()
+	stats := bm25.NewCorpusStats()
 	for n := range 40 {
 		u := &Unit{LeadText: s.Sentence(), LeadEnd: n}
 		for p := range 1 + n%4 {
@@ -108,7 +108,7 @@ func TestChildrenSpillAsReferencesToTheirParents(t *testing.T) {
 	for range 40 {
 		text.WriteString(s.Paragraph() + "\n\n")
 	}
-	var scratch embed.AnalysisScratch
+	var scratch bm25.AnalysisScratch
 	u := newUnit(hierarchy.Document{ID: "d", Title: "T", Text: text.String()}, b, unitShape{}, &scratch)
 	parents, children := 0, 0
 	for _, p := range u.Parents {

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/parentrag/parentrag/internal/fieldhash"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 
@@ -30,7 +30,7 @@ func unitScope(shape unitShape, scope []byte) []byte {
 	h := fieldhash.New()
 	h.AddUint(unitVersion)
 	h.AddString(buildIdentity())
-	h.AddString(embed.AnalyzerName)
+	h.AddString(bm25.AnalyzerName)
 	h.AddUint(LeadWords)
 	h.AddString(HeadingSeparator)
 	h.AddBool(shape.analysed)

@@ -23,7 +23,7 @@ import (
 //
 // The pack of a scope is the spill of the last build of that scope, kept:
 // its term table is the ids that build gave, which the next build gives
-// the same terms again (embed.NewCorpusStatsOf), so a reused unit is
+// the same terms again (bm25.NewCorpusStatsOf), so a reused unit is
 // counted from its ids and copied into the next pack as it is.
 const (
 	packMagic        = "PRUPACK2"

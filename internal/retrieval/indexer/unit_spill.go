@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 )
 
 // unitSpill is the file a streaming build keeps its units in between its
@@ -26,7 +26,7 @@ type unitSpill struct {
 	w         *bufio.Writer
 	end       int64
 	refs      []spillRef
-	stats     *embed.CorpusStats
+	stats     *bm25.CorpusStats
 	ids       []uint32 // put's scratch
 	out       []byte   // put's scratch
 	buf       []byte   // take's scratch
@@ -54,7 +54,7 @@ const spillBuffer = 1 << 20
 // newUnitSpill creates an empty spill for n units in dir, named after
 // pattern (see os.CreateTemp), counting them into stats; close removes it
 // unless persisted.
-func newUnitSpill(dir, pattern string, n int, stats *embed.CorpusStats) (*unitSpill, error) {
+func newUnitSpill(dir, pattern string, n int, stats *bm25.CorpusStats) (*unitSpill, error) {
 	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return nil, fmt.Errorf("creating unit spill: %w", err)

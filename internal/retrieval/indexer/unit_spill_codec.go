@@ -3,19 +3,19 @@ package indexer
 import (
 	"unsafe"
 
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 )
 
 // Spilled unit layout: its split field (see encodeSplitField), then the
 // child analyses and the context analyses as encodeAnalyses writes them,
-// but each term as the id the build's embed.CorpusStats gave it. So the
+// but each term as the id the build's bm25.CorpusStats gave it. So the
 // second pass turns ids into vocabulary ids with a slice instead of
 // looking up every term, and the next build counts a unit it reuses from
 // its ids alone.
 
 // spillAnalyses counts the child analyses of u into stats, interns its
 // context analyses, and appends both, as ids, to dst. ids is scratch.
-func spillAnalyses(dst []byte, u *Unit, stats *embed.CorpusStats, ids *[]uint32) []byte {
+func spillAnalyses(dst []byte, u *Unit, stats *bm25.CorpusStats, ids *[]uint32) []byte {
 	w := &unitWriter{b: dst}
 	w.idAnalyses(u.ChildTerms, ids, stats.Add)
 	w.idAnalyses(u.ContextTerms, ids, stats.Intern)
@@ -24,8 +24,8 @@ func spillAnalyses(dst []byte, u *Unit, stats *embed.CorpusStats, ids *[]uint32)
 
 // idAnalyses appends a list of analyses, each term as the id idOf gives
 // it, telling none from an empty list.
-func (w *unitWriter) idAnalyses(as []embed.Analysis, ids *[]uint32, idOf func(embed.Analysis, []uint32) []uint32) {
-	w.analysisList(as, func(a embed.Analysis) {
+func (w *unitWriter) idAnalyses(as []bm25.Analysis, ids *[]uint32, idOf func(bm25.Analysis, []uint32) []uint32) {
+	w.analysisList(as, func(a bm25.Analysis) {
 		*ids = idOf(a, (*ids)[:0])
 		for i, id := range *ids {
 			w.uint(uint64(id))
@@ -38,7 +38,7 @@ func (w *unitWriter) idAnalyses(as []embed.Analysis, ids *[]uint32, idOf func(em
 // memory of their own, its analyses as ids of the vocabulary stats fitted,
 // without the terms that vocabulary lacks. It reads payload in place and
 // keeps none of it, so the caller may reuse payload at once.
-func decodeSpilled(payload []byte, stats *embed.CorpusStats) (*Unit, error) {
+func decodeSpilled(payload []byte, stats *bm25.CorpusStats) (*Unit, error) {
 	if len(payload) == 0 {
 		return nil, errUnitPayload
 	}
@@ -115,11 +115,11 @@ func (l *idList) analysis(i int) []uint32 {
 // vocabulary returns the analyses of l, each term as its id in the
 // vocabulary stats fitted, dropping the terms that vocabulary lacks; nil
 // for none. The analyses share l's arrays.
-func (l *idList) vocabulary(stats *embed.CorpusStats) []embed.Analysis {
+func (l *idList) vocabulary(stats *bm25.CorpusStats) []bm25.Analysis {
 	if l.none {
 		return nil
 	}
-	out := make([]embed.Analysis, len(l.tokens))
+	out := make([]bm25.Analysis, len(l.tokens))
 	kept, start := 0, 0
 	for i, end := range l.ends {
 		from := kept
@@ -129,7 +129,7 @@ func (l *idList) vocabulary(stats *embed.CorpusStats) []embed.Analysis {
 				kept++
 			}
 		}
-		out[i] = embed.Analysis{Tokens: l.tokens[i], IDs: l.ids[from:kept:kept], Counts: l.counts[from:kept:kept]}
+		out[i] = bm25.Analysis{Tokens: l.tokens[i], IDs: l.ids[from:kept:kept], Counts: l.counts[from:kept:kept]}
 		start = end
 	}
 	return out

@@ -7,7 +7,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 )
 
@@ -20,7 +20,7 @@ type unitSource struct {
 	scope []byte
 	prev  *unitPack  // the cache's pack of this scope, if any
 	spill *unitSpill // nil: units stay in memory between the passes
-	stats *embed.CorpusStats
+	stats *bm25.CorpusStats
 	// storeErr is why the units could not be kept in the cache, if so.
 	storeErr error
 }
@@ -31,7 +31,7 @@ type unitSource struct {
 // one; otherwise they spill to opts.SpillDir when set and stay in memory
 // when not. close releases the spill and the pack.
 func newUnitSource(docs []hierarchy.Document, b hierarchy.DocumentSplitter, shape unitShape, opts Options) (*unitSource, error) {
-	s := &unitSource{docs: docs, split: b, shape: shape, cache: opts.Units, stats: embed.NewCorpusStats()}
+	s := &unitSource{docs: docs, split: b, shape: shape, cache: opts.Units, stats: bm25.NewCorpusStats()}
 	if s.cache != nil {
 		s.scope = unitScope(shape, opts.UnitScope)
 		s.reusePack()
@@ -59,7 +59,7 @@ func (s *unitSource) reusePack() {
 	if p == nil {
 		return
 	}
-	stats, err := embed.NewCorpusStatsOf(p.terms)
+	stats, err := bm25.NewCorpusStatsOf(p.terms)
 	if err != nil {
 		p.close()
 		return
@@ -83,7 +83,7 @@ func (s *unitSource) close() {
 type firstPass struct {
 	units             []*Unit
 	reused            int
-	stats             *embed.CorpusStats
+	stats             *bm25.CorpusStats
 	parents, children int
 }
 
@@ -120,7 +120,7 @@ func (s *unitSource) unitsOf(ctx context.Context, opts Options) (*firstPass, err
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			var scratch embed.AnalysisScratch
+			var scratch bm25.AnalysisScratch
 			for i := range next {
 				done <- s.unit(i, &scratch)
 			}
@@ -258,7 +258,7 @@ func (s *unitSource) cacheErr(err error) error {
 // unit returns the i-th document's unit from the cache's pack when it
 // holds it, and otherwise makes it, with its split field when the build
 // spills.
-func (s *unitSource) unit(i int, scratch *embed.AnalysisScratch) made {
+func (s *unitSource) unit(i int, scratch *bm25.AnalysisScratch) made {
 	doc := s.docs[i]
 	var key unitKey
 	if s.cache != nil {
@@ -290,7 +290,7 @@ func (s *unitSource) cached(i int, key unitKey) (made, bool) {
 
 // take returns the i-th document's unit, whole, for the second pass: from
 // the spill, or the unit kept with its analyses restored.
-func (s *unitSource) take(i int, units []*Unit, scratch *embed.AnalysisScratch) (*Unit, error) {
+func (s *unitSource) take(i int, units []*Unit, scratch *bm25.AnalysisScratch) (*Unit, error) {
 	if s.spill != nil {
 		return s.spilled(i)
 	}
@@ -310,7 +310,7 @@ func (s *unitSource) spilled(i int) (*Unit, error) {
 // restore gives the i-th document's unit u back the analyses the first
 // pass packed. Packed analyses that do not decode (which a build never
 // writes) are made again from the document, which yields the same.
-func (s *unitSource) restore(i int, u *Unit, scratch *embed.AnalysisScratch) {
+func (s *unitSource) restore(i int, u *Unit, scratch *bm25.AnalysisScratch) {
 	packed := u.packed
 	u.packed = nil
 	if !s.shape.analysed || decodeAnalyses(packed, u) == nil {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/parentrag/parentrag/internal/chunking"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
 )
@@ -23,13 +23,13 @@ func TestRestoreUnpacksOrRemakesAnalyses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var scratch embed.AnalysisScratch
+	var scratch bm25.AnalysisScratch
 	want := newUnit(docs[0], b, s.shape, &scratch)
 	withoutHashes(want.ChildTerms)
 	withoutHashes(want.ContextTerms)
 	for _, damaged := range []bool{false, true} {
 		m := s.unit(0, &scratch)
-		pass := &firstPass{units: make([]*Unit, 1), stats: embed.NewCorpusStats()}
+		pass := &firstPass{units: make([]*Unit, 1), stats: bm25.NewCorpusStats()}
 		if err := s.keep(m, pass); err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +51,7 @@ func TestRestoreUnpacksOrRemakesAnalyses(t *testing.T) {
 
 // withoutHashes drops the term hashes of analyses, which are a cache that
 // packed analyses do not keep.
-func withoutHashes(analyses []embed.Analysis) {
+func withoutHashes(analyses []bm25.Analysis) {
 	for i := range analyses {
 		analyses[i].Hashes = nil
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/parentrag/parentrag/internal/index"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/vector"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 )
@@ -27,7 +28,7 @@ type slot struct {
 // buffers: a store keeps nothing of what it is given (see
 // index.Writer's Upsert).
 type vectorizer struct {
-	lex      *embed.Lexical
+	lex      *bm25.Lexical
 	dense    embed.Embedder
 	weight   float32
 	contexts map[string]vector.Vector // by parent id: the previous batch's parents
@@ -38,7 +39,7 @@ type vectorizer struct {
 	shared   vector.Sparse            // the batch's BM25 vectors, context added, end to end
 	sparse   []vector.Sparse          // each child's part of shared
 	ends     []int                    // where each child's entries end in children
-	scratch  embed.AnalysisScratch
+	scratch  bm25.AnalysisScratch
 }
 
 // newVectorizer splits e into its BM25 and other parts.
@@ -210,10 +211,10 @@ func (v *vectorizer) embedDense(ctx context.Context, n int, text func(int) strin
 }
 
 // childTerms is the analysis of the slot's child.
-func (s slot) childTerms() *embed.Analysis { return &s.u.ChildTerms[s.child] }
+func (s slot) childTerms() *bm25.Analysis { return &s.u.ChildTerms[s.child] }
 
 // contextTerms is the analysis of the context of the slot's parent.
-func (s slot) contextTerms() *embed.Analysis { return &s.u.ContextTerms[s.parent] }
+func (s slot) contextTerms() *bm25.Analysis { return &s.u.ContextTerms[s.parent] }
 
 // text is the embedded text of the slot's child.
 func (s slot) text() string {

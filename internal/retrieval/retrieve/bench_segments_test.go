@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/index/segment"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
@@ -39,7 +39,7 @@ func BenchmarkRetrieveSegments(b *testing.B) {
 		}
 		segs = append(segs, seg)
 	}
-	set, err := segment.NewSet(segs, embed.DefaultK1, embed.DefaultB, indexer.DefaultContextWeight)
+	set, err := segment.NewSet(segs, bm25.DefaultK1, bm25.DefaultB, indexer.DefaultContextWeight)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
@@ -47,7 +47,7 @@ func benchRetriever(b *testing.B, n int, weight float32) (*retrieve.Retriever, i
 	before := heapInuse()
 	start := time.Now()
 	docs, gen := benchDocs(n, 5)
-	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+	lex, err := bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB)
 	if err != nil {
 		b.Fatal(err)
 	}

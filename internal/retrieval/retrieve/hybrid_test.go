@@ -7,6 +7,7 @@ import (
 
 	"github.com/parentrag/parentrag/internal/glove"
 	"github.com/parentrag/parentrag/internal/glove/glovetest"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
@@ -29,7 +30,7 @@ func hybridIndex(t *testing.T) *retrieve.Retriever {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+	lex, err := bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB)
 	if err != nil {
 		t.Fatal(err)
 	}

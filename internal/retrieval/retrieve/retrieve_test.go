@@ -13,7 +13,7 @@ import (
 
 	"github.com/parentrag/parentrag/internal/chunking"
 	"github.com/parentrag/parentrag/internal/index"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/parentstore"
@@ -40,7 +40,7 @@ func newBuilder(tb testing.TB, parentSize, childSize, childOverlap int) *hierarc
 // buildIndex indexes docs with real splitters and a fresh lexical embedder.
 func buildIndex(tb testing.TB, docs []hierarchy.Document, b hierarchy.DocumentSplitter, opts indexer.Options) *indexer.Index {
 	tb.Helper()
-	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+	lex, err := bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -580,7 +580,7 @@ func TestContextWeightChangesScores(t *testing.T) {
 	checkLineIndex(t, docs, plain)
 
 	// Weight 0: a child scores its own BM25, query·doc of the same embedder.
-	lex := plain.Embedder.(*embed.Lexical)
+	lex := plain.Embedder.(*bm25.Lexical)
 	ctx := context.Background()
 	qv, err := lex.EmbedQuery(ctx, "zebra")
 	if err != nil {

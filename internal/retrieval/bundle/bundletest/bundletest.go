@@ -11,12 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/chunking"
-	"github.com/parentrag/parentrag/internal/policy"
-	"github.com/parentrag/parentrag/internal/retrieval/build"
+	"github.com/parentrag/parentrag/internal/index/bm25"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
-	"github.com/parentrag/parentrag/internal/retrieval/embed"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
 	"github.com/parentrag/parentrag/internal/retrieval/indexer"
 	"github.com/parentrag/parentrag/internal/retrieval/split"
@@ -51,7 +48,7 @@ func BuilderOf(tb testing.TB, parentSize, childSize, overlap int) *hierarchy.Bui
 // Build indexes docs in memory with the lexical embedder and Builder.
 func Build(tb testing.TB, docs []hierarchy.Document) *indexer.Index {
 	tb.Helper()
-	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
+	lex, err := bm25.NewLexical(bm25.DefaultK1, bm25.DefaultB)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -70,7 +67,7 @@ func Manifest(docs []hierarchy.Document, rev string) bundle.Manifest {
 		Policy:         json.RawMessage(`{"strategy":"ParentChild"}`),
 		LengthUnit:     "Characters",
 		SourceDigest:   bundle.SourceDigest(docs),
-		Embedder:       bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB},
+		Embedder:       bundle.Embedder{Kind: bundle.EmbedderLexical, K1: bm25.DefaultK1, B: bm25.DefaultB},
 		CreatedAt:      time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 	}
 }
@@ -97,30 +94,6 @@ func SaveIndex(tb testing.TB, dir string, ix *indexer.Index, m bundle.Manifest) 
 	}
 }
 
-// SavePolicy is Save with docs split by the policy spec instead of
-// Builder: the manifest records the compiled spec and its length unit.
-func SavePolicy(tb testing.TB, docs []hierarchy.Document, spec v1alpha1.ChunkingPolicySpec, rev string) string {
-	tb.Helper()
-	compiled, err := policy.Compile(&spec)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	lex, err := embed.NewLexical(embed.DefaultK1, embed.DefaultB)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ix, err := indexer.Build(context.Background(), docs, compiled.Builder, lex, indexer.Options{Workers: 2})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	m := Manifest(docs, rev)
-	m.Policy, _ = json.Marshal(compiled.Spec)
-	m.LengthUnit = string(compiled.Spec.LengthUnit)
-	dir := filepath.Join(tb.TempDir(), "bundle")
-	SaveIndex(tb, dir, ix, m)
-	return dir
-}
-
 // RunEndingID returns the first id "<prefix><n>", n = 0, 1, ..., after
 // which a build into segments ends a run of documents: a test puts one
 // after every few documents to cut a small corpus into several segments.
@@ -134,52 +107,14 @@ func RunEndingID(prefix string) string {
 	}
 }
 
-// LexicalRequest is a build of docs into dir with the default policy and
-// the lexical embedder (its default context weight), the children kept as
-// store says: what a test sets no more of.
-func LexicalRequest(tb testing.TB, docs []hierarchy.Document, store bundle.VectorStoreRef, dir string) build.Request {
-	tb.Helper()
-	return PolicyRequest(tb, docs, &policy.Default().Spec, store, dir)
-}
-
-// PolicyRequest is LexicalRequest with the policy spec instead of the
-// default one.
-func PolicyRequest(tb testing.TB, docs []hierarchy.Document, spec *v1alpha1.ChunkingPolicySpec, store bundle.VectorStoreRef, dir string) build.Request {
-	tb.Helper()
-	compiled, err := policy.Compile(spec)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: embed.DefaultK1, B: embed.DefaultB, ContextWeight: indexer.DefaultContextWeight}
-	e, err := build.NewEmbedder(cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	digest := bundle.SourceDigest(docs)
-	return build.Request{
-		Docs: docs, Policy: compiled.Manifested(), Embedder: e, EmbedderConfig: cfg,
-		Revision: bundle.Revision(compiled.Revision, digest, cfg, store, ""), SourceDigest: digest, VectorStore: store, Dir: dir,
-	}
-}
-
 // Handbook is a page of two sections: both paragraphs of the first are
 // about hotel rooms, and one sentence of the second mentions a hotel.
-// With LevelsPolicy and the query "hotel room", the adaptive mode returns
-// the first section whole and the sentence of the second in a window.
+// With policytest.LevelsPolicy and the query "hotel room", the adaptive
+// mode returns the first section whole and the sentence of the second in a
+// window.
 func Handbook() hierarchy.Document {
 	return hierarchy.Document{ID: "handbook.md", Title: "Travel handbook", Text: "# Travel handbook\n\n## Hotels\n\n" +
 		"A hotel room may cost up to 180 euros a night in a capital. Hotel rooms elsewhere cost up to 120 euros.\n\n" +
 		"Book every hotel room through the travel desk. A hotel room booked elsewhere is paid back only with a reason.\n\n" +
 		"## Meals\n\nMeals are paid as a daily allowance of 40 euros. Breakfast at the hotel is not paid twice. Keep no receipts."}
-}
-
-// LevelsPolicy cuts Handbook into sections, parents of about a paragraph
-// and children of about a sentence.
-func LevelsPolicy() v1alpha1.ChunkingPolicySpec {
-	return v1alpha1.ChunkingPolicySpec{
-		Separators: &v1alpha1.Separators{Preset: v1alpha1.SeparatorsMarkdown},
-		Levels:     []v1alpha1.Level{v1alpha1.LevelSection, v1alpha1.LevelParent, v1alpha1.LevelChild},
-		Section:    &v1alpha1.ChunkSize{ChunkSize: 1000, MinChunkSize: 20},
-		Parent:     &v1alpha1.ChunkSize{ChunkSize: 120}, Child: &v1alpha1.ChunkSize{ChunkSize: 60},
-	}
 }

@@ -1,4 +1,4 @@
-package embed
+package bm25
 
 // DocWeights computes the BM25 document weights of one fitted set of
 // statistics from term frequencies and text lengths alone: what a child

@@ -1,4 +1,4 @@
-package embed
+package bm25
 
 import (
 	"fmt"
@@ -187,29 +187,4 @@ func (l *Lexical) appendWeights(dst vector.Sparse, st *lexicalStats, a *Analysis
 		dst.Values = append(dst.Values, w.Weight(uint32(packed), norm))
 	}
 	return dst
-}
-
-// LexicalPart returns the BM25 embedder inside e: e itself, or the sparse
-// half of a hybrid; nil when e has none.
-func LexicalPart(e Embedder) *Lexical {
-	switch e := e.(type) {
-	case *Lexical:
-		return e
-	case *Hybrid:
-		return e.Lexical
-	}
-	return nil
-}
-
-// DensePart returns what embeds e's texts besides its BM25 part: e itself
-// when it has no BM25 part, the dense half of a hybrid, nil for the
-// lexical embedder alone.
-func DensePart(e Embedder) Embedder {
-	switch e := e.(type) {
-	case *Lexical:
-		return nil
-	case *Hybrid:
-		return e.Dense
-	}
-	return e
 }

@@ -1,4 +1,4 @@
-package embed
+package bm25
 
 import (
 	"math/rand/v2"

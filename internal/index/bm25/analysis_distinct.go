@@ -1,4 +1,4 @@
-package embed
+package bm25
 
 // distinctTerms finds each token of one text among the text's distinct
 // terms: an open-addressing table of indices into them, at most half full,

@@ -1,4 +1,4 @@
-package embed
+package bm25
 
 // AnalysisArena hands out the arrays of analyses from blocks shared by
 // many of them, so that analysing a text allocates once per few hundred

@@ -1,4 +1,4 @@
-package embed
+package bm25
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package embed
+package bm25
 
 import (
 	"context"
@@ -55,11 +55,6 @@ type lexicalStats struct {
 	vocab    map[string]uint32
 	df       []uint32
 }
-
-var (
-	_ Embedder = (*Lexical)(nil)
-	_ Fitter   = (*Lexical)(nil)
-)
 
 // NewLexical returns an unfitted BM25 embedder with parameters k1 (finite,
 // >= 0) and b (in [0, 1]), or an error when they are out of range.
