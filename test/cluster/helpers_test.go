@@ -17,7 +17,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -42,8 +41,10 @@ const (
 var nameSeq atomic.Int64
 
 // newNamespace creates a namespace for one test and deletes it when the
-// test ends, waiting until it is gone: its Corpora's finalizers must
-// release everything.
+// test ends, waiting until its Corpora and Retrievers are gone: their
+// finalizers must release everything. The namespace itself goes later:
+// Kubernetes looks at a namespace again only once its pods' grace period
+// (30 s for query pods) has passed, which says nothing about parentrag.
 func newNamespace(t *testing.T, prefix string) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d-%d", prefix, os.Getpid()%10000, nameSeq.Add(1))}}
@@ -58,12 +59,25 @@ func newNamespace(t *testing.T, prefix string) string {
 			t.Errorf("deleting namespace %s: %v", ns.Name, err)
 			return
 		}
-		eventually(t, 3*time.Minute, "namespace "+ns.Name+" to be deleted", func() (bool, error) {
-			err := k8s.Get(context.Background(), client.ObjectKeyFromObject(ns), &corev1.Namespace{})
-			return apierrors.IsNotFound(err), err
+		eventually(t, 3*time.Minute, "the Corpora and Retrievers of namespace "+ns.Name+" to be released", func() (bool, error) {
+			return namespaceReleased(context.Background(), ns.Name)
 		})
 	})
 	return ns.Name
+}
+
+// namespaceReleased reports whether no Corpus and no Retriever is left
+// in namespace (a gone namespace holds none).
+func namespaceReleased(ctx context.Context, namespace string) (bool, error) {
+	var corpora v1alpha1.CorpusList
+	if err := k8s.List(ctx, &corpora, client.InNamespace(namespace)); err != nil {
+		return false, err
+	}
+	var retrievers v1alpha1.RetrieverList
+	if err := k8s.List(ctx, &retrievers, client.InNamespace(namespace)); err != nil {
+		return false, err
+	}
+	return len(corpora.Items) == 0 && len(retrievers.Items) == 0, nil
 }
 
 // applyKustomization applies the kustomization in dir (relative to the
