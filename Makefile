@@ -34,8 +34,8 @@ vet: ## Run go vet.
 # builds kube-apiserver, etcd, kube-controller-manager, kube-scheduler and
 # kwok into ~/.cache/parentrag once (about 13 minutes cold on two cores,
 # instant after), the tests' Flux controllers from
-# hack/flux/source-controller.sh (about 7 minutes cold) and the tracing
-# test's OpenTelemetry Collector from hack/otelcol.sh (about 2 minutes
+# hack/flux/source-controller.sh (about 5 minutes cold) and the tracing
+# test's OpenTelemetry Collector from hack/otelcol.sh (about 1 minute
 # cold). The demo needs only the control plane.
 WITH_KUBE = eval "$$(hack/control-plane.sh --print)" &&
 WITH_CONTROL_PLANE = $(WITH_KUBE) eval "$$(hack/flux/source-controller.sh --print)" && export PARENTRAG_OTELCOL="$$(hack/otelcol.sh)" &&
@@ -62,7 +62,8 @@ test-tracing: ## Run the tracing tests against a real OpenTelemetry Collector.
 
 # The dashboard's and the alert rules' queries parsed with Prometheus's
 # parser against the series the code exports, and promtool test rules;
-# promtool is built from Go modules into ./bin (about 9 minutes cold).
+# promtool is built from Go modules into ./bin (about 1 minute cold once
+# make test has built the Kubernetes packages it shares).
 .PHONY: test-monitoring
 test-monitoring: ## Check config/monitoring: queries against exported series, promtool check and test rules.
 	hack/monitoring.sh

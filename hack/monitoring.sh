@@ -6,8 +6,9 @@
 #
 # promtool is built into ./bin from the Prometheus module that
 # test/monitoring/go.mod pins (its tool line), not downloaded: the first
-# run compiles it (about 9 minutes on two cores), later runs reuse the Go
-# build cache and take seconds. No service discovery is built in
+# run compiles it (about 1 minute on two cores in CI, where make test has
+# built the Kubernetes packages it shares; more on its own), later runs
+# reuse the Go build cache and take seconds. No service discovery is built in
 # (remove_all_sd): checking and testing rules needs none.
 #
 # Usage: hack/monitoring.sh [go test flags]
