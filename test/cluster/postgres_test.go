@@ -12,8 +12,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/parentrag/parentrag/api/v1alpha1"
 	"github.com/parentrag/parentrag/internal/devcluster"
@@ -76,6 +78,30 @@ func TestPostgresChildrenRollOutThroughTheService(t *testing.T) {
 	}
 	t.Logf("revision %s served from table %s; %s dropped", final[:8], finalTable, firstTable)
 	checkNoLeaks(t, c)
+
+	// Deleted before its namespace, as docs/spec/corpus.md says, the
+	// Corpus drops its table and view (deletionPolicy Delete).
+	schema, _, _ := strings.Cut(finalTable, ".") // the sample's tables are in a schema
+	view := schema + "." + c.Status.Inventory.View.Name
+	deleteCorpus(t, c)
+	for _, name := range []string{finalTable, view} {
+		if tableExists(t, db.DSN, name) {
+			t.Errorf("%s is still in the database after the Corpus was deleted", name)
+		}
+	}
+}
+
+// deleteCorpus deletes c and waits until its finalizer lets it go.
+func deleteCorpus(t *testing.T, c *v1alpha1.Corpus) {
+	t.Helper()
+	ctx := context.Background()
+	if err := k8s.Delete(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "the Corpus to be released", func() (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(c), &v1alpha1.Corpus{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
 }
 
 // applySamplesWithPostgres applies config/samples without its Corpus and
