@@ -181,6 +181,9 @@ func operatorPod(ctx context.Context) (*corev1.Pod, error) {
 // gone, and checks that it fits the memory request config/manager sets.
 func TestOperatorMemoryAtIdle(t *testing.T) {
 	ctx := context.Background()
+	if err := checkReleased(ctx, 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	p, err := operatorPod(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -41,10 +43,12 @@ const (
 var nameSeq atomic.Int64
 
 // newNamespace creates a namespace for one test and deletes it when the
-// test ends, waiting until its Corpora and Retrievers are gone: their
-// finalizers must release everything. The namespace itself goes later:
-// Kubernetes looks at a namespace again only once its pods' grace period
-// (30 s for query pods) has passed, which says nothing about parentrag.
+// test ends. The finalizers of its Corpora and Retrievers must then
+// release everything they own: the suite checks that at its end
+// (checkReleased), so that one test's release overlaps the next test
+// rather than adding to the suite's time. Kubernetes removes the namespace
+// itself later still, once its pods' grace period (30 s for query pods)
+// has passed, which says nothing about parentrag.
 func newNamespace(t *testing.T, prefix string) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d-%d", prefix, os.Getpid()%10000, nameSeq.Add(1))}}
@@ -59,11 +63,45 @@ func newNamespace(t *testing.T, prefix string) string {
 			t.Errorf("deleting namespace %s: %v", ns.Name, err)
 			return
 		}
-		eventually(t, 3*time.Minute, "the Corpora and Retrievers of namespace "+ns.Name+" to be released", func() (bool, error) {
-			return namespaceReleased(context.Background(), ns.Name)
-		})
+		deleted.Lock()
+		deleted.namespaces = append(deleted.namespaces, ns.Name)
+		deleted.Unlock()
 	})
 	return ns.Name
+}
+
+// deleted lists the namespaces the tests have deleted so far.
+var deleted struct {
+	sync.Mutex
+	namespaces []string
+}
+
+// checkReleased waits up to timeout until no Corpus and no Retriever is
+// left in any namespace a test deleted, and says which are left when some
+// still are.
+func checkReleased(ctx context.Context, timeout time.Duration) error {
+	deleted.Lock()
+	namespaces := slices.Clone(deleted.namespaces)
+	deleted.Unlock()
+	deadline := time.Now().Add(timeout)
+	for {
+		var left []string
+		for _, ns := range namespaces {
+			switch ok, err := namespaceReleased(ctx, ns); {
+			case err != nil:
+				left = append(left, fmt.Sprintf("%s (%v)", ns, err))
+			case !ok:
+				left = append(left, ns)
+			}
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("Corpora or Retrievers of deleted namespaces not released after %s: %s", timeout, strings.Join(left, ", "))
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // namespaceReleased reports whether no Corpus and no Retriever is left

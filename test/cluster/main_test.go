@@ -60,7 +60,13 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "cluster suite:", err)
 		return 1
 	}
-	return m.Run()
+	code := m.Run()
+	// What the tests deleted must have been released by its finalizers.
+	if err := checkReleased(context.Background(), 3*time.Minute); err != nil {
+		fmt.Fprintln(os.Stderr, "cluster suite:", err)
+		return 1
+	}
+	return code
 }
 
 // setUp connects to the cluster, makes the image available and deploys
