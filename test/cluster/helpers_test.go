@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -77,31 +78,21 @@ var deleted struct {
 }
 
 // checkReleased waits up to timeout until no Corpus and no Retriever is
-// left in any namespace a test deleted, and says which are left when some
-// still are.
+// left in any namespace a test deleted, and names the namespaces that
+// still hold one when some do.
 func checkReleased(ctx context.Context, timeout time.Duration) error {
 	deleted.Lock()
-	namespaces := slices.Clone(deleted.namespaces)
+	left := slices.Clone(deleted.namespaces)
 	deleted.Unlock()
-	deadline := time.Now().Add(timeout)
-	for {
-		var left []string
-		for _, ns := range namespaces {
-			switch ok, err := namespaceReleased(ctx, ns); {
-			case err != nil:
-				left = append(left, fmt.Sprintf("%s (%v)", ns, err))
-			case !ok:
-				left = append(left, ns)
-			}
-		}
-		if len(left) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("Corpora or Retrievers of deleted namespaces not released after %s: %s", timeout, strings.Join(left, ", "))
-		}
-		time.Sleep(time.Second)
-	}
+	return poll(timeout, "the Corpora and Retrievers of deleted namespaces to be released", func() (bool, error) {
+		var err error
+		left = slices.DeleteFunc(left, func(ns string) bool {
+			ok, e := namespaceReleased(ctx, ns)
+			err = errors.Join(err, e)
+			return ok
+		})
+		return len(left) == 0, fmt.Errorf("left: %s %v", strings.Join(left, ", "), err)
+	})
 }
 
 // namespaceReleased reports whether no Corpus and no Retriever is left
@@ -145,17 +136,25 @@ func applyKustomization(t *testing.T, dir, namespace string) []*unstructured.Uns
 // eventually polls cond every 200ms until it holds or timeout passes.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
 	t.Helper()
+	if err := poll(timeout, what, cond); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// poll is eventually without a test: it returns an error naming what and
+// cond's last error when cond did not hold within timeout.
+func poll(timeout time.Duration, what string, cond func() (bool, error)) error {
 	deadline := time.Now().Add(timeout)
 	var last error
 	for time.Now().Before(deadline) {
 		ok, err := cond()
 		if ok {
-			return
+			return nil
 		}
 		last = err
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Fatalf("timed out after %s waiting for %s (last: %v)", timeout, what, last)
+	return fmt.Errorf("timed out after %s waiting for %s (last: %v)", timeout, what, last)
 }
 
 // get refreshes obj from the API server.

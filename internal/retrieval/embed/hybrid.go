@@ -19,6 +19,8 @@ type Hybrid struct {
 var (
 	_ Embedder = (*Hybrid)(nil)
 	_ Fitter   = (*Hybrid)(nil)
+	_ Embedder = (*bm25.Lexical)(nil)
+	_ Fitter   = (*bm25.Lexical)(nil)
 )
 
 // Fit fits the lexical part; the dense part learns nothing from the corpus.
