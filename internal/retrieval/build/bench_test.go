@@ -7,8 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parentrag/parentrag/internal/index/bm25"
-	"github.com/parentrag/parentrag/internal/policy"
+	"github.com/parentrag/parentrag/internal/policy/policytest"
 	"github.com/parentrag/parentrag/internal/retrieval/build"
 	"github.com/parentrag/parentrag/internal/retrieval/bundle"
 	"github.com/parentrag/parentrag/internal/retrieval/hierarchy"
@@ -46,22 +45,11 @@ func (c *stageClock) report(p indexer.Progress) {
 // embed, finish, save) and how many documents were reused. Removing the
 // bundle after is not timed.
 func timedBuild(b *testing.B, docs []hierarchy.Document, cacheDir string, store bundle.VectorStoreRef) (map[string]time.Duration, int) {
-	compiled, err := policy.Compile(&policy.Default().Spec)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg := bundle.Embedder{Kind: bundle.EmbedderLexical, K1: bm25.DefaultK1, B: bm25.DefaultB, ContextWeight: indexer.DefaultContextWeight}
-	e, err := build.NewEmbedder(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
 	clock := &stageClock{last: time.Now(), spent: map[string]time.Duration{}}
 	dir := filepath.Join(b.TempDir(), "bundle")
-	built, err := build.Run(context.Background(), build.Request{
-		Docs: docs, Policy: compiled.Manifested(), Embedder: e, EmbedderConfig: cfg, Revision: "bench", VectorStore: store,
-		OnProgress: clock.report, SaveProgress: indexer.Progress{Stage: "save"},
-		Dir: dir, UnitCacheDir: cacheDir,
-	})
+	req := policytest.LexicalRequest(b, docs, store, dir)
+	req.OnProgress, req.SaveProgress, req.UnitCacheDir = clock.report, indexer.Progress{Stage: "save"}, cacheDir
+	built, err := build.Run(context.Background(), req)
 	if err != nil {
 		b.Fatal(err)
 	}
