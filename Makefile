@@ -6,6 +6,22 @@ CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 GO ?= go
 # The SQuAD quality test indexes and scores 10,570 questions three times.
 TEST_FLAGS ?= -count=1 -timeout 30m
+# The go command, and the compilers and linkers it starts, run with
+# GOGC=$(BUILD_GOGC): compiling takes about a fifth less time (k8s.io/client-go
+# and k8s.io/api from an empty build cache: 80 s against 64 s on two cores)
+# for at most 0.7 GB per compile. Test binaries keep the caller's GOGC
+# (TEST_EXEC), so what a test measures is what it measured before.
+BUILD_GOGC ?= 400
+GO_BUILD = GOGC=$(BUILD_GOGC) $(GO)
+TEST_EXEC = -exec 'env $(if $(GOGC),GOGC=$(GOGC),-u GOGC)'
+# Test binaries are linked without DWARF (-w), which only debuggers read:
+# stack traces and race reports come from the symbol table, and the
+# controllers' test binary links in 7.8 s instead of 11.5 s under -race.
+TEST_LDFLAGS = -ldflags=-w
+# Builds without the race detector use the image's flags (CGO_ENABLED=0,
+# -trimpath, as the Dockerfile builds), so that make cluster-image finds what
+# vet and the tests compiled in the Go build cache, which it mounts.
+STATIC = CGO_ENABLED=0
 
 .PHONY: all
 all: build
@@ -28,7 +44,7 @@ fmt: ## Run gofmt over the module.
 
 .PHONY: vet
 vet: ## Run go vet.
-	$(GO) vet ./...
+	$(STATIC) $(GO_BUILD) vet -trimpath ./...
 
 # Tests that need a control plane get it from hack/control-plane.sh, which
 # builds kube-apiserver, etcd, kube-controller-manager, kube-scheduler and
@@ -37,8 +53,9 @@ vet: ## Run go vet.
 # hack/flux/source-controller.sh (about 5 minutes cold) and the tracing
 # test's OpenTelemetry Collector from hack/otelcol.sh (about 1 minute
 # cold). The demo needs only the control plane.
+# hack/test.sh gets Flux's controllers itself, before the tests that run them.
 WITH_KUBE = eval "$$(hack/control-plane.sh --print)" &&
-WITH_CONTROL_PLANE = $(WITH_KUBE) eval "$$(hack/flux/source-controller.sh --print)" && export PARENTRAG_OTELCOL="$$(hack/otelcol.sh)" &&
+WITH_CONTROL_PLANE = $(WITH_KUBE) export PARENTRAG_OTELCOL="$$(hack/otelcol.sh)" &&
 
 .PHONY: control-plane
 control-plane: ## Build the control-plane binaries for tests and the demo.
@@ -49,7 +66,7 @@ control-plane: ## Build the control-plane binaries for tests and the demo.
 # long quality, load and end-to-end runs that -short skips, which run after
 # it without the detector.
 test: manifests generate vet test-packages glove postgres-engine ## Run every test (unit, conformance, envtest, end to end, real clients), most under the race detector.
-	$(WITH_CONTROL_PLANE) hack/test.sh $(TEST_FLAGS)
+	$(WITH_CONTROL_PLANE) BUILD_GOGC=$(BUILD_GOGC) hack/test.sh $(TEST_FLAGS)
 	$(MAKE) test-clients
 	$(MAKE) test-monitoring
 
@@ -106,7 +123,7 @@ FUZZ_TARGETS ?= ./internal/server:FuzzRetrieveRequest ./internal/server:FuzzPrev
 fuzz: ## Run each fuzz target for FUZZTIME (default 10000 inputs each).
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} in $${t%%:*} for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 100x "$${t%%:*}"; \
+		$(GO_BUILD) test $(TEST_LDFLAGS) -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 100x "$${t%%:*}"; \
 	done
 
 .PHONY: bench
@@ -128,7 +145,7 @@ verify: manifests generate ## Fail when generated files, formatting or a module'
 
 .PHONY: build
 build: ## Build the parentrag binary into ./bin.
-	$(GO) build -trimpath -o $(LOCALBIN)/parentrag ./cmd/parentrag
+	$(STATIC) $(GO_BUILD) build -trimpath -o $(LOCALBIN)/parentrag ./cmd/parentrag
 
 # With Docker (an engine answers, or root with Debian's docker.io), the demo
 # runs on kind (hack/kind/demo.sh); without, on a local control plane.
@@ -187,7 +204,7 @@ test-cluster: cluster-image postgres-engine ## Run the cluster suite on the one-
 	PARENTRAG_LOAD_IMAGE="hack/cluster/load-image.sh $${IMG:-parentrag:cluster}" \
 	KUBECTL=$${KUBECTL:-$$(hack/cluster/node-binaries.sh 2>/dev/null)/kubectl} \
 	PARENTRAG_OTELCOL=$$(hack/otelcol.sh) \
-	$(GO) test -tags cluster $(CLUSTER_TEST_FLAGS) ./test/cluster/
+	$(STATIC) $(GO_BUILD) test -trimpath $(TEST_LDFLAGS) $(TEST_EXEC) -tags cluster $(CLUSTER_TEST_FLAGS) ./test/cluster/
 
 # The dashboard's queries against a real Prometheus, built from the module
 # test/monitoring pins (its tool line) with Kubernetes service discovery
@@ -195,16 +212,27 @@ test-cluster: cluster-image postgres-engine ## Run the cluster suite on the one-
 # the one-node cluster's pods as config/monitoring's PodMonitors select them;
 # the operator must be deployed (make test-cluster leaves it deployed).
 .PHONY: test-dashboard
-test-dashboard: ## Run every dashboard query against a real Prometheus scraping the one-node cluster (after make test-cluster).
-	cd test/monitoring && $(GO) build -tags remove_all_sd,enable_kubernetes_sd -o $(LOCALBIN)/prometheus github.com/prometheus/prometheus/cmd/prometheus
+test-dashboard: prometheus ## Run every dashboard query against a real Prometheus scraping the one-node cluster (after make test-cluster).
 	cd test/monitoring && KUBECONFIG=$${KUBECONFIG:-$(CLUSTER_KUBECONFIG)} \
 	PARENTRAG_PROMETHEUS=$(LOCALBIN)/prometheus \
 	KUBECTL=$${KUBECTL:-$$(../../hack/cluster/node-binaries.sh 2>/dev/null)/kubectl} \
-	$(GO) test -tags cluster -count=1 -v -run TestDashboardOnTheNode .
+	$(GO_BUILD) test $(TEST_LDFLAGS) $(TEST_EXEC) -tags cluster -count=1 -v -run TestDashboardOnTheNode .
+
+.PHONY: prometheus
+prometheus: ## Build the dashboard test's Prometheus into ./bin.
+	cd test/monitoring && $(GO_BUILD) build -tags remove_all_sd,enable_kubernetes_sd -o $(LOCALBIN)/prometheus github.com/prometheus/prometheus/cmd/prometheus
+
+# The programs that only the end-to-end, cluster and dashboard tests run,
+# built ahead: .ci/run builds them beside make test, at the lowest priority.
+.PHONY: test-programs
+test-programs: ## Build Flux's controllers, the node's binaries and Prometheus for the tests that run them.
+	hack/flux/source-controller.sh
+	hack/cluster/node-binaries.sh >/dev/null
+	$(MAKE) prometheus
 
 ##@ Tools
 
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN)
 $(CONTROLLER_GEN):
-	GOBIN=$(LOCALBIN) $(GO) install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
+	GOBIN=$(LOCALBIN) $(GO_BUILD) install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)

@@ -6,7 +6,9 @@
 # runs COMMAND with its output in a log, and every PROGRESS_INTERVAL seconds
 # (default 30) prints to stderr how long it has run and, for `go build -v`,
 # how many packages it has compiled and the last one. On failure it prints
-# the end of the log. It returns COMMAND's status.
+# the end of the log. It returns COMMAND's status. COMMAND, a build, runs
+# with GOGC=${BUILD_GOGC:-400}: its compiles take about a fifth less time
+# (the Makefile's BUILD_GOGC says what was measured).
 
 PROGRESS_INTERVAL="${PROGRESS_INTERVAL:-30}"
 
@@ -17,7 +19,7 @@ with_progress() {
   log="$(mktemp "${TMPDIR:-/tmp}/parentrag-build.XXXXXX")"
   local start
   start=$(date +%s)
-  "$@" >"${log}" 2>&1 &
+  GOGC="${BUILD_GOGC:-400}" "$@" >"${log}" 2>&1 &
   local pid=$!
   while kill -0 "${pid}" 2>/dev/null; do
     local waited=0
