@@ -160,6 +160,7 @@ func TestLoweringRetainRevisionsReleasesOlderRevisions(t *testing.T) {
 // next operator must complete the revision from the shards it finds (they
 // must match what the new manifest records) and delete the others.
 func TestCrashBetweenShardsAndManifest(t *testing.T) {
+	t.Parallel()
 	env := startControlPlane(t)
 	cl := env.Client
 	ns := createNamespaceIn(t, cl)

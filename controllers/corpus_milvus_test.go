@@ -75,6 +75,7 @@ func TestMilvusCollectionsFollowRevisions(t *testing.T) {
 }
 
 func TestMilvusOutageKeepsTheActiveRevisionServing(t *testing.T) {
+	t.Parallel()
 	srv := milvustest.Start(t)
 	ns := newNamespace(t)
 	p := newPolicy(t, 800, 160)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestAChangeDuringABuildSupersedesIt(t *testing.T) {
+	t.Parallel()
 	srv := milvustest.Start(t)
 	ns := newNamespace(t)
 	p := newPolicy(t, 800, 160)

@@ -194,6 +194,7 @@ func createSecret(t *testing.T, ns, name string, data map[string][]byte) *corev1
 }
 
 func TestBearerTokenRetrieverWaitsForItsSecret(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	_, c := readyCorpus(t, ns)
 	rt := &v1alpha1.Retriever{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guarded"},

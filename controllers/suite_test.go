@@ -27,13 +27,15 @@ var env *devcluster.Env
 // k8s is a client of the control plane.
 var k8s client.Client
 
-// TestMain starts kube-apiserver and etcd once, installs the CRDs, and runs
-// the real controllers against them for every test, under the shipped
-// RBAC.
 // suiteRemoteMemory is the operator's --remote-memory in the suite: small,
 // so that a test fills it with sources of a few MiB.
 const suiteRemoteMemory = 16 << 20
 
+// TestMain starts kube-apiserver and etcd once, installs the CRDs, and runs
+// the real controllers against them for every test, under the shipped
+// RBAC. The tests that spend most of their time waiting (on a deadline, a
+// backoff, a grace period) and touch only what they create call t.Parallel,
+// so that their waits overlap once the others have run.
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
