@@ -49,11 +49,10 @@ vet: ## Run go vet.
 # Tests that need a control plane get it from hack/control-plane.sh, which
 # builds kube-apiserver, etcd, kube-controller-manager, kube-scheduler and
 # kwok into ~/.cache/parentrag once (about 13 minutes cold on two cores,
-# instant after), the tests' Flux controllers from
-# hack/flux/source-controller.sh (about 5 minutes cold) and the tracing
-# test's OpenTelemetry Collector from hack/otelcol.sh (about 1 minute
-# cold). The demo needs only the control plane.
-# hack/test.sh gets Flux's controllers itself, before the tests that run them.
+# instant after), and the tracing test's OpenTelemetry Collector from
+# hack/otelcol.sh (about 1 minute cold). hack/test.sh gets the end-to-end
+# tests' Flux controllers from hack/flux/source-controller.sh (about 5
+# minutes cold) before it runs them. The demo needs only the control plane.
 WITH_KUBE = eval "$$(hack/control-plane.sh --print)" &&
 WITH_CONTROL_PLANE = $(WITH_KUBE) export PARENTRAG_OTELCOL="$$(hack/otelcol.sh)" &&
 

@@ -71,7 +71,13 @@ export async function startServer() {
   const tokens = join(dir, "tokens");
   mkdirSync(tokens);
   writeFileSync(join(tokens, "clients"), TOKEN + "\n");
-  execFileSync("go", ["build", "-o", bin, "./cmd/parentrag"], { cwd: moduleRoot, stdio: "inherit" });
+  // The image's build flags (make vet and the image build compile with them),
+  // so the build finds every package in the Go build cache.
+  execFileSync("go", ["build", "-trimpath", "-o", bin, "./cmd/parentrag"], {
+    cwd: moduleRoot,
+    stdio: "inherit",
+    env: { ...process.env, CGO_ENABLED: "0" },
+  });
   execFileSync(bin, ["local", "index", "--quiet", "--out", index, join(moduleRoot, "docs")], { stdio: "inherit" });
   const port = await freePort();
   const baseURL = `http://127.0.0.1:${port}`;
