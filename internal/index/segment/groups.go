@@ -49,10 +49,10 @@ func groupsOf(bound float32) uint8 { return uint8(math.Float32bits(bound)) }
 // of a group holding a term weighs at most the term's posting bound, and
 // a child of a group not holding it weighs exactly its context's weight
 // for it (nothing when the context lacks it too). The sums are widened
-// as run widens a parent's bound. A parent whose bound reaches floor
+// as sweep widens a parent's bound. A parent whose bound reaches floor
 // often has no group that does: the bound adds up each term's best child,
 // and different children hold different terms.
-func (m *maxScore) groupsReach(p parentAt, here []termAt, floor float64) bool {
+func (m *search) groupsReach(p parentAt, here []termAt, floor float64) bool {
 	if math.IsInf(floor, -1) {
 		return true
 	}

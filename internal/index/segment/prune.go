@@ -3,7 +3,6 @@ package segment
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 
@@ -12,17 +11,15 @@ import (
 
 // Search returns the hits SearchExhaustive returns, the same children in
 // the same order with the same scores bit for bit, without scoring every
-// posting: segment by segment, it visits the query's terms parent by
-// parent (MaxScore over the parent postings), bounds each parent's
-// children by the largest weight any of them can have for each term (see
-// weigher.postingBound), and scores a parent's children only when that bound,
-// widened by the largest rounding error of a float32 sum, reaches the
-// k-th best score found so far. A term whose largest bound, added to
-// those of the terms below it, cannot reach the k-th score only refines
-// the bounds of parents the other terms propose. In a segment where the
-// query's terms hold more parents than walking them one by one pays for,
-// it adds up every parent's bound instead (see seedBounded). A query with
-// a negative weight, which no bound holds for, is searched exhaustively.
+// posting: in each segment it adds up, for every parent, the bound of each
+// query term over the parent's children (the largest weight any of them
+// can have for it, see weigher.postingBound), scores first the parents of
+// largest bound over all segments, which raises the k-th best score near
+// its final value, then sweeps every segment's parents in order, scoring a
+// parent's children only when its bound, widened by the largest rounding
+// error of a float32 sum, still reaches the k-th score (see seedBounded
+// and sweep). A query with a negative weight, which no bound holds for,
+// is searched exhaustively.
 func (s *Set) Search(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error) {
 	return s.SearchFiltered(ctx, q, k, nil)
 }
@@ -43,25 +40,14 @@ func (s *Set) SearchFiltered(ctx context.Context, q *vector.Sparse, k int, keep 
 	best := topK{k: k, keep: keep}
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
-	searches := s.newMaxScores(q, sc)
-	bounded := sc.bounded[:0]
-	for _, m := range searches {
-		if m.frequent() {
-			bounded = append(bounded, m)
-		}
-	}
-	sc.bounded = bounded
-	release, err := seedBounded(ctx, bounded, s.seeds, &best)
+	searches := s.newSearches(q, sc)
+	release, err := seedBounded(ctx, searches, s.seeds, &best)
 	defer release()
 	if err != nil {
 		return nil, fmt.Errorf("segment search: %w", err)
 	}
 	for _, m := range searches {
-		run := m.run
-		if m.acc != nil {
-			run = m.sweep
-		}
-		if err := run(ctx, &best); err != nil {
+		if err := m.sweep(ctx, &best); err != nil {
 			return nil, fmt.Errorf("segment search: %w", err)
 		}
 	}
@@ -70,13 +56,12 @@ func (s *Set) SearchFiltered(ctx context.Context, q *vector.Sparse, k int, keep 
 
 // termCursor walks one query term's postings in one segment.
 type termCursor struct {
-	qw      float32
-	pl      parentList
-	cl      childList
-	bounds  []float32     // the bound of each of pl's postings, with its groups (see withGroups)
-	dense   *parentMaxima // the term's bound at every parent, when it keeps them
-	next    int           // the next parent posting
-	largest float64       // qw times the term's largest bound
+	qw     float32
+	pl     parentList
+	cl     childList
+	bounds []float32     // the bound of each of pl's postings, with its groups (see withGroups)
+	dense  *parentMaxima // the term's bound at every parent, when it keeps them
+	next   int           // the next parent posting
 }
 
 // at reports whether the cursor's next parent posting is parent's.
@@ -89,37 +74,33 @@ func (t *termCursor) seek(parent uint32) {
 	t.next = seekParent(t.pl, t.next, parent)
 }
 
-// maxScore is the state of one segment's pruned search.
-type maxScore struct {
+// search is the state of one segment's pruned search.
+type search struct {
 	seg     *Segment
 	index   int
 	w       weigher
-	byID    []*termCursor // the query's terms in the segment, in id order
-	byMax   []*termCursor // the same, by increasing largest bound
-	upTo    []float64     // upTo[i]: the largest bounds of byMax[:i+1] summed
+	terms   []*termCursor // the query's terms in the segment, in id order
 	slack   float64       // how much a float32 sum of the terms can exceed their exact sum
 	scores  []float32     // the scores of the children of the parent being scored
 	here    []termAt      // the query terms' postings at the parents being scored
 	located []parentAt    // the parents being scored
 	batch   []uint32      // the parents sweep scores next
-	acc     []float32     // each parent's bound, in a segment searched by sweep
-	walk    walkChoice
+	acc     []float32     // each parent's bound (see seedBounded)
 }
 
-// newMaxScores returns the pruned search of q in each of the set's
+// newSearches returns the pruned search of q in each of the set's
 // segments, in order, each with a cursor for every term of q the segment
 // holds, in id order. They live in sc, whose earlier searches they
 // replace, reusing its memory.
-func (s *Set) newMaxScores(q *vector.Sparse, sc *scratch) []*maxScore {
+func (s *Set) newSearches(q *vector.Sparse, sc *scratch) []*search {
 	if cap(sc.searches) < len(s.segs) {
-		sc.searches, sc.out = make([]maxScore, len(s.segs)), make([]*maxScore, len(s.segs))
+		sc.searches, sc.out = make([]search, len(s.segs)), make([]*search, len(s.segs))
 	}
 	searches, out := sc.searches[:len(s.segs)], sc.out[:len(s.segs)]
 	for i, seg := range s.segs {
 		m := &searches[i]
-		*m = maxScore{
-			seg: seg, index: i, w: s.weigher(seg), walk: s.walk,
-			byID: m.byID[:0], byMax: m.byMax[:0], upTo: m.upTo[:0],
+		*m = search{
+			seg: seg, index: i, w: s.weigher(seg), terms: m.terms[:0],
 			scores: m.scores[:0], here: m.here[:0], located: m.located[:0], batch: m.batch[:0],
 		}
 		out[i] = m
@@ -139,20 +120,22 @@ func (s *Set) newMaxScores(q *vector.Sparse, sc *scratch) []*maxScore {
 		for _, in := range s.terms.of(id) {
 			cursors = append(cursors, s.cursor(in, q.Values[i]))
 			m := &searches[in.seg]
-			m.byID = append(m.byID, &cursors[len(cursors)-1])
+			m.terms = append(m.terms, &cursors[len(cursors)-1])
 		}
 	}
 	for _, m := range out {
-		m.orderTerms()
+		// A float32 sum of n non-negative terms exceeds their exact sum by
+		// a factor of at most (1+2⁻²⁴)ⁿ⁻¹; the float64 sums here are exact
+		// to far less. Twice that, and a term more, is ample.
+		m.slack = 1 + float64(len(m.terms)+1)*0x1p-23
 	}
 	return out
 }
 
 // scratch is the memory of one search, reused by the next.
 type scratch struct {
-	searches []maxScore
-	out      []*maxScore
-	bounded  []*maxScore
+	searches []search
+	out      []*search
 	cursors  []termCursor
 }
 
@@ -167,120 +150,16 @@ func (s *Set) cursor(in termIn, qw float32) termCursor {
 	return termCursor{
 		qw: qw, pl: seg.parents(k), cl: seg.children(k),
 		bounds: s.bounds[in.seg][lo:hi], dense: s.dense[in.seg][k],
-		largest: float64(qw * s.largest[in.seg][k]), // the largest product: qw is positive
 	}
 }
 
-// orderTerms orders m's terms by increasing largest bound and sums those
-// bounds up for MaxScore, with the slack of a float32 sum of them all.
-func (m *maxScore) orderTerms() {
-	m.byMax = append(m.byMax[:0], m.byID...)
-	slices.SortStableFunc(m.byMax, func(a, b *termCursor) int {
-		switch {
-		case a.largest < b.largest:
-			return -1
-		case a.largest > b.largest:
-			return 1
-		}
-		return 0
-	})
-	sum := 0.0
-	for _, t := range m.byMax {
-		sum += t.largest
-		m.upTo = append(m.upTo, sum)
-	}
-	// A float32 sum of n non-negative terms exceeds their exact sum by a
-	// factor of at most (1+2⁻²⁴)ⁿ⁻¹; the float64 sums here are exact to far
-	// less. Twice that, and a term more, is ample.
-	m.slack = 1 + float64(len(m.byID)+1)*0x1p-23
-}
-
-// run offers best every child of the segment that could enter it.
-func (m *maxScore) run(ctx context.Context, best *topK) error {
-	floor := float64(best.floor())
-	essential := m.essentialFrom(floor)
-	for visited := 0; ; visited++ {
-		if visited%4096 == 4095 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		parent, ok := m.nextParent(essential)
-		if !ok {
-			return nil
-		}
-		if m.reaches(parent, essential, floor) {
-			m.scoreParent(parent, best)
-			if f := float64(best.floor()); f != floor {
-				floor, essential = f, m.essentialFrom(f)
-			}
-		}
-		for _, t := range m.byMax[essential:] {
-			if t.at(parent) {
-				t.next++
-			}
-		}
-	}
-}
-
-// essentialFrom returns how many terms, of smallest largest bound, cannot
-// together reach floor: a parent only they hold cannot enter the top k.
-func (m *maxScore) essentialFrom(floor float64) int {
-	e := 0
-	for e < len(m.upTo) && m.upTo[e]*m.slack < floor {
-		e++
-	}
-	return e
-}
-
-// nextParent returns the smallest parent the essential terms hold from
-// their cursors on, or false when they are done.
-func (m *maxScore) nextParent(essential int) (uint32, bool) {
-	parent, ok := uint32(math.MaxUint32), false
-	for _, t := range m.byMax[essential:] {
-		if t.next < t.pl.len() && t.pl.parent(t.next) <= parent {
-			parent, ok = t.pl.parent(t.next), true
-		}
-	}
-	return parent, ok
-}
-
-// reaches reports whether parent's children could score floor or more:
-// the bounds of the essential terms at parent, then of the others, the
-// largest first, each found by moving its cursor up to parent, stopping
-// as soon as what is left cannot reach floor.
-func (m *maxScore) reaches(parent uint32, essential int, floor float64) bool {
-	bound := 0.0
-	for _, t := range m.byMax[essential:] {
-		if t.at(parent) {
-			bound += float64(t.qw * t.bounds[t.next])
-		}
-	}
-	for i := essential - 1; i >= 0; i-- {
-		if (bound+m.upTo[i])*m.slack < floor {
-			return false
-		}
-		t := m.byMax[i]
-		t.seek(parent)
-		if t.at(parent) {
-			bound += float64(t.qw * t.bounds[t.next])
-		}
-	}
-	return bound*m.slack >= floor
-}
-
-// scoreParent scores each child of parent as SearchExhaustive does, term
-// by term in id order, and offers it to best.
-func (m *maxScore) scoreParent(parent uint32, best *topK) {
-	m.scoreParents([]uint32{parent}, best)
-}
-
-// scoreParents scores each child of parents, in increasing order, as
-// scoreParent does, but for the parents none of whose groups of children
-// could enter best (see groupsReach). It first finds every term's posting
+// scoreParents scores each child of parents, in increasing order, term
+// by term in id order as SearchExhaustive does, and offers it to best, but
+// for the parents none of whose groups of children could enter best (see
+// groupsReach). It first finds every term's posting
 // at each of them, then adds the terms' weights: the postings' reads do
 // not wait on one another, so the processor overlaps their cache misses.
-func (m *maxScore) scoreParents(parents []uint32, best *topK) {
+func (m *search) scoreParents(parents []uint32, best *topK) {
 	here := m.here[:0]
 	located := m.located[:0]
 	for _, parent := range parents {
@@ -299,8 +178,8 @@ func (m *maxScore) scoreParents(parents []uint32, best *topK) {
 
 // locate appends to here the posting at parent of each query term that
 // has one, in id order.
-func (m *maxScore) locate(parent uint32, here []termAt) []termAt {
-	for _, t := range m.byID {
+func (m *search) locate(parent uint32, here []termAt) []termAt {
+	for _, t := range m.terms {
 		if t.dense != nil {
 			j, ok := t.dense.posting(parent)
 			if !ok {
@@ -317,7 +196,7 @@ func (m *maxScore) locate(parent uint32, here []termAt) []termAt {
 
 // scoreAt scores each child of parent from here, the query terms'
 // postings at parent, and offers it to best.
-func (m *maxScore) scoreAt(parent uint32, here []termAt, best *topK) {
+func (m *search) scoreAt(parent uint32, here []termAt, best *topK) {
 	first, end := m.seg.parentFirst[parent], m.seg.parentFirst[parent+1]
 	scores := slices.Grow(m.scores[:0], int(end-first))[:end-first]
 	clear(scores)
@@ -334,7 +213,7 @@ func (m *maxScore) scoreAt(parent uint32, here []termAt, best *topK) {
 }
 
 // parentAt is a parent being scored: where its query terms' postings end
-// in maxScore.here, how many children it has and its context's length
+// in search.here, how many children it has and its context's length
 // normalisation (read as it is found, like termAt's bound).
 type parentAt struct {
 	end         int
@@ -343,7 +222,7 @@ type parentAt struct {
 }
 
 // parentAt returns parent's parentAt, its postings ending at end.
-func (m *maxScore) parentAt(parent uint32, end int) parentAt {
+func (m *search) parentAt(parent uint32, end int) parentAt {
 	return parentAt{
 		end:         end,
 		children:    m.seg.parentFirst[parent+1] - m.seg.parentFirst[parent],
@@ -363,7 +242,7 @@ type termAt struct {
 
 // addTerm adds h's term's weight for each child of parent times its query
 // weight to scores, which starts at the parent's first child.
-func (m *maxScore) addTerm(h *termAt, parent uint32, scores []float32) {
+func (m *search) addTerm(h *termAt, parent uint32, scores []float32) {
 	t, first := h.t, m.seg.parentFirst[parent]
 	ch, chEnd := t.pl.childSpan(h.j, t.cl.len())
 	if h.context == 0 {

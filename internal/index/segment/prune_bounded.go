@@ -10,39 +10,15 @@ import (
 	"github.com/parentrag/parentrag/internal/index/maxima"
 )
 
-// seedParents is how many parents of largest bound, over every segment
-// searched by sweep, Search scores first, to raise the k-th score close
+// seedParents is how many parents of largest bound, over every segment,
+// Search scores first, to raise the k-th score close
 // to its final value before any segment is swept.
 const seedParents = 160
-
-// walkChoice is how Search walks a segment: as the query's terms make
-// cheapest, or always one way (which tests compare).
-type walkChoice uint8
-
-const (
-	walkCheapest walkChoice = iota
-	walkByParent
-	walkByBound
-)
-
-// frequent reports whether the query's terms hold so many of the
-// segment's parents that adding up every parent's bound, term by term,
-// costs less than walking them parent by parent.
-func (m *maxScore) frequent() bool {
-	if m.walk != walkCheapest {
-		return m.walk == walkByBound
-	}
-	postings := 0
-	for _, t := range m.byID {
-		postings += t.pl.len()
-	}
-	return postings > m.seg.Parents()/2
-}
 
 // boundPool holds the per-parent bounds of searches, reused.
 var boundPool = sync.Pool{New: func() any { return new([]float32) }}
 
-// seedBounded adds up, in each of bounded's segments, every parent's
+// seedBounded adds up, in each of searches' segments, every parent's
 // bound over the query's terms into the segment's acc, then scores the
 // seeds parents of largest bound among them all, sweepBatch at a time in
 // decreasing order of bound (so that the floor rises soonest and the
@@ -51,9 +27,9 @@ var boundPool = sync.Pool{New: func() any { return new([]float32) }}
 // cursor is left at its start. The returned function gives the bounds
 // back to the pool; call it once the searches are done, whatever the
 // error.
-func seedBounded(ctx context.Context, bounded []*maxScore, seeds int, best *topK) (release func(), err error) {
+func seedBounded(ctx context.Context, searches []*search, seeds int, best *topK) (release func(), err error) {
 	parents := 0
-	for _, m := range bounded {
+	for _, m := range searches {
 		parents += m.seg.Parents()
 	}
 	buf := boundPool.Get().(*[]float32)
@@ -61,7 +37,7 @@ func seedBounded(ctx context.Context, bounded []*maxScore, seeds int, best *topK
 	clear(*buf)
 	release = func() { boundPool.Put(buf) }
 	at := 0
-	for _, m := range bounded {
+	for _, m := range searches {
 		m.acc = (*buf)[at : at+m.seg.Parents() : at+m.seg.Parents()]
 		at += m.seg.Parents()
 		m.addBounds()
@@ -69,15 +45,15 @@ func seedBounded(ctx context.Context, bounded []*maxScore, seeds int, best *topK
 			return release, err
 		}
 	}
-	first := largestBounds(bounded, seeds)
+	first := largestBounds(searches, seeds)
 	slices.SortFunc(first, func(a, b seed) int { return cmp.Compare(b.bound, a.bound) })
 	for _, sd := range first {
-		bounded[sd.search].acc[sd.parent] = 0 // scored, or never to be
+		searches[sd.search].acc[sd.parent] = 0 // scored, or never to be
 	}
 	for from := 0; from < len(first); from += sweepBatch {
-		scoreSeeds(bounded, first[from:min(from+sweepBatch, len(first))], best)
+		scoreSeeds(searches, first[from:min(from+sweepBatch, len(first))], best)
 	}
-	for _, m := range bounded {
+	for _, m := range searches {
 		m.rewind()
 	}
 	return release, nil
@@ -86,7 +62,7 @@ func seedBounded(ctx context.Context, bounded []*maxScore, seeds int, best *topK
 // scoreSeeds scores, in segment and parent order, those of seeds whose
 // bound, widened, still reaches best's floor, each segment's from its
 // cursors' start.
-func scoreSeeds(bounded []*maxScore, seeds []seed, best *topK) {
+func scoreSeeds(bounded []*search, seeds []seed, best *topK) {
 	slices.SortFunc(seeds, func(a, b seed) int {
 		return cmp.Or(cmp.Compare(a.search, b.search), cmp.Compare(a.parent, b.parent))
 	})
@@ -105,9 +81,9 @@ func scoreSeeds(bounded []*maxScore, seeds []seed, best *topK) {
 
 // addBounds adds every query term's bound at each of its parent postings
 // to that parent's entry of m.acc.
-func (m *maxScore) addBounds() {
+func (m *search) addBounds() {
 	acc := m.acc
-	for _, t := range m.byID {
+	for _, t := range m.terms {
 		if t.dense != nil {
 			maxima.AddScaled(acc, t.dense.codes, t.dense.unit, t.qw)
 			continue
@@ -119,9 +95,9 @@ func (m *maxScore) addBounds() {
 }
 
 // sweep offers best, in parent order, the children of every parent of
-// the segment whose bound in m.acc, widened as run widens it, reaches
+// the segment whose bound in m.acc, widened by m.slack, reaches
 // the k-th score; seedBounded must have filled m.acc.
-func (m *maxScore) sweep(ctx context.Context, best *topK) error {
+func (m *search) sweep(ctx context.Context, best *topK) error {
 	least := m.leastReaching(best.floor())
 	for p0 := 0; p0 < len(m.acc); p0 += 4096 {
 		if err := ctx.Err(); err != nil {
@@ -151,7 +127,7 @@ const sweepBatch = 8
 // leastReaching returns a positive float32 no larger than any bound
 // that, widened by m.slack, reaches floor: a bound below it cannot (nor
 // can a bound of zero, since a hit's score is positive).
-func (m *maxScore) leastReaching(floor float32) float32 {
+func (m *search) leastReaching(floor float32) float32 {
 	if math.IsInf(float64(floor), -1) {
 		return math.SmallestNonzeroFloat32
 	}
@@ -160,8 +136,8 @@ func (m *maxScore) leastReaching(floor float32) float32 {
 }
 
 // rewind moves every cursor back to its first posting.
-func (m *maxScore) rewind() {
-	for _, t := range m.byID {
+func (m *search) rewind() {
+	for _, t := range m.terms {
 		t.next = 0
 	}
 }
@@ -175,7 +151,7 @@ type seed struct {
 
 // largestBounds returns the n parents of largest positive bound over
 // every search's acc, in no particular order.
-func largestBounds(searches []*maxScore, n int) []seed {
+func largestBounds(searches []*search, n int) []seed {
 	h := make([]seed, 0, n)
 	if n == 0 {
 		return h

@@ -12,7 +12,7 @@ import (
 func TestLargestBoundsAreTheLargest(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	for trial := range 50 {
-		var searches []*maxScore
+		var searches []*search
 		var all []float32
 		for range 1 + rng.IntN(4) {
 			acc := make([]float32, rng.IntN(3000))
@@ -24,7 +24,7 @@ func TestLargestBoundsAreTheLargest(t *testing.T) {
 					all = append(all, acc[p])
 				}
 			}
-			searches = append(searches, &maxScore{acc: acc})
+			searches = append(searches, &search{acc: acc})
 		}
 		n := rng.IntN(400)
 		got := largestBounds(searches, n)

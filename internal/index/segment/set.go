@@ -16,9 +16,7 @@ type Set struct {
 	weights       bm25.DocWeights
 	norms         []float64         // see normTable
 	bounds        [][]float32       // by segment, by parent posting: its postingBound
-	largest       [][]float32       // by segment, by term: its largest bound
 	dense         [][]*parentMaxima // by segment, by term: its bounds per parent, for terms in many parents
-	walk          walkChoice        // how Search walks a segment
 	seeds         int               // how many parents seedBounded scores first
 	vocab         []string          // by vocabulary id, so in byte order
 	terms         termTable         // where each vocabulary term lies in the segments
@@ -54,11 +52,11 @@ func NewSet(segs []*Segment, k1, b float64, contextWeight float32) (*Set, error)
 	}
 	s := &Set{segs: segs, lex: lex, weights: weights, norms: normTable(weights, segs), vocab: vocab, contextWeight: contextWeight, seeds: seedParents}
 	s.terms = newTermTable(segs, vocab)
-	s.bounds, s.largest = make([][]float32, len(segs)), make([][]float32, len(segs))
+	s.bounds = make([][]float32, len(segs))
 	s.dense, s.reach = make([][]*parentMaxima, len(segs)), make([][]uint32, len(segs))
 	for i, seg := range segs {
-		s.bounds[i], s.largest[i] = s.postingBounds(seg)
-		s.dense[i] = denseMaxima(seg, s.bounds[i], s.largest[i])
+		bounds, largest := s.postingBounds(seg)
+		s.bounds[i], s.dense[i] = bounds, denseMaxima(seg, bounds, largest)
 		s.reach[i] = reachOf(seg)
 	}
 	return s, nil
@@ -176,14 +174,13 @@ func (s *Set) Segments() []*Segment { return s.segs }
 
 // HeapBytes estimates what the set holds on the heap beside its
 // segments' bytes: every parent posting's bound, with the groups of
-// children holding its term, every term's largest and how many
-// children hold it (4 bytes each), the dense terms' maxima (a byte per
-// parent) and which parents they hold (16 bytes per 64), the norm table,
+// children holding its term, and how many children hold each term (4
+// bytes each), the dense terms' maxima (a byte per parent) and which parents they hold (16 bytes per 64), the norm table,
 // the vocabulary and where each of its terms lies in the segments.
 func (s *Set) HeapBytes() int64 {
 	n := int64(8*len(s.norms)) + s.terms.bytes()
 	for i := range s.bounds {
-		n += int64(4*len(s.bounds[i]) + 4*len(s.largest[i]) + 8*len(s.dense[i]) + 4*len(s.reach[i]))
+		n += int64(4*len(s.bounds[i]) + 8*len(s.dense[i]) + 4*len(s.reach[i]))
 		for _, d := range s.dense[i] {
 			if d != nil {
 				n += int64(len(d.codes) + 16*len(d.held))
