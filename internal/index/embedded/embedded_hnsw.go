@@ -249,7 +249,11 @@ func (v *visitSet) visit(node uint32) bool {
 }
 
 // nodeHeap is a binary heap of scored nodes: a min-heap by default (root is
-// the worst), a max-heap (root is the best) when max is set.
+// the worst), a max-heap (root is the best) when max is set. It is its own
+// heap, not package heaps', because a graph search pushes and pops a node
+// per neighbour it scores: with the shared heap's comparison, called
+// through a function value, BenchmarkDenseHNSWSearch took 11% longer at
+// the median (two runs side by side).
 type nodeHeap struct {
 	items []scored
 	max   bool

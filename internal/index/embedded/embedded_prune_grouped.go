@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/parentrag/parentrag/internal/index/heaps"
 	"github.com/parentrag/parentrag/internal/index/maxima"
 )
 
@@ -299,64 +300,37 @@ func (s *pruneSearch) groupCutoff() float32 {
 }
 
 // groupSeeds keeps the k groups of largest bound offered so far, in a
-// min-heap on the bound.
+// heap whose root is the smallest bound.
 type groupSeeds struct {
-	k      int
-	least  float32 // the smallest bound kept once k are, 0 before
-	bounds []float32
-	groups []int
+	k     int
+	least float32 // the smallest bound kept once k are, 0 before
+	heap  []groupSeed
 }
+
+// groupSeed is a group and its bound.
+type groupSeed struct {
+	bound float32
+	group int
+}
+
+// smallerBound orders the heap of groupSeeds.
+func smallerBound(a, b groupSeed) bool { return a.bound < b.bound }
 
 // offer considers group g of bound ub.
 func (h *groupSeeds) offer(ub float32, g int) {
 	if !(ub > 0) {
 		return
 	}
-	if len(h.groups) < h.k {
-		h.bounds, h.groups = append(h.bounds, ub), append(h.groups, g)
-		h.up(len(h.groups) - 1)
-		if len(h.groups) == h.k {
-			h.least = h.bounds[0]
+	if len(h.heap) < h.k {
+		h.heap = heaps.Push(h.heap, groupSeed{ub, g}, smallerBound)
+		if len(h.heap) == h.k {
+			h.least = h.heap[0].bound
 		}
 		return
 	}
-	if ub <= h.bounds[0] {
+	if ub <= h.heap[0].bound {
 		return
 	}
-	h.bounds[0], h.groups[0] = ub, g
-	h.down(0)
-	h.least = h.bounds[0]
-}
-
-func (h *groupSeeds) swap(i, j int) {
-	h.bounds[i], h.bounds[j] = h.bounds[j], h.bounds[i]
-	h.groups[i], h.groups[j] = h.groups[j], h.groups[i]
-}
-
-func (h *groupSeeds) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if h.bounds[i] >= h.bounds[p] {
-			return
-		}
-		h.swap(i, p)
-		i = p
-	}
-}
-
-func (h *groupSeeds) down(i int) {
-	for {
-		m := i
-		if l := 2*i + 1; l < len(h.bounds) && h.bounds[l] < h.bounds[m] {
-			m = l
-		}
-		if r := 2*i + 2; r < len(h.bounds) && h.bounds[r] < h.bounds[m] {
-			m = r
-		}
-		if m == i {
-			return
-		}
-		h.swap(i, m)
-		i = m
-	}
+	heaps.ReplaceRoot(h.heap, groupSeed{ub, g}, smallerBound)
+	h.least = h.heap[0].bound
 }

@@ -41,8 +41,8 @@ const firstSeeds = 32
 // the floor, which only rises), and ends with the cursors rewound.
 func (s *pruneSearch) scoreSeeds(ub []float32, seeds *groupSeeds) {
 	order := s.win.order[:0]
-	for i, g := range seeds.groups {
-		order = append(order, packGroupBound(seeds.bounds[i], g))
+	for _, sd := range seeds.heap {
+		order = append(order, packGroupBound(sd.bound, sd.group))
 	}
 	slices.Sort(order)
 	s.win.order = order
@@ -50,8 +50,8 @@ func (s *pruneSearch) scoreSeeds(ub []float32, seeds *groupSeeds) {
 	for len(order) > 0 {
 		order, _ = s.scoreBest(order, batchGroups)
 	}
-	for _, g := range seeds.groups {
-		ub[g] = 0
+	for _, sd := range seeds.heap {
+		ub[sd.group] = 0
 	}
 	s.rewind()
 }

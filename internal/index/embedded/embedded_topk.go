@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math"
 	"slices"
+
+	"github.com/parentrag/parentrag/internal/index/heaps"
 )
 
 // noSlot marks a removed slot in a compaction remap.
@@ -63,42 +65,11 @@ func (h *topK) offer(score float32, slot uint32) {
 	}
 	c := candidate{score: score, slot: slot}
 	if !full {
-		h.heap = append(h.heap, c)
-		h.up(len(h.heap) - 1)
+		h.heap = heaps.Push(h.heap, c, h.worse)
 		return
 	}
 	if h.worse(h.heap[0], c) {
-		h.heap[0] = c
-		h.down(0)
-	}
-}
-
-func (h *topK) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h.worse(h.heap[i], h.heap[p]) {
-			return
-		}
-		h.heap[i], h.heap[p] = h.heap[p], h.heap[i]
-		i = p
-	}
-}
-
-func (h *topK) down(i int) {
-	n := len(h.heap)
-	for {
-		m := i
-		if l := 2*i + 1; l < n && h.worse(h.heap[l], h.heap[m]) {
-			m = l
-		}
-		if r := 2*i + 2; r < n && h.worse(h.heap[r], h.heap[m]) {
-			m = r
-		}
-		if m == i {
-			return
-		}
-		h.heap[i], h.heap[m] = h.heap[m], h.heap[i]
-		i = m
+		heaps.ReplaceRoot(h.heap, c, h.worse)
 	}
 }
 

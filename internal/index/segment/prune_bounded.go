@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/parentrag/parentrag/internal/index/heaps"
 	"github.com/parentrag/parentrag/internal/index/maxima"
 )
 
@@ -161,9 +162,9 @@ func largestBounds(searches []*search, n int) []seed {
 		acc := m.acc
 		for p := maxima.FirstAtLeast(acc, 0, least); p < len(acc); p = maxima.FirstAtLeast(acc, p+1, least) {
 			if sd := (seed{bound: acc[p], search: i, parent: uint32(p)}); len(h) < n {
-				h = heapPush(h, sd)
+				h = heaps.Push(h, sd, smallerBound)
 			} else {
-				heapReplaceRoot(h, sd)
+				heaps.ReplaceRoot(h, sd, smallerBound)
 			}
 			if len(h) == n {
 				least = math.Nextafter32(h[0].bound, float32(math.Inf(1)))
@@ -173,6 +174,6 @@ func largestBounds(searches []*search, n int) []seed {
 	return h
 }
 
-// nearerRoot orders the heap of seeds largestBounds keeps: the smallest
+// smallerBound orders the heap of seeds largestBounds keeps: the smallest
 // bound at its root.
-func (sd seed) nearerRoot(other seed) bool { return sd.bound < other.bound }
+func smallerBound(a, b seed) bool { return a.bound < b.bound }

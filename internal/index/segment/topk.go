@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math"
 	"slices"
+
+	"github.com/parentrag/parentrag/internal/index/heaps"
 )
 
 // candidate is a scored child of a set.
@@ -27,14 +29,14 @@ func better(a, b candidate) bool {
 // is the worst kept; with keep, only those keep accepts.
 type topK struct {
 	k    int
-	heap []candidate // a heap by nearerRoot
+	heap []candidate // a heap by worseFirst
 	// keep, when not nil, accepts or refuses a candidate that would
 	// otherwise be kept; it sees the candidate without its score.
 	keep func(Hit) bool
 }
 
-// nearerRoot orders the heap of topK: the worst candidate at its root.
-func (c candidate) nearerRoot(other candidate) bool { return better(other, c) }
+// worseFirst orders the heap of topK: the worst candidate at its root.
+func worseFirst(a, b candidate) bool { return better(b, a) }
 
 // floor is the lowest score offer can still accept: the k-th kept score
 // once k are kept, -Inf before.
@@ -50,12 +52,12 @@ func (t *topK) floor() float32 {
 func (t *topK) offer(c candidate) {
 	if len(t.heap) < t.k {
 		if t.accepts(c) {
-			t.heap = heapPush(t.heap, c)
+			t.heap = heaps.Push(t.heap, c, worseFirst)
 		}
 		return
 	}
 	if better(c, t.heap[0]) && t.accepts(c) {
-		heapReplaceRoot(t.heap, c)
+		heaps.ReplaceRoot(t.heap, c, worseFirst)
 	}
 }
 
