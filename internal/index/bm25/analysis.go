@@ -2,7 +2,6 @@ package bm25
 
 import (
 	"fmt"
-	"hash/maphash"
 
 	"github.com/parentrag/parentrag/internal/index/vector"
 )
@@ -22,24 +21,12 @@ type Analysis struct {
 	IDs    []uint32
 	Counts []uint32
 	Tokens int
-	// Hashes, when set (an AnalysisScratch that KeepHashes sets them), are the TermHash of
-	// each of Terms, so that a table of terms need not hash them again.
-	Hashes []uint64
 }
-
-// TermHash returns the hash of term that Analysis.Hashes holds: the same
-// for equal terms, within one process.
-func TermHash(term string) uint64 { return maphash.String(termSeed, term) }
 
 // AnalysisScratch holds the buffers AnalyzeCounts reuses across the texts
 // one goroutine analyses (once used, about 2 MiB, most of it a table of
 // frequent words and their terms); the zero value is ready.
 type AnalysisScratch struct {
-	// KeepHashes makes the analyses of this scratch carry Hashes, for a
-	// table of terms that looks them up by hash (a segment writer); other
-	// analyses leave them out.
-	KeepHashes bool
-
 	toks     []string
 	stems    localStems
 	distinct distinctTerms
@@ -79,7 +66,7 @@ func (s *AnalysisScratch) countTokens(parts ...Tokens) Analysis {
 	}
 	s.distinct.reset(n)
 	arena := s.arenaInUse()
-	terms, counts, hashes := arena.room(n, s.KeepHashes)
+	terms, counts := arena.room(n)
 	for _, p := range parts {
 		for k, t := range p.terms {
 			hash := p.hashes[k]
@@ -88,9 +75,6 @@ func (s *AnalysisScratch) countTokens(parts ...Tokens) Analysis {
 				continue
 			}
 			terms, counts = append(terms, t), append(counts, 1)
-			if hashes != nil {
-				hashes = append(hashes, hash)
-			}
 		}
 	}
 	arena.took(len(terms))
@@ -98,11 +82,7 @@ func (s *AnalysisScratch) countTokens(parts ...Tokens) Analysis {
 		s.own.letGo()
 	}
 	k := len(terms)
-	a := Analysis{Tokens: n, Terms: terms[:k:k], Counts: counts[:k:k]}
-	if hashes != nil {
-		a.Hashes = hashes[:k:k]
-	}
-	return a
+	return Analysis{Tokens: n, Terms: terms[:k:k], Counts: counts[:k:k]}
 }
 
 // EmbedAnalysis returns the BM25 document vector of the analysed text, bit

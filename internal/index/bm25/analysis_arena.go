@@ -17,7 +17,6 @@ type AnalysisArena struct {
 type arenaBlock struct {
 	terms  []string
 	counts []uint32
-	hashes []uint64 // nil until an analysis with hashes takes from the block
 }
 
 // arenaBlockTerms is how many terms a block holds, or more for a larger
@@ -30,27 +29,20 @@ func (a *AnalysisArena) Reset() {
 	for i := range a.blocks[:a.used] {
 		b := &a.blocks[i]
 		clear(b.terms) // holds no term's memory alive
-		b.terms, b.counts, b.hashes = b.terms[:0], b.counts[:0], b.hashes[:0]
+		b.terms, b.counts = b.terms[:0], b.counts[:0]
 	}
 	a.used = 0
 }
 
-// room returns empty arrays, none nil but the hashes without withHashes,
-// with room for the n terms of the next analysis, which took then says
-// how many it kept: the room of the last block used, or of the next.
-func (a *AnalysisArena) room(n int, withHashes bool) ([]string, []uint32, []uint64) {
+// room returns empty arrays, neither nil, with room for the n terms of
+// the next analysis, which took then says how many it kept: the room of
+// the last block used, or of the next.
+func (a *AnalysisArena) room(n int) ([]string, []uint32) {
 	if a.used == 0 || !a.blocks[a.used-1].fits(n) {
 		a.next(n)
 	}
 	b := &a.blocks[a.used-1]
-	if withHashes && b.hashes == nil { // a block begun without hashes
-		b.hashes = make([]uint64, len(b.terms), cap(b.terms))
-	}
-	var hashes []uint64
-	if withHashes {
-		hashes = b.hashes[len(b.hashes):len(b.hashes)]
-	}
-	return b.terms[len(b.terms):len(b.terms)], b.counts[len(b.counts):len(b.counts)], hashes
+	return b.terms[len(b.terms):len(b.terms)], b.counts[len(b.counts):len(b.counts)]
 }
 
 // took hands out the first n terms of the room last returned, and no
@@ -59,9 +51,6 @@ func (a *AnalysisArena) took(n int) {
 	b := &a.blocks[a.used-1]
 	end := len(b.terms) + n
 	b.terms, b.counts = b.terms[:end], b.counts[:end]
-	if b.hashes != nil {
-		b.hashes = b.hashes[:end]
-	}
 }
 
 // letGo forgets the blocks before the last used, for an arena never

@@ -26,7 +26,7 @@ func arenaTexts() []string {
 // after are as right as the first.
 func TestArenaHandsOutDisjointAnalysesAndReusesItsBlocks(t *testing.T) {
 	var arena AnalysisArena
-	s := AnalysisScratch{KeepHashes: true}
+	var s AnalysisScratch
 	s.UseArena(&arena)
 	texts := arenaTexts()
 	var first *string // the first block's memory
@@ -42,7 +42,7 @@ func TestArenaHandsOutDisjointAnalysesAndReusesItsBlocks(t *testing.T) {
 			t.Fatalf("round %d: the arena allocated a new first block after a reset", round)
 		}
 		for i := range got {
-			if cap(got[i].Terms) != len(got[i].Terms) || cap(got[i].Counts) != len(got[i].Counts) || cap(got[i].Hashes) != len(got[i].Hashes) {
+			if cap(got[i].Terms) != len(got[i].Terms) || cap(got[i].Counts) != len(got[i].Counts) {
 				t.Fatalf("round %d, text %d: arrays have room beyond their terms", round, i)
 			}
 			got[i].Terms = append(got[i].Terms, "overwritten?")
@@ -53,7 +53,7 @@ func TestArenaHandsOutDisjointAnalysesAndReusesItsBlocks(t *testing.T) {
 			a := got[i]
 			a.Terms, a.Counts = a.Terms[:len(a.Terms)-1], a.Counts[:len(a.Counts)-1]
 			if len(want.Terms) == 0 {
-				want.Terms, want.Counts, want.Hashes = []string{}, []uint32{}, []uint64{}
+				want.Terms, want.Counts = []string{}, []uint32{}
 			}
 			if !reflect.DeepEqual(a, want) {
 				t.Fatalf("round %d, text %d: %d terms unlike a map's %d", round, i, len(a.Terms), len(want.Terms))

@@ -66,6 +66,10 @@ func slotOf(word []byte) uint64 {
 // termSeed is the seed of every term hash.
 var termSeed = maphash.MakeSeed()
 
+// termHash returns the hash of term under termSeed: the same for equal
+// terms within one process, whichever scratch analysed them.
+func termHash(term string) uint64 { return maphash.String(termSeed, term) }
+
 // ready allocates the table on first use.
 func (l *localStems) ready() {
 	if l.slots == nil {
@@ -74,7 +78,7 @@ func (l *localStems) ready() {
 }
 
 // hashOf returns the hash of term.
-func (l *localStems) hashOf(term string) uint64 { return TermHash(term) }
+func (l *localStems) hashOf(term string) uint64 { return termHash(term) }
 
 // term returns the term of word, as stemCache.term does, and its hash.
 func (l *localStems) term(word []byte) (string, uint64) {
@@ -86,7 +90,7 @@ func (l *localStems) term(word []byte) (string, uint64) {
 	s := &l.slots[slotOf(word)]
 	if !s.holds(word) {
 		s.term = defaultStems.term(word)
-		s.hash = TermHash(s.term)
+		s.hash = termHash(s.term)
 		s.n = uint8(copy(s.word[:], word))
 	}
 	return s.term, s.hash

@@ -28,8 +28,8 @@ func TestLocalTableKeepsTermsInOrder(t *testing.T) {
 			t.Fatalf("text %q: terms %q ending at %v through the table, want %q ending at %v", text, got.terms, got.ends, want, wantEnds)
 		}
 		for k, term := range got.terms {
-			if got.hashes[k] != TermHash(term) {
-				t.Fatalf("text %q: term %q has hash %x, want %x", text, term, got.hashes[k], TermHash(term))
+			if got.hashes[k] != termHash(term) {
+				t.Fatalf("text %q: term %q has hash %x, want %x", text, term, got.hashes[k], termHash(term))
 			}
 		}
 	}

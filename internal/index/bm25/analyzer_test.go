@@ -190,7 +190,7 @@ func TestLocalStemsKeepTheWordUsedLast(t *testing.T) {
 	var l localStems
 	slot := slotOf([]byte(same[0]))
 	for _, word := range []string{same[0], same[1], same[0], same[2], same[2], same[1]} {
-		if got, hash := l.term([]byte(word)); got != stemTerm(word) || hash != TermHash(got) {
+		if got, hash := l.term([]byte(word)); got != stemTerm(word) || hash != termHash(got) {
 			t.Fatalf("term(%q) = %q, %x; want %q", word, got, hash, stemTerm(word))
 		}
 		if s := &l.slots[slot]; string(s.word[:s.n]) != word {

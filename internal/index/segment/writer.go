@@ -19,8 +19,7 @@ import (
 // order once, by Bytes.
 type Writer struct {
 	contexts bool
-	terms    writerTerms // the index of each term in names
-	recent   recentTerms // the terms of the last parent's context
+	terms    map[string]int // the index of each term in names
 	names    []string
 	children chunkedList[childPosting]  // every child posting, in slot order
 	parents  chunkedList[parentPosting] // every parent posting, in parent order
@@ -68,12 +67,11 @@ func NewWriter(contexts bool) *Writer {
 // Reset empties the writer for the next segment, keeping the memory the
 // last one grew, as NewWriter(contexts) would return it.
 func (w *Writer) Reset(contexts bool) {
-	w.terms.reset()
-	w.recent.forget()
+	clear(w.terms)
 	w.children.reset()
 	w.parents.reset()
 	*w = Writer{
-		contexts: contexts, terms: w.terms, recent: w.recent, names: w.names[:0],
+		contexts: contexts, terms: w.terms, names: w.names[:0],
 		children: w.children, parents: w.parents,
 		childN: w.childN[:0], parentN: w.parentN[:0], lastOf: w.lastOf[:0],
 		first: w.first[:0], ctxLen: w.ctxLen[:0], childLen: w.childLen[:0],
@@ -111,10 +109,8 @@ func (w *Writer) AddParent(id, doc string, context bm25.Analysis) error {
 	w.docOf = append(w.docOf, uint32(w.docs.len()-1))
 	w.first = append(w.first, w.h.children)
 	w.ctxLen = append(w.ctxLen, uint32(context.Tokens))
-	w.recent.reset(len(context.Terms))
 	for i, k := range w.keys {
 		w.addParentPosting(k, parent, context.Counts[i])
-		w.recent.put(context.Terms[i], hashOf(&context, i), k)
 	}
 	return nil
 }
@@ -185,11 +181,7 @@ func (w *Writer) resolve(a bm25.Analysis) error {
 		if a.Counts[i] == 0 {
 			return fmt.Errorf("term %q has a zero count", t)
 		}
-		hash := hashOf(&a, i)
-		k, ok := w.recent.get(t, hash)
-		if !ok {
-			k = w.term(t, hash)
-		}
+		k := w.term(t)
 		if w.seen[k] == w.stamp {
 			return fmt.Errorf("term %q repeats", t)
 		}
@@ -199,16 +191,17 @@ func (w *Writer) resolve(a bm25.Analysis) error {
 	return nil
 }
 
-// term returns the index of t, whose hash is hash, among the writer's
-// terms, adding it.
-func (w *Writer) term(t string, hash uint64) int {
-	slot, ok := w.terms.find(t, hash)
-	if ok {
-		return slot
+// term returns the index of t among the writer's terms, adding it.
+func (w *Writer) term(t string) int {
+	if k, ok := w.terms[t]; ok {
+		return k
+	}
+	if w.terms == nil {
+		w.terms = map[string]int{}
 	}
 	k := len(w.names)
 	w.names = append(w.names, strings.Clone(t))
-	w.terms.insert(slot, t, hash, k)
+	w.terms[w.names[k]] = k
 	w.childN = append(w.childN, 0)
 	w.parentN = append(w.parentN, 0)
 	w.lastOf = append(w.lastOf, 0)

@@ -94,7 +94,7 @@ func (o SegmentOptions) withDefaults() SegmentOptions {
 // scratches keeps the analysis scratch of workers that finished a run
 // for the workers of the next: a scratch's table of frequent words (2 MiB)
 // is then made and filled once per worker of a build, not once per run.
-var scratches = sync.Pool{New: func() any { return &bm25.AnalysisScratch{KeepHashes: true} }}
+var scratches = sync.Pool{New: func() any { return &bm25.AnalysisScratch{} }}
 
 // unitQueue hands the units of a run's documents on in document order.
 // The analyses of each unit take their arrays from an arena of their own,
