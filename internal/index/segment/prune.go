@@ -17,7 +17,7 @@ import (
 // largest bound over all segments, which raises the k-th best score near
 // its final value, then sweeps every segment's parents in order, scoring a
 // parent's children only when its bound, widened by the largest rounding
-// error of a float32 sum, still reaches the k-th score (see seedBounded
+// error of a float32 sum, still reaches the k-th score (see seedBest
 // and sweep). A query with a negative weight, which no bound holds for,
 // is searched exhaustively.
 func (s *Set) Search(ctx context.Context, q *vector.Sparse, k int) ([]Hit, error) {
@@ -41,7 +41,7 @@ func (s *Set) SearchFiltered(ctx context.Context, q *vector.Sparse, k int, keep 
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	searches := s.newSearches(q, sc)
-	release, err := seedBounded(ctx, searches, s.seeds, &best)
+	release, err := seedBest(ctx, searches, s.seeds, &best)
 	defer release()
 	if err != nil {
 		return nil, fmt.Errorf("segment search: %w", err)
@@ -85,7 +85,7 @@ type search struct {
 	here    []termAt      // the query terms' postings at the parents being scored
 	located []parentAt    // the parents being scored
 	batch   []uint32      // the parents sweep scores next
-	acc     []float32     // each parent's bound (see seedBounded)
+	acc     []float32     // each parent's bound (see seedBest)
 }
 
 // newSearches returns the pruned search of q in each of the set's

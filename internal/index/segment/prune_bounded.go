@@ -12,14 +12,14 @@ import (
 )
 
 // seedParents is how many parents of largest bound, over every segment,
-// Search scores first, to raise the k-th score close
-// to its final value before any segment is swept.
+// Search scores first, to raise the k-th score close to its final value
+// before any segment is swept.
 const seedParents = 160
 
 // boundPool holds the per-parent bounds of searches, reused.
 var boundPool = sync.Pool{New: func() any { return new([]float32) }}
 
-// seedBounded adds up, in each of searches' segments, every parent's
+// seedBest adds up, in each of searches' segments, every parent's
 // bound over the query's terms into the segment's acc, then scores the
 // seeds parents of largest bound among them all, sweepBatch at a time in
 // decreasing order of bound (so that the floor rises soonest and the
@@ -28,7 +28,7 @@ var boundPool = sync.Pool{New: func() any { return new([]float32) }}
 // cursor is left at its start. The returned function gives the bounds
 // back to the pool; call it once the searches are done, whatever the
 // error.
-func seedBounded(ctx context.Context, searches []*search, seeds int, best *topK) (release func(), err error) {
+func seedBest(ctx context.Context, searches []*search, seeds int, best *topK) (release func(), err error) {
 	parents := 0
 	for _, m := range searches {
 		parents += m.seg.Parents()
@@ -63,12 +63,12 @@ func seedBounded(ctx context.Context, searches []*search, seeds int, best *topK)
 // scoreSeeds scores, in segment and parent order, those of seeds whose
 // bound, widened, still reaches best's floor, each segment's from its
 // cursors' start.
-func scoreSeeds(bounded []*search, seeds []seed, best *topK) {
+func scoreSeeds(searches []*search, seeds []seed, best *topK) {
 	slices.SortFunc(seeds, func(a, b seed) int {
 		return cmp.Or(cmp.Compare(a.search, b.search), cmp.Compare(a.parent, b.parent))
 	})
 	for i, sd := range seeds {
-		m := bounded[sd.search]
+		m := searches[sd.search]
 		if float64(sd.bound)*m.slack >= float64(best.floor()) {
 			m.batch = append(m.batch, sd.parent)
 		}
@@ -97,7 +97,7 @@ func (m *search) addBounds() {
 
 // sweep offers best, in parent order, the children of every parent of
 // the segment whose bound in m.acc, widened by m.slack, reaches
-// the k-th score; seedBounded must have filled m.acc.
+// the k-th score; seedBest must have filled m.acc.
 func (m *search) sweep(ctx context.Context, best *topK) error {
 	least := m.leastReaching(best.floor())
 	for p0 := 0; p0 < len(m.acc); p0 += 4096 {
@@ -143,7 +143,7 @@ func (m *search) rewind() {
 	}
 }
 
-// seed is a parent of one of seedBounded's searches, with its bound.
+// seed is a parent of one of seedBest's searches, with its bound.
 type seed struct {
 	bound  float32
 	search int

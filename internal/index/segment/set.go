@@ -17,7 +17,7 @@ type Set struct {
 	norms         []float64         // see normTable
 	bounds        [][]float32       // by segment, by parent posting: its postingBound
 	dense         [][]*parentMaxima // by segment, by term: its bounds per parent, for terms in many parents
-	seeds         int               // how many parents seedBounded scores first
+	seeds         int               // how many parents seedBest scores first
 	vocab         []string          // by vocabulary id, so in byte order
 	terms         termTable         // where each vocabulary term lies in the segments
 	reach         [][]uint32        // by segment, by term: the children holding it (see reachOf)
