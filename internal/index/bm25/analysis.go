@@ -24,11 +24,10 @@ type Analysis struct {
 }
 
 // AnalysisScratch holds the buffers AnalyzeCounts reuses across the texts
-// one goroutine analyses (once used, about 2 MiB, most of it a table of
-// frequent words and their terms); the zero value is ready.
+// one goroutine analyses; the zero value is ready.
 type AnalysisScratch struct {
 	toks     []string
-	stems    localStems
+	hashes   []uint64 // the termHash of each term of the text being analysed
 	distinct distinctTerms
 	ids      []uint64
 	spareIDs []uint64 // sortPackedIDs' other array
@@ -52,9 +51,9 @@ func (s *AnalysisScratch) arenaInUse() *AnalysisArena {
 
 // AnalyzeCounts analyses text once and returns its terms, counts and length.
 func (s *AnalysisScratch) AnalyzeCounts(text string) Analysis {
-	s.stems.hashes = s.stems.hashes[:0]
-	s.toks = appendAnalyzed(s.toks[:0], text, &s.stems, nil)
-	return s.countTokens(Tokens{terms: s.toks, hashes: s.stems.hashes})
+	s.hashes = s.hashes[:0]
+	s.toks = appendAnalyzed(s.toks[:0], text, &s.hashes, nil)
+	return s.countTokens(Tokens{terms: s.toks, hashes: s.hashes})
 }
 
 // countTokens returns the analysis of the terms of parts, one after the

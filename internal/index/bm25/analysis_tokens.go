@@ -12,7 +12,7 @@ import (
 type Tokens struct {
 	text   string
 	terms  []string
-	hashes []uint64 // under termSeed, as localStems hashes
+	hashes []uint64 // each term's termHash
 	ends   []int    // where each term's word ended (see appendAnalyzed), off bytes before text
 	off    int
 }
@@ -33,10 +33,8 @@ func (s *AnalysisScratch) TokenizeScratch(text string) Tokens {
 // TokenizeInto is Tokenize reusing the memory of dst, whose tokens it
 // overwrites.
 func (s *AnalysisScratch) TokenizeInto(dst Tokens, text string) Tokens {
-	s.stems.hashes = s.stems.hashes[:0]
-	t := Tokens{text: text, ends: dst.ends[:0]}
-	t.terms = appendAnalyzed(dst.terms[:0], text, &s.stems, &t.ends)
-	t.hashes = append(dst.hashes[:0], s.stems.hashes...)
+	t := Tokens{text: text, hashes: dst.hashes[:0], ends: dst.ends[:0]}
+	t.terms = appendAnalyzed(dst.terms[:0], text, &t.hashes, &t.ends)
 	return t
 }
 

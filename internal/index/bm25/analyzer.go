@@ -73,13 +73,12 @@ func AppendAnalyzed(dst []string, text string) []string {
 	return appendAnalyzed(dst, text, nil, nil)
 }
 
-// appendAnalyzed is AppendAnalyzed looking words up in local, when not
-// nil, before the shared stem cache, and appending to ends, when not nil,
-// where each term's word ended: the byte offset of the rune that ended it
-// (len(text) for the last word), which is the offset of an ideograph's
-// own rune.
-func appendAnalyzed(dst []string, text string, local *localStems, ends *[]int) []string {
-	t := tokenizer{local: local, ends: ends}
+// appendAnalyzed is AppendAnalyzed appending, to hashes when not nil,
+// each term's termHash, and to ends, when not nil, where each term's word
+// ended: the byte offset of the rune that ended it (len(text) for the last
+// word), which is the offset of an ideograph's own rune.
+func appendAnalyzed(dst []string, text string, hashes *[]uint64, ends *[]int) []string {
+	t := tokenizer{hashes: hashes, ends: ends}
 	nextYield := yieldEvery
 	for i := 0; i < len(text); {
 		if i >= nextYield {
@@ -170,9 +169,9 @@ type tokenizer struct {
 	overflow  bool
 	hasNumber bool
 	last      runeKind
-	local     *localStems // nil: the shared stem cache alone
-	ends      *[]int      // nil, or where each emitted term's word ended
-	at        int         // the offset of the rune being read
+	hashes    *[]uint64 // nil, or the termHash of each emitted term
+	ends      *[]int    // nil, or where each emitted term's word ended
+	at        int       // the offset of the rune being read
 }
 
 // step consumes rune r, followed in the text by rest, appending to dst any
@@ -264,17 +263,25 @@ func (t *tokenizer) flush(dst []string) []string {
 		return dst
 	}
 	if !t.overflow {
-		if t.local != nil {
-			dst = t.local.emit(dst, t.word(), t.hasNumber, t.at, t.ends)
-		} else if term := t.term(); term != "" {
-			dst = append(dst, term)
-			if t.ends != nil {
-				*t.ends = append(*t.ends, t.at)
-			}
-		}
+		dst = t.emit(dst, t.term())
 	}
 	t.n, t.overflow, t.hasNumber, t.last = 0, false, false, kindSeparator
 	return dst
+}
+
+// emit appends term to dst, its termHash to t.hashes and where its word
+// ended to t.ends (each when asked for), unless it is "" (a stop word).
+func (t *tokenizer) emit(dst []string, term string) []string {
+	if term == "" {
+		return dst
+	}
+	if t.hashes != nil {
+		*t.hashes = append(*t.hashes, termHash(term))
+	}
+	if t.ends != nil {
+		*t.ends = append(*t.ends, t.at)
+	}
+	return append(dst, term)
 }
 
 // word returns the current word as its term is looked up: without a
@@ -298,6 +305,14 @@ func (t *tokenizer) term() string {
 	}
 	return defaultStems.term(t.word())
 }
+
+// termSeed is the seed of every term hash.
+var termSeed = maphash.MakeSeed()
+
+// termHash returns the hash of term under termSeed: the same for equal
+// terms within one process, whichever goroutine analysed them, so the
+// hashes of terms analysed apart can be counted together (see Tokens).
+func termHash(term string) uint64 { return maphash.String(termSeed, term) }
 
 // stemCacheSlots is the size of the stem cache; a power of two.
 const stemCacheSlots = 1 << 16
