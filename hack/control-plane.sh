@@ -9,7 +9,7 @@
 #   eval "$(hack/control-plane.sh --print)"
 #
 # Idempotent and safe to run concurrently (flock): a second run waits for the
-# first and then finds everything built. A cold build took 378 s on two cores
+# first and then finds everything built. A cold build took 408 s on two cores
 # (docs/operator.md); it prints what it compiles every 30 seconds. Later runs
 # return at once.
 set -euo pipefail
