@@ -57,7 +57,7 @@ var ErrNoParent = errors.New("segment: a child needs a parent added before it")
 // NewWriter returns an empty segment writer; contexts says whether its
 // parents carry contexts (a context weight above zero).
 func NewWriter(contexts bool) *Writer {
-	w := &Writer{contexts: contexts}
+	w := &Writer{contexts: contexts, terms: map[string]int{}}
 	if contexts {
 		w.h.flags |= flagContexts
 	}
@@ -195,9 +195,6 @@ func (w *Writer) resolve(a bm25.Analysis) error {
 func (w *Writer) term(t string) int {
 	if k, ok := w.terms[t]; ok {
 		return k
-	}
-	if w.terms == nil {
-		w.terms = map[string]int{}
 	}
 	k := len(w.names)
 	w.names = append(w.names, strings.Clone(t))

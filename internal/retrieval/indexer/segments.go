@@ -91,11 +91,6 @@ func (o SegmentOptions) withDefaults() SegmentOptions {
 	return o
 }
 
-// scratches keeps the analysis scratch of workers that finished a run
-// for the workers of the next: a scratch's table of frequent words (2 MiB)
-// is then made and filled once per worker of a build, not once per run.
-var scratches = sync.Pool{New: func() any { return &bm25.AnalysisScratch{} }}
-
 // unitQueue hands the units of a run's documents on in document order.
 // The analyses of each unit take their arrays from an arena of their own,
 // which release frees for the units made after: the few units between a
@@ -125,9 +120,7 @@ func makeUnits(ctx context.Context, docs []hierarchy.Document, b hierarchy.Docum
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			scratch := scratches.Get().(*bm25.AnalysisScratch)
-			defer scratches.Put(scratch)
-			defer scratch.UseArena(nil)
+			scratch := new(bm25.AnalysisScratch)
 			for i := range next {
 				q.arenas[i] = q.arena()
 				scratch.UseArena(q.arenas[i])
